@@ -1,0 +1,69 @@
+/* The edge-avoiding à-trous filter: parameters, images, and the CPU entry.
+ *
+ * The formulas are in atrous_math.h; this header says what one run of the
+ * filter takes.  Both backends implement exactly this contract:
+ *
+ *   1. prepare: read the input views (any format, any stride), replace
+ *      non-finite colour by the mean of the finite colours around it (so a
+ *      NaN never spreads and never leaves a hole), scale by input_scale,
+ *      linearise sRGB, demodulate by the albedo, normalise the normals,
+ *      compute the geometry footprints and the luminance variance (given,
+ *      or estimated from a 5x5 neighbourhood of the luminance moments that
+ *      shares the geometry edge-stopping weights);
+ *   2. iterations levels of the filter, step 2^i;
+ *   3. finish: multiply the albedo back, undo the scale and sRGB, and store.
+ *      A fourth colour channel (FLOAT4/HALF4) is copied through unchanged. */
+#pragma once
+
+#include "image.h"
+#include "status.h"
+
+enum { LULL_ATROUS_MAX_ITERATIONS = 10 };
+
+typedef enum lull_atrous_color_mode
+{
+  LULL_ATROUS_COLOR_FIXED = 0,    /* Dammertz: exp(-|dI|^2 / sigma_i^2), sigma halved per level */
+  LULL_ATROUS_COLOR_VARIANCE = 1, /* SVGF: luminance distance over its standard deviation */
+} lull_atrous_color_mode;
+
+typedef struct lull_atrous_params
+{
+  int iterations;          /* number of levels; taps are 2^i pixels apart */
+  int color_mode;          /* lull_atrous_color_mode */
+  float sigma_color;       /* FIXED: sigma of level 0 (same units as colour) */
+  float sigma_luminance;   /* VARIANCE: multiples of the standard deviation */
+  float sigma_normal;      /* <= 0 disables the normal term */
+  float sigma_depth;       /* geometry term for depth or position, <= 0 disables */
+  float sigma_albedo;      /* <= 0 disables the albedo term */
+  int demodulate;          /* divide by albedo before filtering, multiply after */
+  float input_scale;       /* colour is multiplied by this before, divided after */
+  int srgb;                /* colour is sRGB-encoded: linearise before, encode after */
+  int clamp_output;        /* LDR: clamp the output to [0, 1] */
+} lull_atrous_params;
+
+/* Defaults of the "ATrous" filter (documented in lull.h and README.md). */
+lull_atrous_params lull_atrous_default_params(void);
+
+typedef struct lull_atrous_images
+{
+  lull_image color;    /* required: 3 or 4 channels (or 1/2, filtered as given) */
+  lull_image output;   /* required: same size and channel count as color */
+  lull_image albedo;   /* optional (data == NULL when absent), 3 channels */
+  lull_image normal;   /* optional, 3 channels, any length, [-1,1] */
+  lull_image depth;    /* optional, 1 channel */
+  lull_image position; /* optional, 3 channels; used when depth is absent */
+  lull_image variance; /* optional, 1 channel (luminance) or 3 (mean is used) */
+} lull_atrous_images;
+
+/* Checks sizes and formats; the API layer reports the message. */
+lull_status lull_atrous_validate(const lull_atrous_params* params,
+                                 const lull_atrous_images* images, lull_error* err);
+
+/* Bytes of scratch memory the CPU backend needs for an image of this size. */
+size_t lull_atrous_cpu_scratch_bytes(const lull_atrous_images* images);
+
+/* Runs the filter on the CPU with OpenMP.  Input and output may alias (the
+ * output is written only after all input has been read).  num_threads <= 0
+ * uses OpenMP's default. */
+lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_images* images,
+                            int num_threads, const lull_progress* progress, lull_error* err);

@@ -1,0 +1,780 @@
+/* The edge-avoiding à-trous filter on the CPU.
+ *
+ * Scheduling only: the per-pixel formulas are in atrous_math.h.  The image
+ * lives in planar float arrays (one array per channel) so that the inner
+ * loop, which applies one of the 25 taps to a whole row, reads contiguous
+ * memory and vectorises; taps that fall outside the image are skipped by
+ * shrinking the x range of the row instead of testing every pixel.  Rows are
+ * distributed over OpenMP threads; each thread owns its accumulator rows. */
+#include "atrous.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atrous_math.h"
+#include "planes.h"
+#include "threads.h"
+
+lull_atrous_params lull_atrous_default_params(void)
+{
+  lull_atrous_params p;
+  p.iterations = 5;
+  p.color_mode = LULL_ATROUS_COLOR_VARIANCE;
+  p.sigma_color = 1.0f;
+  p.sigma_luminance = 4.0f;
+  p.sigma_normal = 0.2f;
+  p.sigma_depth = 4.0f;
+  p.sigma_albedo = 0.1f;
+  p.demodulate = 1;
+  p.input_scale = 1.0f;
+  p.srgb = 0;
+  p.clamp_output = 0;
+  return p;
+}
+
+static int same_size(const lull_image* a, const lull_image* b)
+{
+  return a->width == b->width && a->height == b->height;
+}
+
+lull_status lull_atrous_validate(const lull_atrous_params* params,
+                                 const lull_atrous_images* images, lull_error* err)
+{
+  const lull_image* color = &images->color;
+  if (!color->data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
+  if (!images->output.data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
+  if (lull_format_channels(color->format) != lull_format_channels(images->output.format))
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input/output image channel count mismatch");
+  const lull_image* optional[] = {&images->albedo, &images->normal, &images->depth,
+                                  &images->position, &images->variance, &images->output};
+  for (size_t i = 0; i < sizeof optional / sizeof optional[0]; ++i)
+    if (optional[i]->data && !same_size(optional[i], color))
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "image size mismatch");
+  if (images->albedo.data && lull_format_channels(images->albedo.format) < 3)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "albedo image must have 3 channels");
+  if (images->normal.data && lull_format_channels(images->normal.format) < 3)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "normal image must have 3 channels");
+  if (images->position.data && lull_format_channels(images->position.format) < 3)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "position image must have 3 channels");
+  if (params->iterations < 1 || params->iterations > LULL_ATROUS_MAX_ITERATIONS)
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "iterations must be in [1, %d]",
+                     LULL_ATROUS_MAX_ITERATIONS);
+  if (params->color_mode != LULL_ATROUS_COLOR_FIXED &&
+      params->color_mode != LULL_ATROUS_COLOR_VARIANCE)
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "unknown colorMode %d", params->color_mode);
+  if (!(params->input_scale > 0.0f) || !isfinite(params->input_scale))
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "inputScale must be positive and finite");
+  return LULL_OK;
+}
+
+/* Planes of the working image.  Colour, luminance and variance are double
+ * buffered (level input, level output); the guides are read-only. */
+enum
+{
+  P_R, P_G, P_B, P_L, P_V,             /* level input */
+  P_R2, P_G2, P_B2, P_L2, P_V2,        /* level output */
+  P_INV_L,                             /* 1 / (sigma_l sqrt(g3x3 Var) + eps) per level */
+  P_NX, P_NY, P_NZ,                    /* unit normal */
+  P_GX, P_GY, P_GZ,                    /* depth (GX only) or position */
+  P_INV_G,                             /* 1 / (sigma_g s_p)^2 */
+  P_AR, P_AG, P_AB,                    /* albedo */
+  P_ALPHA,                             /* 4th colour channel, copied through */
+  P_ZERO,                              /* stands in for an absent guide */
+  P_COUNT
+};
+
+size_t lull_atrous_cpu_scratch_bytes(const lull_atrous_images* images)
+{
+  return lull_planes_bytes((size_t)images->color.width, (size_t)images->color.height, P_COUNT);
+}
+
+typedef struct atrous_setup
+{
+  int width, height, channels; /* colour channels filtered (1..3) */
+  int threads;                 /* OpenMP threads of every parallel loop */
+  int has_alpha, has_albedo, has_normal, has_geometry, demodulate;
+  float k_normal;              /* 2 / sigma_n^2, 0 when disabled */
+  float k_albedo;              /* 1 / sigma_a^2, 0 when disabled */
+} atrous_setup;
+
+static float luminance_of(const atrous_setup* s, float r, float g, float b)
+{
+  if (s->channels == 1)
+    return r;
+  if (s->channels == 2)
+    return 0.5f * (r + g);
+  return lull_luminance(r, g, b);
+}
+
+/* -- prepare ------------------------------------------------------------- */
+
+/* Reads colour, replaces non-finite pixels by the mean of the finite pixels
+ * in their 5x5 neighbourhood, applies scale and sRGB, demodulates. */
+static void prepare_color(const lull_atrous_params* params, const lull_atrous_images* images,
+                          const atrous_setup* s, lull_planes* pl)
+{
+  const int w = s->width, h = s->height;
+  float* r = lull_plane(pl, P_R);
+  float* g = lull_plane(pl, P_G);
+  float* b = lull_plane(pl, P_B);
+  float* alpha = lull_plane(pl, P_ALPHA);
+  /* a finite-flag per pixel, in the (not yet used) output luminance plane */
+  float* finite = lull_plane(pl, P_L2);
+
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      float c[4];
+      lull_image_load(&images->color, x, y, c);
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      const int ok = lull_isfinite3(c[0], c[1], c[2]);
+      finite[i] = ok ? 1.0f : 0.0f;
+      if (!ok)
+        c[0] = c[1] = c[2] = 0.0f;
+      for (int k = 0; k < 3; ++k) {
+        /* keep squares and sums of squares finite */
+        c[k] = c[k] > 1e15f ? 1e15f : (c[k] < -1e15f ? -1e15f : c[k]);
+        c[k] *= params->input_scale;
+        if (params->srgb)
+          c[k] = lull_srgb_to_linear(c[k]);
+      }
+      r[i] = c[0];
+      g[i] = c[1];
+      b[i] = c[2];
+      alpha[i] = c[3];
+    }
+  }
+
+  /* inpaint non-finite pixels from finite neighbours (they never spread:
+   * only finite values are averaged) */
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      if (finite[i] != 0.0f)
+        continue;
+      float sum[3] = {0, 0, 0}, n = 0;
+      for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx) {
+          const int xx = x + dx, yy = y + dy;
+          if (xx < 0 || yy < 0 || xx >= w || yy >= h)
+            continue;
+          const size_t j = (size_t)yy * (size_t)w + (size_t)xx;
+          if (finite[j] == 0.0f)
+            continue;
+          sum[0] += r[j];
+          sum[1] += g[j];
+          sum[2] += b[j];
+          n += 1;
+        }
+      const float inv = n > 0 ? 1.0f / n : 0.0f;
+      /* writing r/g/b of a non-finite pixel is safe: neighbours read only
+       * finite pixels, whose values never change here */
+      r[i] = sum[0] * inv;
+      g[i] = sum[1] * inv;
+      b[i] = sum[2] * inv;
+    }
+  }
+
+  if (s->demodulate) {
+    const float* ar = lull_plane(pl, P_AR);
+    const float* ag = lull_plane(pl, P_AG);
+    const float* ab = lull_plane(pl, P_AB);
+    const size_t n = (size_t)w * (size_t)h;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (size_t i = 0; i < n; ++i) {
+      r[i] /= lull_demodulation_albedo(ar[i]);
+      g[i] /= lull_demodulation_albedo(ag[i]);
+      b[i] /= lull_demodulation_albedo(ab[i]);
+    }
+  }
+
+  float* l = lull_plane(pl, P_L);
+  const size_t n = (size_t)w * (size_t)h;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (size_t i = 0; i < n; ++i)
+    l[i] = luminance_of(s, r[i], g[i], b[i]);
+}
+
+/* Reads albedo and normals; non-finite components become 0. */
+static void prepare_guides(const lull_atrous_images* images, const atrous_setup* s,
+                           lull_planes* pl)
+{
+  const int w = s->width, h = s->height;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      float v[4];
+      if (s->has_albedo) {
+        lull_image_load(&images->albedo, x, y, v);
+        for (int k = 0; k < 3; ++k)
+          v[k] = (v[k] - v[k]) == 0.0f ? v[k] : 0.0f;
+        lull_plane(pl, P_AR)[i] = v[0];
+        lull_plane(pl, P_AG)[i] = v[1];
+        lull_plane(pl, P_AB)[i] = v[2];
+      }
+      if (s->has_normal) {
+        lull_image_load(&images->normal, x, y, v);
+        for (int k = 0; k < 3; ++k)
+          v[k] = (v[k] - v[k]) == 0.0f ? v[k] : 0.0f;
+        lull_normalize_normal(v);
+        lull_plane(pl, P_NX)[i] = v[0];
+        lull_plane(pl, P_NY)[i] = v[1];
+        lull_plane(pl, P_NZ)[i] = v[2];
+      }
+    }
+  }
+}
+
+/* Reads depth or position and computes 1 / (sigma_g s_p)^2. */
+static void prepare_geometry(const lull_atrous_params* params, const lull_atrous_images* images,
+                             const atrous_setup* s, lull_planes* pl)
+{
+  const int w = s->width, h = s->height;
+  const int use_depth = images->depth.data != NULL;
+  const lull_image* src = use_depth ? &images->depth : &images->position;
+  float* gx = lull_plane(pl, P_GX);
+  float* gy = use_depth ? NULL : lull_plane(pl, P_GY);
+  float* gz = use_depth ? NULL : lull_plane(pl, P_GZ);
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      float v[4];
+      lull_image_load(src, x, y, v);
+      for (int k = 0; k < 3; ++k)
+        v[k] = (v[k] - v[k]) == 0.0f ? v[k] : 0.0f;
+      gx[i] = v[0];
+      if (!use_depth) {
+        gy[i] = v[1];
+        gz[i] = v[2];
+      }
+    }
+  }
+
+  float* inv_g = lull_plane(pl, P_INV_G);
+  const float sigma = params->sigma_depth;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      const int xs[4] = {x > 0 ? x - 1 : x + 1, x < w - 1 ? x + 1 : x - 1, x, x};
+      const int ys[4] = {y, y, y > 0 ? y - 1 : y + 1, y < h - 1 ? y + 1 : y - 1};
+      float d[4];
+      for (int k = 0; k < 4; ++k) {
+        if (xs[k] < 0 || xs[k] >= w || ys[k] < 0 || ys[k] >= h) {
+          d[k] = 0.0f; /* 1-pixel-wide image: no neighbour on this axis */
+          continue;
+        }
+        const size_t j = (size_t)ys[k] * (size_t)w + (size_t)xs[k];
+        float dd = (gx[j] - gx[i]) * (gx[j] - gx[i]);
+        if (!use_depth)
+          dd += (gy[j] - gy[i]) * (gy[j] - gy[i]) + (gz[j] - gz[i]) * (gz[j] - gz[i]);
+        d[k] = sqrtf(dd);
+      }
+      float magnitude = fabsf(gx[i]);
+      if (!use_depth)
+        magnitude = sqrtf(gx[i] * gx[i] + gy[i] * gy[i] + gz[i] * gz[i]);
+      const float fp = lull_geometry_footprint(d[0], d[1], d[2], d[3], magnitude);
+      const float scale = sigma * fp;
+      inv_g[i] = 1.0f / (scale * scale);
+    }
+  }
+}
+
+/* -- one tap applied to one row ------------------------------------------ */
+
+/* Pointers into the planes, for the centre row (c*) and the tap row (q*,
+ * already offset by the tap's dx so index x reads pixel q). */
+typedef struct tap_rows
+{
+  const float *cl, *cinv_l, *cnx, *cny, *cnz, *cgx, *cgy, *cgz, *cinv_g, *car, *cag, *cab;
+  const float *ql, *qr, *qg, *qb, *qv, *qnx, *qny, *qnz, *qgx, *qgy, *qgz, *qar, *qag, *qab;
+  float *sw, *sr, *sg, *sb, *sv;
+} tap_rows;
+
+/* Variance-guided colour term.  Called for every tap and row: the hot loop. */
+LULL_TARGET_CLONES
+static void tap_row_variance(const tap_rows* t, int x0, int x1, float h, float inv_d2,
+                             float k_normal, float k_albedo)
+{
+  const float* LULL_RESTRICT cl = t->cl;
+  const float* LULL_RESTRICT cinv_l = t->cinv_l;
+  const float* LULL_RESTRICT cnx = t->cnx;
+  const float* LULL_RESTRICT cny = t->cny;
+  const float* LULL_RESTRICT cnz = t->cnz;
+  const float* LULL_RESTRICT cgx = t->cgx;
+  const float* LULL_RESTRICT cgy = t->cgy;
+  const float* LULL_RESTRICT cgz = t->cgz;
+  const float* LULL_RESTRICT cinv_g = t->cinv_g;
+  const float* LULL_RESTRICT car = t->car;
+  const float* LULL_RESTRICT cag = t->cag;
+  const float* LULL_RESTRICT cab = t->cab;
+  const float* LULL_RESTRICT ql = t->ql;
+  const float* LULL_RESTRICT qr = t->qr;
+  const float* LULL_RESTRICT qg = t->qg;
+  const float* LULL_RESTRICT qb = t->qb;
+  const float* LULL_RESTRICT qv = t->qv;
+  const float* LULL_RESTRICT qnx = t->qnx;
+  const float* LULL_RESTRICT qny = t->qny;
+  const float* LULL_RESTRICT qnz = t->qnz;
+  const float* LULL_RESTRICT qgx = t->qgx;
+  const float* LULL_RESTRICT qgy = t->qgy;
+  const float* LULL_RESTRICT qgz = t->qgz;
+  const float* LULL_RESTRICT qar = t->qar;
+  const float* LULL_RESTRICT qag = t->qag;
+  const float* LULL_RESTRICT qab = t->qab;
+  float* LULL_RESTRICT sw = t->sw;
+  float* LULL_RESTRICT sr = t->sr;
+  float* LULL_RESTRICT sg = t->sg;
+  float* LULL_RESTRICT sb = t->sb;
+  float* LULL_RESTRICT sv = t->sv;
+#pragma omp simd
+  for (int x = x0; x < x1; ++x) {
+    const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
+    const float e = lull_edge_luminance(cl[x], ql[x], cinv_l[x]) +
+                    lull_edge_normal(cnx[x] * qnx[x] + cny[x] * qny[x] + cnz[x] * qnz[x], k_normal) +
+                    lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
+                    lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
+    const float wgt = h * lull_edge_weight(e);
+    sw[x] += wgt;
+    sr[x] += wgt * qr[x];
+    sg[x] += wgt * qg[x];
+    sb[x] += wgt * qb[x];
+    sv[x] += wgt * wgt * qv[x];
+  }
+}
+
+/* Fixed-sigma colour term (Dammertz).  k_color = 1 / sigma_i^2. */
+LULL_TARGET_CLONES
+static void tap_row_fixed(const tap_rows* t, int x0, int x1, float h, float inv_d2,
+                          float k_normal, float k_albedo, float k_color, const float* cr,
+                          const float* cg, const float* cb)
+{
+  const float* LULL_RESTRICT cnx = t->cnx;
+  const float* LULL_RESTRICT cny = t->cny;
+  const float* LULL_RESTRICT cnz = t->cnz;
+  const float* LULL_RESTRICT cgx = t->cgx;
+  const float* LULL_RESTRICT cgy = t->cgy;
+  const float* LULL_RESTRICT cgz = t->cgz;
+  const float* LULL_RESTRICT cinv_g = t->cinv_g;
+  const float* LULL_RESTRICT car = t->car;
+  const float* LULL_RESTRICT cag = t->cag;
+  const float* LULL_RESTRICT cab = t->cab;
+  const float* LULL_RESTRICT qr = t->qr;
+  const float* LULL_RESTRICT qg = t->qg;
+  const float* LULL_RESTRICT qb = t->qb;
+  const float* LULL_RESTRICT qv = t->qv;
+  const float* LULL_RESTRICT qnx = t->qnx;
+  const float* LULL_RESTRICT qny = t->qny;
+  const float* LULL_RESTRICT qnz = t->qnz;
+  const float* LULL_RESTRICT qgx = t->qgx;
+  const float* LULL_RESTRICT qgy = t->qgy;
+  const float* LULL_RESTRICT qgz = t->qgz;
+  const float* LULL_RESTRICT qar = t->qar;
+  const float* LULL_RESTRICT qag = t->qag;
+  const float* LULL_RESTRICT qab = t->qab;
+  float* LULL_RESTRICT sw = t->sw;
+  float* LULL_RESTRICT sr = t->sr;
+  float* LULL_RESTRICT sg = t->sg;
+  float* LULL_RESTRICT sb = t->sb;
+  float* LULL_RESTRICT sv = t->sv;
+#pragma omp simd
+  for (int x = x0; x < x1; ++x) {
+    const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
+    const float e = lull_edge_color_fixed(cr[x] - qr[x], cg[x] - qg[x], cb[x] - qb[x], k_color) +
+                    lull_edge_normal(cnx[x] * qnx[x] + cny[x] * qny[x] + cnz[x] * qnz[x], k_normal) +
+                    lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
+                    lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
+    const float wgt = h * lull_edge_weight(e);
+    sw[x] += wgt;
+    sr[x] += wgt * qr[x];
+    sg[x] += wgt * qg[x];
+    sb[x] += wgt * qb[x];
+    sv[x] += wgt * wgt * qv[x];
+  }
+}
+
+/* -- variance ------------------------------------------------------------ */
+
+/* Moments of the luminance around each pixel of a row for one tap,
+ * weighted by the guides only (normal, depth/position, albedo; no colour):
+ * sw += w, sd += w d, sd2 += w d^2 with d = l_q - l_p (centred, so the
+ * variance E[d^2] - E[d]^2 keeps its precision in float). */
+LULL_TARGET_CLONES
+static void tap_row_moments(const tap_rows* t, int x0, int x1, float inv_d2, float k_normal,
+                            float k_albedo)
+{
+  const float* LULL_RESTRICT cl = t->cl;
+  const float* LULL_RESTRICT cnx = t->cnx;
+  const float* LULL_RESTRICT cny = t->cny;
+  const float* LULL_RESTRICT cnz = t->cnz;
+  const float* LULL_RESTRICT cgx = t->cgx;
+  const float* LULL_RESTRICT cgy = t->cgy;
+  const float* LULL_RESTRICT cgz = t->cgz;
+  const float* LULL_RESTRICT cinv_g = t->cinv_g;
+  const float* LULL_RESTRICT car = t->car;
+  const float* LULL_RESTRICT cag = t->cag;
+  const float* LULL_RESTRICT cab = t->cab;
+  const float* LULL_RESTRICT ql = t->ql;
+  const float* LULL_RESTRICT qnx = t->qnx;
+  const float* LULL_RESTRICT qny = t->qny;
+  const float* LULL_RESTRICT qnz = t->qnz;
+  const float* LULL_RESTRICT qgx = t->qgx;
+  const float* LULL_RESTRICT qgy = t->qgy;
+  const float* LULL_RESTRICT qgz = t->qgz;
+  const float* LULL_RESTRICT qar = t->qar;
+  const float* LULL_RESTRICT qag = t->qag;
+  const float* LULL_RESTRICT qab = t->qab;
+  float* LULL_RESTRICT sw = t->sw;
+  float* LULL_RESTRICT sd = t->sr;
+  float* LULL_RESTRICT sd2 = t->sg;
+#pragma omp simd
+  for (int x = x0; x < x1; ++x) {
+    const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
+    const float e =
+        lull_edge_normal(cnx[x] * qnx[x] + cny[x] * qny[x] + cnz[x] * qnz[x], k_normal) +
+        lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
+        lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
+    const float wgt = lull_edge_weight(e);
+    const float d = ql[x] - cl[x];
+    sw[x] += wgt;
+    sd[x] += wgt * d;
+    sd2[x] += wgt * d * d;
+  }
+}
+
+/* Points the centre-row pointers of t at row y. */
+static void tap_rows_center(tap_rows* t, const lull_planes* pl, size_t row)
+{
+  t->cl = lull_plane_c(pl, P_L) + row;
+  t->cinv_l = lull_plane_c(pl, P_INV_L) + row;
+  t->cnx = lull_plane_c(pl, P_NX) + row;
+  t->cny = lull_plane_c(pl, P_NY) + row;
+  t->cnz = lull_plane_c(pl, P_NZ) + row;
+  t->cgx = lull_plane_c(pl, P_GX) + row;
+  t->cgy = lull_plane_c(pl, P_GY) + row;
+  t->cgz = lull_plane_c(pl, P_GZ) + row;
+  t->cinv_g = lull_plane_c(pl, P_INV_G) + row;
+  t->car = lull_plane_c(pl, P_AR) + row;
+  t->cag = lull_plane_c(pl, P_AG) + row;
+  t->cab = lull_plane_c(pl, P_AB) + row;
+}
+
+/* Points the tap-row pointers of t at pixel offset q (row start + dx). */
+static void tap_rows_tap(tap_rows* t, const lull_planes* pl, ptrdiff_t q)
+{
+  t->ql = lull_plane_c(pl, P_L) + q;
+  t->qr = lull_plane_c(pl, P_R) + q;
+  t->qg = lull_plane_c(pl, P_G) + q;
+  t->qb = lull_plane_c(pl, P_B) + q;
+  t->qv = lull_plane_c(pl, P_V) + q;
+  t->qnx = lull_plane_c(pl, P_NX) + q;
+  t->qny = lull_plane_c(pl, P_NY) + q;
+  t->qnz = lull_plane_c(pl, P_NZ) + q;
+  t->qgx = lull_plane_c(pl, P_GX) + q;
+  t->qgy = lull_plane_c(pl, P_GY) + q;
+  t->qgz = lull_plane_c(pl, P_GZ) + q;
+  t->qar = lull_plane_c(pl, P_AR) + q;
+  t->qag = lull_plane_c(pl, P_AG) + q;
+  t->qab = lull_plane_c(pl, P_AB) + q;
+}
+
+/* Accumulator rows of the calling thread. */
+static void tap_rows_accumulators(tap_rows* t, float* scratch_rows, size_t scratch_stride,
+                                  size_t width)
+{
+  float* acc = scratch_rows + (size_t)lull_thread_index() * scratch_stride;
+  memset(acc, 0, 5 * width * sizeof(float));
+  t->sw = acc;
+  t->sr = acc + width;
+  t->sg = acc + 2 * width;
+  t->sb = acc + 3 * width;
+  t->sv = acc + 4 * width;
+}
+
+/* Variance of the luminance of each pixel at level 0: from the variance
+ * image when given, else estimated from the luminance moments of its 5x5
+ * neighbourhood, weighted by the guides (SVGF §4.2 estimates spatially in
+ * the same way when temporal history is short). */
+static void prepare_variance(const lull_atrous_images* images, const atrous_setup* s,
+                             lull_planes* pl, float* scratch_rows, size_t scratch_stride)
+{
+  const int w = s->width, h = s->height;
+  float* v = lull_plane(pl, P_V);
+  const float* ar = lull_plane_c(pl, P_AR);
+  const float* ag = lull_plane_c(pl, P_AG);
+  const float* ab = lull_plane_c(pl, P_AB);
+  if (images->variance.data) {
+    const int nc = lull_format_channels(images->variance.format);
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const size_t i = (size_t)y * (size_t)w + (size_t)x;
+        float c[4];
+        lull_image_load(&images->variance, x, y, c);
+        float var;
+        if (nc >= 3) {
+          /* Var(sum_k w_k c_k / a_k) for independent channels */
+          const float dr = s->demodulate ? lull_demodulation_albedo(ar[i]) : 1.0f;
+          const float dg = s->demodulate ? lull_demodulation_albedo(ag[i]) : 1.0f;
+          const float db = s->demodulate ? lull_demodulation_albedo(ab[i]) : 1.0f;
+          var = 0.2126f * 0.2126f * c[0] / (dr * dr) + 0.7152f * 0.7152f * c[1] / (dg * dg) +
+                0.0722f * 0.0722f * c[2] / (db * db);
+        } else {
+          const float la = s->demodulate ? lull_demodulation_albedo(lull_luminance(ar[i], ag[i], ab[i])) : 1.0f;
+          var = c[0] / (la * la);
+        }
+        v[i] = (var - var) == 0.0f && var > 0.0f ? var : 0.0f;
+      }
+    return;
+  }
+  const size_t ws = (size_t)w;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    tap_rows t;
+    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws);
+    const size_t row = (size_t)y * ws;
+    tap_rows_center(&t, pl, row);
+    for (int dy = -2; dy <= 2; ++dy) {
+      const int yy = y + dy;
+      if (yy < 0 || yy >= h)
+        continue;
+      for (int dx = -2; dx <= 2; ++dx) {
+        const int x0 = dx < 0 ? -dx : 0;
+        const int x1 = dx > 0 ? w - dx : w;
+        if (x0 >= x1)
+          continue;
+        tap_rows_tap(&t, pl, (ptrdiff_t)((size_t)yy * ws) + dx);
+        const int d2 = dx * dx + dy * dy;
+        tap_row_moments(&t, x0, x1, d2 ? 1.0f / (float)d2 : 0.0f, s->k_normal, s->k_albedo);
+      }
+    }
+    for (int x = 0; x < w; ++x) {
+      const float inv = 1.0f / t.sw[x]; /* the centre's own weight is 1 */
+      const float mean = t.sr[x] * inv;
+      const float var = t.sg[x] * inv - mean * mean;
+      v[row + (size_t)x] = var > 0.0f ? var : 0.0f;
+    }
+  }
+}
+
+/* 1 / (sigma_l sqrt(g3x3(Var)) + eps) for the current level (SVGF §4.4
+ * prefilters the variance with a 3x3 Gaussian before the colour test). */
+static void prepare_inv_luminance(const lull_atrous_params* params, const atrous_setup* s,
+                                  lull_planes* pl)
+{
+  const int w = s->width, h = s->height;
+  const float* v = lull_plane_c(pl, P_V);
+  float* inv_l = lull_plane(pl, P_INV_L);
+  static const float g3[3] = {0.25f, 0.5f, 0.25f};
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      float sum = 0, sum_w = 0;
+      for (int dy = -1; dy <= 1; ++dy) {
+        const int yy = y + dy;
+        if (yy < 0 || yy >= h)
+          continue;
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int xx = x + dx;
+          if (xx < 0 || xx >= w)
+            continue;
+          const float k = g3[dx + 1] * g3[dy + 1];
+          sum += k * v[(size_t)yy * (size_t)w + (size_t)xx];
+          sum_w += k;
+        }
+      }
+      const float sd = sqrtf(sum / sum_w);
+      inv_l[(size_t)y * (size_t)w + (size_t)x] = 1.0f / (params->sigma_luminance * sd + 1e-10f);
+    }
+}
+
+/* -- the levels ---------------------------------------------------------- */
+
+static void run_level(const lull_atrous_params* params, const atrous_setup* s, lull_planes* pl,
+                      int level, float* scratch_rows, size_t scratch_stride)
+{
+  const int w = s->width, h = s->height;
+  const int step = 1 << level;
+  const size_t ws = (size_t)w;
+  /* Dammertz §2.2: sigma_rt of level i is sigma_0 2^-i */
+  const float sigma_c = params->sigma_color * ldexpf(1.0f, -level);
+  const float k_color = 1.0f / (sigma_c * sigma_c);
+  const int fixed = params->color_mode == LULL_ATROUS_COLOR_FIXED;
+
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    tap_rows t;
+    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws);
+    const size_t row = (size_t)y * ws;
+    tap_rows_center(&t, pl, row);
+
+    for (int dy = -2; dy <= 2; ++dy) {
+      const int yy = y + dy * step;
+      if (yy < 0 || yy >= h)
+        continue;
+      for (int dx = -2; dx <= 2; ++dx) {
+        const int off = dx * step;
+        /* taps outside the image are skipped: x + off must be in [0, w) */
+        const int x0 = off < 0 ? -off : 0;
+        const int x1 = off > 0 ? w - off : w;
+        if (x0 >= x1)
+          continue;
+        tap_rows_tap(&t, pl, (ptrdiff_t)((size_t)yy * ws) + off);
+        const float hw = lull_b3_tap(dx) * lull_b3_tap(dy);
+        const int d2 = (dx * dx + dy * dy) * step * step;
+        const float inv_d2 = d2 ? 1.0f / (float)d2 : 0.0f;
+        if (fixed)
+          tap_row_fixed(&t, x0, x1, hw, inv_d2, s->k_normal, s->k_albedo, k_color,
+                        lull_plane_c(pl, P_R) + row, lull_plane_c(pl, P_G) + row,
+                        lull_plane_c(pl, P_B) + row);
+        else
+          tap_row_variance(&t, x0, x1, hw, inv_d2, s->k_normal, s->k_albedo);
+      }
+    }
+
+    /* normalise (the centre tap has weight h > 0, so sw > 0) */
+    float* r2 = lull_plane(pl, P_R2) + row;
+    float* g2 = lull_plane(pl, P_G2) + row;
+    float* b2 = lull_plane(pl, P_B2) + row;
+    float* l2 = lull_plane(pl, P_L2) + row;
+    float* v2 = lull_plane(pl, P_V2) + row;
+    for (int x = 0; x < w; ++x) {
+      const float inv = 1.0f / t.sw[x];
+      r2[x] = t.sr[x] * inv;
+      g2[x] = t.sg[x] * inv;
+      b2[x] = t.sb[x] * inv;
+      l2[x] = luminance_of(s, r2[x], g2[x], b2[x]);
+      v2[x] = t.sv[x] * inv * inv;
+    }
+  }
+  lull_planes_swap(pl, P_R, P_R2);
+  lull_planes_swap(pl, P_G, P_G2);
+  lull_planes_swap(pl, P_B, P_B2);
+  lull_planes_swap(pl, P_L, P_L2);
+  lull_planes_swap(pl, P_V, P_V2);
+}
+
+/* -- finish -------------------------------------------------------------- */
+
+static void finish(const lull_atrous_params* params, const lull_atrous_images* images,
+                   const atrous_setup* s, const lull_planes* pl)
+{
+  const int w = s->width, h = s->height;
+  const float* r = lull_plane_c(pl, P_R);
+  const float* g = lull_plane_c(pl, P_G);
+  const float* b = lull_plane_c(pl, P_B);
+  const float* alpha = lull_plane_c(pl, P_ALPHA);
+  const float* ar = lull_plane_c(pl, P_AR);
+  const float* ag = lull_plane_c(pl, P_AG);
+  const float* ab = lull_plane_c(pl, P_AB);
+  const float inv_scale = 1.0f / params->input_scale;
+  const int out_channels = lull_format_channels(images->output.format);
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      float c[4] = {r[i], g[i], b[i], alpha[i]};
+      if (s->demodulate) {
+        c[0] *= lull_demodulation_albedo(ar[i]);
+        c[1] *= lull_demodulation_albedo(ag[i]);
+        c[2] *= lull_demodulation_albedo(ab[i]);
+      }
+      for (int k = 0; k < 3; ++k) {
+        if (params->srgb)
+          c[k] = lull_linear_to_srgb(c[k] > 0.0f ? c[k] : 0.0f);
+        c[k] *= inv_scale;
+        if (params->clamp_output)
+          c[k] = c[k] < 0.0f ? 0.0f : (c[k] > 1.0f ? 1.0f : c[k]);
+      }
+      lull_image_store_n(&images->output, x, y, c, out_channels);
+    }
+}
+
+lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_images* images,
+                            int num_threads, const lull_progress* progress, lull_error* err)
+{
+  lull_status status = lull_atrous_validate(params, images, err);
+  if (status != LULL_OK)
+    return status;
+
+  atrous_setup s;
+  memset(&s, 0, sizeof s);
+  s.width = images->color.width;
+  s.height = images->color.height;
+  s.channels = LULL_MIN(lull_format_channels(images->color.format), 3);
+  s.has_alpha = lull_format_channels(images->color.format) == 4;
+  s.has_albedo = images->albedo.data != NULL;
+  s.has_normal = images->normal.data != NULL;
+  s.has_geometry = (images->depth.data || images->position.data) && params->sigma_depth > 0.0f;
+  s.demodulate = params->demodulate && s.has_albedo && s.channels == 3;
+  s.k_normal = s.has_normal && params->sigma_normal > 0.0f
+                   ? 1.0f / (params->sigma_normal * params->sigma_normal) : 0.0f;
+  s.k_albedo = s.has_albedo && params->sigma_albedo > 0.0f
+                   ? 1.0f / (params->sigma_albedo * params->sigma_albedo) : 0.0f;
+
+  const int threads = lull_thread_count(num_threads);
+  s.threads = threads;
+
+  lull_planes pl;
+  if (!lull_planes_init(&pl, (size_t)s.width, (size_t)s.height, P_COUNT))
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  const size_t scratch_stride = 5 * (size_t)s.width + 16;
+  float* scratch = malloc((size_t)threads * scratch_stride * sizeof(float));
+  if (!scratch) {
+    lull_planes_free(&pl);
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+
+  /* absent guides read the zero plane: their terms vanish with k = 0 */
+  lull_plane_fill(&pl, P_ZERO, 0.0f);
+  if (!s.has_normal) {
+    lull_planes_alias(&pl, P_NX, P_ZERO);
+    lull_planes_alias(&pl, P_NY, P_ZERO);
+    lull_planes_alias(&pl, P_NZ, P_ZERO);
+  }
+  if (!s.has_albedo) {
+    lull_planes_alias(&pl, P_AR, P_ZERO);
+    lull_planes_alias(&pl, P_AG, P_ZERO);
+    lull_planes_alias(&pl, P_AB, P_ZERO);
+  }
+  if (!s.has_geometry || images->depth.data) {
+    lull_planes_alias(&pl, P_GY, P_ZERO);
+    lull_planes_alias(&pl, P_GZ, P_ZERO);
+  }
+  if (!s.has_geometry) {
+    lull_planes_alias(&pl, P_GX, P_ZERO);
+    lull_planes_alias(&pl, P_INV_G, P_ZERO);
+  }
+
+  prepare_guides(images, &s, &pl);
+  if (s.has_geometry)
+    prepare_geometry(params, images, &s, &pl);
+  prepare_color(params, images, &s, &pl);
+  if (params->color_mode == LULL_ATROUS_COLOR_VARIANCE)
+    prepare_variance(images, &s, &pl, scratch, scratch_stride);
+  else
+    lull_plane_fill(&pl, P_V, 0.0f);
+
+  status = lull_progress_report(progress, 0.0, err);
+  for (int level = 0; level < params->iterations && status == LULL_OK; ++level) {
+    if (params->color_mode == LULL_ATROUS_COLOR_VARIANCE)
+      prepare_inv_luminance(params, &s, &pl);
+    run_level(params, &s, &pl, level, scratch, scratch_stride);
+    status = lull_progress_report(progress, (double)(level + 1) / (params->iterations + 1), err);
+  }
+  if (status == LULL_OK) {
+    finish(params, images, &s, &pl);
+    /* the output is complete: a request to cancel now changes nothing */
+    lull_error ignored;
+    (void)lull_progress_report(progress, 1.0, &ignored);
+  }
+  free(scratch);
+  lull_planes_free(&pl);
+  return status;
+}

@@ -1,0 +1,178 @@
+/* Per-pixel formulas of the edge-avoiding à-trous filter, shared verbatim by
+ * the CPU backend (atrous_cpu.c) and the CUDA kernels (cuda/atrous_*.cu).
+ *
+ * One level i of the filter (Dammertz et al. 2010, §2.2, eq. 2-4):
+ *
+ *   c_{i+1}(p) = sum_q h_i(q) w(p,q) c_i(q) / sum_q h_i(q) w(p,q)
+ *
+ * with h_i the 5x5 B3-spline kernel whose taps are 2^i pixels apart and w the
+ * product of edge-stopping functions.  Every edge-stopping function here has
+ * the form exp(-E), so the product is exp(-(E_color + E_normal + E_geometry +
+ * E_albedo)) and costs a single exponential per tap.  The terms:
+ *
+ *   color, fixed (Dammertz eq. 5, with the squared distance of the paper's
+ *   listing):      E = |I_p - I_q|^2 / sigma_i^2,  sigma_i = sigma_0 2^-i
+ *   color, variance-guided (Schied et al. 2017, SVGF §4.4, eq. 4):
+ *                  E = |l_p - l_q| / (sigma_l sqrt(g3x3(Var l)_p) + eps)
+ *   normal (Dammertz eq. 5 on unit normals, |n_p - n_q|^2 = 2 (1 - n_p.n_q)):
+ *                  E = 2 (1 - n_p . n_q) / sigma_n^2
+ *   geometry, depth or position (SVGF eq. 3, |dz| over the depth change
+ *   expected across |p - q| pixels, generalised to positions and squared
+ *   like the other terms):
+ *                  E = |g_p - g_q|^2 / (|p - q| sigma_g s_p)^2
+ *     where s_p is the pixel footprint: how much depth (or world position)
+ *     changes from p to its smoother neighbour in x or y, so the test is
+ *     independent of scene scale and of the step width of the level.
+ *   albedo (Dammertz eq. 5 applied to the albedo buffer):
+ *                  E = |a_p - a_q|^2 / sigma_a^2
+ *
+ * Variance is carried through the levels as in SVGF §4.4:
+ *   Var_{i+1}(p) = sum_q h^2 w^2 Var_i(q) / (sum_q h w)^2. */
+#pragma once
+
+#include <math.h>
+#include <stdint.h>
+
+#include "half.h"
+#include "platform.h"
+
+/* Largest exponent evaluated; exp(-80) is below the smallest normal float. */
+#define LULL_EXP_CUTOFF 80.0f
+
+/* 1-D B3-spline taps (1/16, 1/4, 3/8, 1/4, 1/16), Dammertz 2010 §2.2. */
+LULL_HD float lull_b3_tap(int offset)
+{
+  const int a = offset < 0 ? -offset : offset;
+  return a == 0 ? 0.375f : (a == 1 ? 0.25f : 0.0625f);
+}
+
+/* exp(-e) for e >= 0, relative error below 4e-6 (the rounding of -e log2(e)
+ * in float dominates; NaN and +inf give exp(-80)), branch-free so the CPU
+ * loops vectorise; both backends call it so they agree to rounding.
+ * Range reduction: -e log2(e) = n + f with n = round(...) and |f| <= 1/2,
+ * 2^f by a degree-6 minimax polynomial, 2^n by building the exponent. */
+LULL_HD float lull_exp_neg(float e)
+{
+  e = e < LULL_EXP_CUTOFF ? e : LULL_EXP_CUTOFF;
+  const float t = -e * 1.44269504088896341f; /* in [-115.5, 0] */
+  /* round to nearest by the 1.5 * 2^23 trick: no libm call, no compare
+   * (a compare here stops GCC from vectorising the loops that inline this) */
+  const float n = (t + 12582912.0f) - 12582912.0f;
+  const float f = t - n; /* [-0.5, 0.5] */
+  float p = 1.533757172e-4f;
+  p = p * f + 1.338712562e-3f;
+  p = p * f + 9.618407468e-3f;
+  p = p * f + 5.550362472e-2f;
+  p = p * f + 2.402264890e-1f;
+  p = p * f + 6.931471886e-1f;
+  p = p * f + 1.0f;
+  /* 2^n for n >= -116 in two factors, each a normal float */
+  const int ni = (int)n;
+  const int n1 = ni / 2;
+  const int n2 = ni - n1;
+  const float s1 = lull_bits_float((uint32_t)(n1 + 127) << 23);
+  const float s2 = lull_bits_float((uint32_t)(n2 + 127) << 23);
+  return p * s1 * s2;
+}
+
+/* Rec. 709 luminance, the quantity SVGF's variance and colour test use. */
+LULL_HD float lull_luminance(float r, float g, float b)
+{
+  return 0.2126f * r + 0.7152f * g + 0.0722f * b;
+}
+
+/* -- edge-stopping exponents (see the header comment for the formulas) -- */
+
+LULL_HD float lull_edge_color_fixed(float dr, float dg, float db, float inv_sigma2)
+{
+  return (dr * dr + dg * dg + db * db) * inv_sigma2;
+}
+
+/* inv_scale_p = 1 / (sigma_l sqrt(Var_p) + eps), computed once per pixel */
+LULL_HD float lull_edge_luminance(float lp, float lq, float inv_scale_p)
+{
+  return fabsf(lp - lq) * inv_scale_p;
+}
+
+LULL_HD float lull_edge_normal(float dot_pq, float inv_sigma2)
+{
+  const float d = dot_pq < 1.0f ? dot_pq : 1.0f;
+  return 2.0f * (1.0f - d) * inv_sigma2;
+}
+
+/* distance2: |g_p - g_q|^2 (depth or position); inv_scale2_p =
+ * 1 / (sigma_g s_p)^2; inv_pixel_distance2 = 1 / |p - q|^2 (0 at p itself) */
+LULL_HD float lull_edge_geometry(float distance2, float inv_scale2_p, float inv_pixel_distance2)
+{
+  return distance2 * inv_scale2_p * inv_pixel_distance2;
+}
+
+LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
+{
+  return (dr * dr + dg * dg + db * db) * inv_sigma2;
+}
+
+LULL_HD float lull_edge_weight(float exponent)
+{
+  return lull_exp_neg(exponent);
+}
+
+/* -- per-pixel preparation of the inputs -- */
+
+LULL_HD int lull_isfinite3(float a, float b, float c)
+{
+  /* (x - x) is NaN for NaN and for +-Inf, 0 otherwise */
+  return (a - a) == 0.0f && (b - b) == 0.0f && (c - c) == 0.0f;
+}
+
+/* Albedo used for demodulation: small albedos are lifted to eps so that dark
+ * materials and missing albedo (0) neither divide by zero nor amplify noise
+ * (SVGF §4.1 demodulates by the surface albedo; the lift is ours). */
+#define LULL_DEMODULATION_EPS 0.02f
+
+LULL_HD float lull_demodulation_albedo(float albedo)
+{
+  return albedo > LULL_DEMODULATION_EPS ? albedo : LULL_DEMODULATION_EPS;
+}
+
+/* Normalises a normal; zero-length (missing) normals stay zero, which makes
+ * their dot product 0: an edge against every real surface. */
+LULL_HD void lull_normalize_normal(float n[3])
+{
+  const float len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+  if (len2 > 1e-12f) {
+    const float inv = 1.0f / sqrtf(len2);
+    n[0] *= inv;
+    n[1] *= inv;
+    n[2] *= inv;
+  } else {
+    n[0] = n[1] = n[2] = 0.0f;
+  }
+}
+
+/* Pixel footprint of the geometry buffer: the change towards the smoother
+ * neighbour on each axis (one-sided, so a silhouette next to p does not make
+ * p's own surface look steep), the larger of the two axes, floored relative
+ * to the magnitude so flat or constant regions keep a finite scale.
+ * d_left .. d_down are the distances from p to its 4 neighbours (a missing
+ * neighbour at the border passes the other side's distance). */
+LULL_HD float lull_geometry_footprint(float d_left, float d_right, float d_up, float d_down,
+                                      float magnitude)
+{
+  const float gx = d_left < d_right ? d_left : d_right;
+  const float gy = d_up < d_down ? d_up : d_down;
+  const float g = gx > gy ? gx : gy;
+  const float floor_g = 1e-4f * magnitude + 1e-12f;
+  return g > floor_g ? g : floor_g;
+}
+
+/* sRGB transfer functions for LDR input with srgb=true (IEC 61966-2-1). */
+LULL_HD float lull_srgb_to_linear(float v)
+{
+  return v <= 0.04045f ? v * (1.0f / 12.92f) : powf((v + 0.055f) * (1.0f / 1.055f), 2.4f);
+}
+
+LULL_HD float lull_linear_to_srgb(float v)
+{
+  return v <= 0.0031308f ? v * 12.92f : 1.055f * powf(v, 1.0f / 2.4f) - 0.055f;
+}

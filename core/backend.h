@@ -1,0 +1,93 @@
+/* The interface between the handle layer (devices, buffers, filters) and a
+ * compute backend (the CPU backend in backend_cpu.c, the CUDA backend in
+ * cuda/).  A backend owns memory management, execution order and the filter
+ * implementations; the handle layer owns validation, parameters and errors.
+ *
+ * All functions return a lull_status and describe failures in err.
+ * Pointers handed to a backend's filter functions are always accessible by
+ * that backend (the handle layer checks with classify before accepting an
+ * image). */
+#pragma once
+
+#include <stddef.h>
+
+#include "atrous.h"
+#include "gaussian.h"
+#include "status.h"
+
+/* Values of OIDNStorage. */
+enum
+{
+  LULL_STORAGE_UNDEFINED = 0,
+  LULL_STORAGE_HOST = 1,
+  LULL_STORAGE_DEVICE = 2,
+  LULL_STORAGE_MANAGED = 3,
+};
+
+typedef struct lull_backend lull_backend;
+
+typedef struct lull_backend_ops
+{
+  void (*destroy)(lull_backend* backend);
+
+  /* Memory.  alloc with storage UNDEFINED picks the backend's default. */
+  lull_status (*alloc)(lull_backend* backend, size_t bytes, int storage, void** ptr,
+                       int* actual_storage, lull_error* err);
+  void (*free)(lull_backend* backend, void* ptr, int storage);
+  /* Storage class of memory the caller owns: HOST, DEVICE or MANAGED when
+   * the backend can read and write it, UNDEFINED when it cannot. */
+  int (*classify)(lull_backend* backend, const void* ptr);
+  /* Copies bytes between any two pointers the backend can reach or host
+   * memory; ordered after all earlier work; async returns before the copy
+   * completes (the host memory must stay valid until sync). */
+  lull_status (*copy)(lull_backend* backend, void* dst, const void* src, size_t bytes, int async,
+                      lull_error* err);
+  /* Waits for all queued work; returns the first error of asynchronous work. */
+  lull_status (*sync)(lull_backend* backend, lull_error* err);
+
+  /* Filters.  Run in order after earlier work; return when done unless
+   * async is set, in which case errors may surface at the next sync. */
+  lull_status (*atrous)(lull_backend* backend, const lull_atrous_params* params,
+                        const lull_atrous_images* images, int schedule,
+                        const lull_progress* progress, int async, lull_error* err);
+  lull_status (*gaussian)(lull_backend* backend, const lull_gaussian_params* params,
+                          const lull_gaussian_images* images, const lull_progress* progress,
+                          int async, lull_error* err);
+} lull_backend_ops;
+
+struct lull_backend
+{
+  const lull_backend_ops* ops;
+  int device_type;     /* OIDNDeviceType */
+  int num_threads;     /* CPU: worker threads (0 = all cores) */
+  int system_memory;   /* can read malloc'd host memory */
+  int managed_memory;  /* supports managed storage */
+};
+
+/* -- backends ------------------------------------------------------------ */
+
+lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err);
+/* Threads the CPU backend's loops use. */
+int lull_cpu_threads(const lull_backend* backend);
+
+/* Facts about a CUDA device for the physical-device queries. */
+typedef struct lull_cuda_device_info
+{
+  char name[256];
+  unsigned char uuid[16];
+  int uuid_supported;
+  unsigned char luid[8];
+  unsigned int node_mask;
+  int luid_supported;
+  int pci_domain, pci_bus, pci_device, pci_function;
+  int pci_supported;
+} lull_cuda_device_info;
+
+/* Number of usable CUDA devices; 0 without driver, GPU or CUDA build.  Never
+ * fails and never aborts: a machine without NVIDIA software sees 0. */
+int lull_cuda_device_count(void);
+lull_status lull_cuda_device_info_get(int device_id, lull_cuda_device_info* info,
+                                      lull_error* err);
+/* stream may be NULL (the default stream). */
+lull_status lull_cuda_backend_create(int device_id, void* stream, lull_backend** out,
+                                     lull_error* err);

@@ -1,0 +1,128 @@
+/* The CPU backend: host memory and the OpenMP filters.  Execution is in
+ * order on the calling thread; "async" work runs at once and its errors are
+ * parked until the next sync, which is what OIDN's asynchronous calls
+ * promise (an error of asynchronous work surfaces at synchronisation). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "threads.h"
+
+typedef struct cpu_backend
+{
+  lull_backend base;
+  lull_error parked; /* first error of asynchronous work since the last sync */
+} cpu_backend;
+
+static void cpu_destroy(lull_backend* backend)
+{
+  free(backend);
+}
+
+static lull_status cpu_alloc(lull_backend* backend, size_t bytes, int storage, void** ptr,
+                             int* actual_storage, lull_error* err)
+{
+  (void)backend;
+  /* every storage kind is ordinary host memory on the CPU; at least one
+   * byte so an empty buffer still has a unique address */
+  *ptr = malloc(bytes ? bytes : 1);
+  if (!*ptr)
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  *actual_storage = storage == LULL_STORAGE_UNDEFINED ? LULL_STORAGE_HOST : storage;
+  return LULL_OK;
+}
+
+static void cpu_free(lull_backend* backend, void* ptr, int storage)
+{
+  (void)backend;
+  (void)storage;
+  free(ptr);
+}
+
+static int cpu_classify(lull_backend* backend, const void* ptr)
+{
+  (void)backend;
+  (void)ptr;
+  return LULL_STORAGE_HOST;
+}
+
+static lull_status park(cpu_backend* cpu, lull_status status, const lull_error* err)
+{
+  if (status != LULL_OK && cpu->parked.code == LULL_OK)
+    cpu->parked = *err;
+  return LULL_OK;
+}
+
+static lull_status cpu_copy(lull_backend* backend, void* dst, const void* src, size_t bytes,
+                            int async, lull_error* err)
+{
+  (void)backend;
+  (void)async;
+  (void)err;
+  if (bytes)
+    memmove(dst, src, bytes);
+  return LULL_OK;
+}
+
+static lull_status cpu_sync(lull_backend* backend, lull_error* err)
+{
+  cpu_backend* cpu = (cpu_backend*)backend;
+  if (cpu->parked.code == LULL_OK)
+    return LULL_OK;
+  if (err)
+    *err = cpu->parked;
+  const lull_status status = cpu->parked.code;
+  cpu->parked.code = LULL_OK;
+  return status;
+}
+
+static lull_status cpu_atrous(lull_backend* backend, const lull_atrous_params* params,
+                              const lull_atrous_images* images, int schedule,
+                              const lull_progress* progress, int async, lull_error* err)
+{
+  (void)schedule; /* the GPU schedules have no CPU counterpart */
+  lull_error local = {LULL_OK, ""};
+  const lull_status status =
+      lull_atrous_cpu(params, images, backend->num_threads, progress, async ? &local : err);
+  return async ? park((cpu_backend*)backend, status, &local) : status;
+}
+
+static lull_status cpu_gaussian(lull_backend* backend, const lull_gaussian_params* params,
+                                const lull_gaussian_images* images, const lull_progress* progress,
+                                int async, lull_error* err)
+{
+  lull_error local = {LULL_OK, ""};
+  const lull_status status =
+      lull_gaussian_cpu(params, images, backend->num_threads, progress, async ? &local : err);
+  return async ? park((cpu_backend*)backend, status, &local) : status;
+}
+
+static const lull_backend_ops cpu_ops = {
+    .destroy = cpu_destroy,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .classify = cpu_classify,
+    .copy = cpu_copy,
+    .sync = cpu_sync,
+    .atrous = cpu_atrous,
+    .gaussian = cpu_gaussian,
+};
+
+lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err)
+{
+  cpu_backend* cpu = calloc(1, sizeof *cpu);
+  if (!cpu)
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  cpu->base.ops = &cpu_ops;
+  cpu->base.device_type = 1; /* OIDN_DEVICE_TYPE_CPU */
+  cpu->base.num_threads = num_threads;
+  cpu->base.system_memory = 1;
+  cpu->base.managed_memory = 1;
+  *out = &cpu->base;
+  return LULL_OK;
+}
+
+int lull_cpu_threads(const lull_backend* backend)
+{
+  return lull_thread_count(backend->num_threads);
+}

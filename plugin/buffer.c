@@ -1,0 +1,226 @@
+/* Buffers: device memory owned by lull, or user memory wrapped without a
+ * copy (shared buffers); reads and writes are bounds-checked. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "handles.h"
+
+static OIDNBuffer buffer_new(OIDNDevice device, void* data, size_t size, int storage, int shared)
+{
+  OIDNBuffer buffer = calloc(1, sizeof *buffer);
+  if (!buffer)
+    return NULL;
+  buffer->magic = LULL_MAGIC_BUFFER;
+  atomic_init(&buffer->refs, 1);
+  buffer->device = device;
+  buffer->data = data;
+  buffer->size = size;
+  buffer->storage = storage;
+  buffer->shared = shared;
+  atomic_fetch_add(&device->refs, 1);
+  return buffer;
+}
+
+OIDN_API OIDNBuffer oidnNewBufferWithStorage(OIDNDevice device, size_t byteSize,
+                                             OIDNStorage storage)
+{
+  if (!lull_check_device(device))
+    return NULL;
+  if (storage < OIDN_STORAGE_UNDEFINED || storage > OIDN_STORAGE_MANAGED) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "invalid storage mode");
+    return NULL;
+  }
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return NULL;
+  }
+  if (storage == OIDN_STORAGE_MANAGED && !device->backend->managed_memory) {
+    lull_device_unlock(device);
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "managed storage is not supported by the device");
+    return NULL;
+  }
+  lull_error err = {LULL_OK, ""};
+  void* data = NULL;
+  int actual = storage;
+  const lull_status status =
+      device->backend->ops->alloc(device->backend, byteSize, storage, &data, &actual, &err);
+  OIDNBuffer buffer = NULL;
+  if (status == LULL_OK) {
+    buffer = buffer_new(device, data, byteSize, actual, 0);
+    if (!buffer) {
+      device->backend->ops->free(device->backend, data, actual);
+      lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+  }
+  lull_device_unlock(device);
+  if (!buffer)
+    lull_api_error_status(device, &err);
+  return buffer;
+}
+
+OIDN_API OIDNBuffer oidnNewBuffer(OIDNDevice device, size_t byteSize)
+{
+  return oidnNewBufferWithStorage(device, byteSize, OIDN_STORAGE_UNDEFINED);
+}
+
+OIDN_API OIDNBuffer oidnNewSharedBuffer(OIDNDevice device, void* devPtr, size_t byteSize)
+{
+  if (!lull_check_device(device))
+    return NULL;
+  if (!devPtr) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "buffer pointer is null");
+    return NULL;
+  }
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return NULL;
+  }
+  const int storage = device->backend->ops->classify(device->backend, devPtr);
+  OIDNBuffer buffer = buffer_new(device, devPtr, byteSize, storage, 1);
+  lull_device_unlock(device);
+  if (!buffer)
+    lull_api_error(device, OIDN_ERROR_OUT_OF_MEMORY, "out of memory");
+  return buffer;
+}
+
+OIDN_API OIDNBuffer oidnNewSharedBufferFromFD(OIDNDevice device,
+                                              OIDNExternalMemoryTypeFlag fdType, int fd,
+                                              size_t byteSize)
+{
+  (void)fdType;
+  (void)fd;
+  (void)byteSize;
+  if (lull_check_device(device))
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "external memory type not supported by the device");
+  return NULL;
+}
+
+OIDN_API OIDNBuffer oidnNewSharedBufferFromWin32Handle(OIDNDevice device,
+                                                       OIDNExternalMemoryTypeFlag handleType,
+                                                       void* handle, const void* name,
+                                                       size_t byteSize)
+{
+  (void)handleType;
+  (void)handle;
+  (void)name;
+  (void)byteSize;
+  if (lull_check_device(device))
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "external memory type not supported by the device");
+  return NULL;
+}
+
+OIDN_API OIDNBuffer oidnNewSharedBufferFromMetal(OIDNDevice device, MTLBuffer_id buffer)
+{
+  (void)buffer;
+  if (lull_check_device(device))
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "Metal buffers are not supported by the device");
+  return NULL;
+}
+
+OIDN_API size_t oidnGetBufferSize(OIDNBuffer buffer)
+{
+  return lull_check_buffer(buffer) ? buffer->size : 0;
+}
+
+OIDN_API OIDNStorage oidnGetBufferStorage(OIDNBuffer buffer)
+{
+  return lull_check_buffer(buffer) ? (OIDNStorage)buffer->storage : OIDN_STORAGE_UNDEFINED;
+}
+
+OIDN_API void* oidnGetBufferData(OIDNBuffer buffer)
+{
+  return lull_check_buffer(buffer) ? buffer->data : NULL;
+}
+
+/* Checks a region and copies between the buffer and host memory. */
+static void buffer_copy(OIDNBuffer buffer, size_t offset, size_t size, void* host, int to_host,
+                        int async)
+{
+  if (!lull_check_buffer(buffer))
+    return;
+  OIDNDevice device = buffer->device;
+  if (offset > buffer->size || size > buffer->size - offset) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "buffer region is out of bounds");
+    return;
+  }
+  if (!host && size > 0) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "host pointer is null");
+    return;
+  }
+  if (size == 0)
+    return;
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return;
+  }
+  lull_error err = {LULL_OK, ""};
+  unsigned char* data = (unsigned char*)buffer->data + offset;
+  const lull_status status =
+      to_host ? device->backend->ops->copy(device->backend, host, data, size, async, &err)
+              : device->backend->ops->copy(device->backend, data, host, size, async, &err);
+  lull_device_unlock(device);
+  if (status != LULL_OK)
+    lull_api_error_status(device, &err);
+}
+
+OIDN_API void oidnReadBuffer(OIDNBuffer buffer, size_t byteOffset, size_t byteSize,
+                             void* dstHostPtr)
+{
+  buffer_copy(buffer, byteOffset, byteSize, dstHostPtr, 1, 0);
+}
+
+OIDN_API void oidnReadBufferAsync(OIDNBuffer buffer, size_t byteOffset, size_t byteSize,
+                                  void* dstHostPtr)
+{
+  buffer_copy(buffer, byteOffset, byteSize, dstHostPtr, 1, 1);
+}
+
+OIDN_API void oidnWriteBuffer(OIDNBuffer buffer, size_t byteOffset, size_t byteSize,
+                              const void* srcHostPtr)
+{
+  buffer_copy(buffer, byteOffset, byteSize, (void*)(uintptr_t)srcHostPtr, 0, 0);
+}
+
+OIDN_API void oidnWriteBufferAsync(OIDNBuffer buffer, size_t byteOffset, size_t byteSize,
+                                   const void* srcHostPtr)
+{
+  buffer_copy(buffer, byteOffset, byteSize, (void*)(uintptr_t)srcHostPtr, 0, 1);
+}
+
+OIDN_API void oidnRetainBuffer(OIDNBuffer buffer)
+{
+  if (lull_check_buffer(buffer))
+    atomic_fetch_add(&buffer->refs, 1);
+}
+
+/* Drops one reference; filters call this for the buffers of their images. */
+void lull_buffer_release(OIDNBuffer buffer)
+{
+  if (atomic_fetch_sub(&buffer->refs, 1) != 1)
+    return;
+  OIDNDevice device = buffer->device;
+  lull_device_lock(device);
+  /* pending asynchronous work may still use the memory */
+  lull_error err = {LULL_OK, ""};
+  const lull_status status = device->backend->ops->sync(device->backend, &err);
+  if (!buffer->shared)
+    device->backend->ops->free(device->backend, buffer->data, buffer->storage);
+  lull_device_unlock(device);
+  buffer->magic = LULL_MAGIC_DEAD;
+  free(buffer);
+  if (status != LULL_OK)
+    lull_api_error_status(device, &err);
+  lull_device_release(device);
+}
+
+OIDN_API void oidnReleaseBuffer(OIDNBuffer buffer)
+{
+  if (lull_check_buffer(buffer))
+    lull_buffer_release(buffer);
+}

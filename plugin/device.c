@@ -1,0 +1,379 @@
+/* Devices: creation by type or physical device, parameters, the one commit,
+ * synchronisation and lifetime.  The commit creates the backend. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handles.h"
+#include "physical_device.h"
+
+int lull_env_int(const char* name, int fallback)
+{
+  const char* v = getenv(name);
+  if (!v || !*v)
+    return fallback;
+  char* end = NULL;
+  const long x = strtol(v, &end, 10);
+  if (*end != '\0' || x < -1000000 || x > 1000000)
+    return fallback;
+  return (int)x;
+}
+
+void lull_device_lock(OIDNDevice device)
+{
+  pthread_mutex_lock(&device->mutex);
+}
+
+void lull_device_unlock(OIDNDevice device)
+{
+  pthread_mutex_unlock(&device->mutex);
+}
+
+int lull_device_ready(OIDNDevice device)
+{
+  if (!device->committed) {
+    lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "device is not committed");
+    return 0;
+  }
+  if (device->dirty) {
+    lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "changes to the device are not committed");
+    return 0;
+  }
+  return 1;
+}
+
+static OIDNDevice device_new(OIDNDeviceType type, int cuda_id, void* stream)
+{
+  OIDNDevice device = calloc(1, sizeof *device);
+  if (!device) {
+    lull_api_error(NULL, OIDN_ERROR_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
+  /* recursive: an error callback may call back into the API on this device */
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  const int failed = pthread_mutex_init(&device->mutex, &attr) != 0;
+  pthread_mutexattr_destroy(&attr);
+  if (failed) {
+    free(device);
+    lull_api_error(NULL, OIDN_ERROR_UNKNOWN, "cannot create a mutex");
+    return NULL;
+  }
+  if (!lull_device_errors_init(device)) {
+    pthread_mutex_destroy(&device->mutex);
+    free(device);
+    lull_api_error(NULL, OIDN_ERROR_UNKNOWN, "cannot create the device's error slots");
+    return NULL;
+  }
+  device->magic = LULL_MAGIC_DEVICE;
+  atomic_init(&device->refs, 1);
+  device->type = type;
+  device->cuda_device_id = cuda_id;
+  device->cuda_stream = stream;
+  device->verbose = lull_env_int("OIDN_VERBOSE", 0);
+  device->num_threads = 0;
+  device->set_affinity = 1;
+  return device;
+}
+
+/* Creates a device for a physical device index. */
+static OIDNDevice device_for_physical(int id)
+{
+  lull_physical_device pd;
+  if (!lull_physical_device_get(id, &pd)) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid physical device ID");
+    return NULL;
+  }
+  return device_new(pd.type, pd.cuda_id, NULL);
+}
+
+static const char* type_name(OIDNDeviceType type)
+{
+  switch (type) {
+    case OIDN_DEVICE_TYPE_DEFAULT: return "default";
+    case OIDN_DEVICE_TYPE_CPU: return "CPU";
+    case OIDN_DEVICE_TYPE_SYCL: return "SYCL";
+    case OIDN_DEVICE_TYPE_CUDA: return "CUDA";
+    case OIDN_DEVICE_TYPE_HIP: return "HIP";
+    case OIDN_DEVICE_TYPE_METAL: return "Metal";
+  }
+  return "unknown";
+}
+
+/* OIDN_DEFAULT_DEVICE: "cpu", "cuda", ... or a physical device ID. */
+static OIDNDevice default_device(void)
+{
+  const char* env = getenv("OIDN_DEFAULT_DEVICE");
+  if (env && *env) {
+    static const struct { const char* name; OIDNDeviceType type; } names[] = {
+        {"cpu", OIDN_DEVICE_TYPE_CPU},   {"sycl", OIDN_DEVICE_TYPE_SYCL},
+        {"cuda", OIDN_DEVICE_TYPE_CUDA}, {"hip", OIDN_DEVICE_TYPE_HIP},
+        {"metal", OIDN_DEVICE_TYPE_METAL}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+      if (strcmp(env, names[i].name) == 0)
+        return oidnNewDevice(names[i].type);
+    char* end = NULL;
+    const long id = strtol(env, &end, 10);
+    if (*end == '\0')
+      return device_for_physical((int)id);
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid OIDN_DEFAULT_DEVICE value");
+    return NULL;
+  }
+  if (lull_physical_device_count() == 0) {
+    lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "no supported devices found");
+    return NULL;
+  }
+  return device_for_physical(0); /* the fastest: CUDA when usable */
+}
+
+OIDN_API OIDNDevice oidnNewDevice(OIDNDeviceType type)
+{
+  if (type == OIDN_DEVICE_TYPE_DEFAULT)
+    return default_device();
+  const int n = lull_physical_device_count();
+  for (int i = 0; i < n; ++i) {
+    lull_physical_device pd;
+    if (lull_physical_device_get(i, &pd) && pd.type == type)
+      return device_new(type, pd.cuda_id, NULL);
+  }
+  char message[96];
+  snprintf(message, sizeof message, "unsupported device type: %s", type_name(type));
+  lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, message);
+  return NULL;
+}
+
+OIDN_API OIDNDevice oidnNewDeviceByID(int physicalDeviceID)
+{
+  return device_for_physical(physicalDeviceID);
+}
+
+static OIDNDevice device_by_bytes(const void* key, size_t size, int luid)
+{
+  if (!key) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, luid ? "LUID pointer is null"
+                                                           : "UUID pointer is null");
+    return NULL;
+  }
+  const int n = lull_physical_device_count();
+  for (int i = 0; i < n; ++i) {
+    lull_physical_device pd;
+    if (!lull_physical_device_get(i, &pd))
+      continue;
+    const int supported = luid ? pd.luid_supported : pd.uuid_supported;
+    const void* bytes = luid ? (const void*)pd.luid : (const void*)pd.uuid;
+    if (supported && memcmp(bytes, key, size) == 0)
+      return device_new(pd.type, pd.cuda_id, NULL);
+  }
+  lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT,
+                 luid ? "no physical device found with specified LUID"
+                      : "no physical device found with specified UUID");
+  return NULL;
+}
+
+OIDN_API OIDNDevice oidnNewDeviceByUUID(const void* uuid)
+{
+  return device_by_bytes(uuid, OIDN_UUID_SIZE, 0);
+}
+
+OIDN_API OIDNDevice oidnNewDeviceByLUID(const void* luid)
+{
+  return device_by_bytes(luid, OIDN_LUID_SIZE, 1);
+}
+
+OIDN_API OIDNDevice oidnNewDeviceByPCIAddress(int pciDomain, int pciBus, int pciDevice,
+                                              int pciFunction)
+{
+  const int n = lull_physical_device_count();
+  for (int i = 0; i < n; ++i) {
+    lull_physical_device pd;
+    if (lull_physical_device_get(i, &pd) && pd.pci_supported && pd.pci_domain == pciDomain &&
+        pd.pci_bus == pciBus && pd.pci_device == pciDevice && pd.pci_function == pciFunction)
+      return device_new(pd.type, pd.cuda_id, NULL);
+  }
+  lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT,
+                 "no physical device found with specified PCI address");
+  return NULL;
+}
+
+OIDN_API OIDNDevice oidnNewCUDADevice(const int* deviceIDs, const cudaStream_t* streams,
+                                      int numPairs)
+{
+  if (numPairs != 1 || !deviceIDs) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT,
+                   "invalid number of CUDA devices (only one device is supported)");
+    return NULL;
+  }
+  if (deviceIDs[0] < 0 || !oidnIsCUDADeviceSupported(deviceIDs[0])) {
+    lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported CUDA device");
+    return NULL;
+  }
+  return device_new(OIDN_DEVICE_TYPE_CUDA, deviceIDs[0], streams ? (void*)streams[0] : NULL);
+}
+
+OIDN_API bool oidnIsCPUDeviceSupported(void)
+{
+  return lull_env_int("OIDN_DEVICE_CPU", 1) != 0;
+}
+
+OIDN_API bool oidnIsCUDADeviceSupported(int deviceID)
+{
+  if (lull_env_int("OIDN_DEVICE_CUDA", 1) == 0)
+    return false;
+  return deviceID >= 0 && deviceID < lull_cuda_device_count();
+}
+
+OIDN_API void oidnRetainDevice(OIDNDevice device)
+{
+  if (lull_check_device(device))
+    atomic_fetch_add(&device->refs, 1);
+}
+
+static void device_destroy(OIDNDevice device)
+{
+  if (device->backend) {
+    lull_error ignored;
+    device->backend->ops->sync(device->backend, &ignored);
+    device->backend->ops->destroy(device->backend);
+  }
+  lull_device_errors_destroy(device);
+  pthread_mutex_destroy(&device->mutex);
+  device->magic = LULL_MAGIC_DEAD;
+  free(device);
+}
+
+/* Also called by buffers and filters when they drop their reference. */
+void lull_device_release(OIDNDevice device)
+{
+  if (atomic_fetch_sub(&device->refs, 1) == 1)
+    device_destroy(device);
+}
+
+OIDN_API void oidnReleaseDevice(OIDNDevice device)
+{
+  if (lull_check_device(device))
+    lull_device_release(device);
+}
+
+/* -- parameters ------------------------------------------------------------ */
+
+OIDN_API void oidnSetDeviceInt(OIDNDevice device, const char* name, int value)
+{
+  if (!lull_check_device(device) || !lull_check_string(device, name))
+    return;
+  lull_device_lock(device);
+  if (strcmp(name, "verbose") == 0) {
+    device->verbose = value;
+  } else if (strcmp(name, "numThreads") == 0 && device->type == OIDN_DEVICE_TYPE_CPU) {
+    device->num_threads = value;
+  } else if (strcmp(name, "setAffinity") == 0 && device->type == OIDN_DEVICE_TYPE_CPU) {
+    device->set_affinity = value != 0;
+  } else {
+    lull_api_warning(device, "unknown device parameter or type mismatch: '%s'", name);
+  }
+  /* as in OIDN, any set after the commit leaves the device needing one */
+  if (device->committed)
+    device->dirty = 1;
+  lull_device_unlock(device);
+}
+
+OIDN_API void oidnSetDeviceBool(OIDNDevice device, const char* name, bool value)
+{
+  oidnSetDeviceInt(device, name, value ? 1 : 0);
+}
+
+OIDN_API int oidnGetDeviceInt(OIDNDevice device, const char* name)
+{
+  if (!lull_check_device(device) || !lull_check_string(device, name))
+    return 0;
+  lull_device_lock(device);
+  int value = 0, found = 1;
+  const int is_cpu = device->type == OIDN_DEVICE_TYPE_CPU;
+  if (strcmp(name, "type") == 0)
+    value = device->type;
+  else if (strcmp(name, "version") == 0)
+    value = OIDN_VERSION;
+  else if (strcmp(name, "versionMajor") == 0)
+    value = OIDN_VERSION_MAJOR;
+  else if (strcmp(name, "versionMinor") == 0)
+    value = OIDN_VERSION_MINOR;
+  else if (strcmp(name, "versionPatch") == 0)
+    value = OIDN_VERSION_PATCH;
+  else if (strcmp(name, "systemMemorySupported") == 0)
+    value = device->backend ? device->backend->system_memory : is_cpu;
+  else if (strcmp(name, "managedMemorySupported") == 0)
+    value = device->backend ? device->backend->managed_memory : is_cpu;
+  else if (strcmp(name, "externalMemoryTypes") == 0 || strcmp(name, "externalSemaphoreTypes") == 0)
+    value = 0; /* lull imports no external memory or semaphores */
+  else if (strcmp(name, "verbose") == 0)
+    value = device->verbose;
+  else if (strcmp(name, "numThreads") == 0 && is_cpu)
+    value = device->backend ? lull_cpu_threads(device->backend) : device->num_threads;
+  else if (strcmp(name, "setAffinity") == 0 && is_cpu)
+    value = device->set_affinity;
+  else
+    found = 0;
+  lull_device_unlock(device);
+  if (!found) {
+    char message[160];
+    snprintf(message, sizeof message, "unknown device parameter or type mismatch: '%.100s'", name);
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, message);
+  }
+  return value;
+}
+
+OIDN_API bool oidnGetDeviceBool(OIDNDevice device, const char* name)
+{
+  return oidnGetDeviceInt(device, name) != 0;
+}
+
+/* -- commit and sync --------------------------------------------------------- */
+
+OIDN_API void oidnCommitDevice(OIDNDevice device)
+{
+  if (!lull_check_device(device))
+    return;
+  lull_device_lock(device);
+  if (device->committed) {
+    lull_device_unlock(device);
+    lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "device can be committed only once");
+    return;
+  }
+  /* environment variables override what the application set, as in OIDN */
+  device->verbose = lull_env_int("OIDN_VERBOSE", device->verbose);
+  device->num_threads = lull_env_int("OIDN_NUM_THREADS", device->num_threads);
+  device->set_affinity = lull_env_int("OIDN_SET_AFFINITY", device->set_affinity);
+  if (device->num_threads < 0)
+    device->num_threads = 0;
+
+  lull_error err = {LULL_OK, ""};
+  lull_status status;
+  if (device->type == OIDN_DEVICE_TYPE_CUDA)
+    status = lull_cuda_backend_create(device->cuda_device_id, device->cuda_stream,
+                                      &device->backend, &err);
+  else
+    status = lull_cpu_backend_create(device->num_threads, &device->backend, &err);
+  if (status == LULL_OK) {
+    device->committed = 1;
+    device->dirty = 0;
+  }
+  lull_device_unlock(device);
+  if (status != LULL_OK)
+    lull_api_error_status(device, &err);
+}
+
+OIDN_API void oidnSyncDevice(OIDNDevice device)
+{
+  if (!lull_check_device(device))
+    return;
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return;
+  }
+  lull_error err = {LULL_OK, ""};
+  const lull_status status = device->backend->ops->sync(device->backend, &err);
+  lull_device_unlock(device);
+  if (status != LULL_OK)
+    lull_api_error_status(device, &err);
+}

@@ -1,0 +1,520 @@
+/* Filters: images, parameters, commit and execution, with OIDN's rules
+ * (unknown names warn on set and fail on get; a changed filter must be
+ * committed again before it runs).  What a filter type accepts and does is
+ * described by its entry in filter_types.c. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handles.h"
+
+/* OIDN's per-side limit; larger images are refused before any size
+ * arithmetic can overflow. */
+enum { MAX_IMAGE_SIDE = 65536 };
+
+OIDN_API OIDNFilter oidnNewFilter(OIDNDevice device, const char* type)
+{
+  if (!lull_check_device(device) || !lull_check_string(device, type))
+    return NULL;
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return NULL;
+  }
+  lull_device_unlock(device);
+  const lull_filter_type* ft = lull_filter_type_find(type);
+  if (!ft) {
+    char message[160];
+    snprintf(message, sizeof message, "unknown filter type: '%.100s'", type);
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, message);
+    return NULL;
+  }
+  OIDNFilter filter = calloc(1, sizeof *filter);
+  if (!filter) {
+    lull_api_error(device, OIDN_ERROR_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
+  filter->magic = LULL_MAGIC_FILTER;
+  atomic_init(&filter->refs, 1);
+  filter->device = device;
+  filter->type = ft;
+  for (int i = 0; i < ft->num_params; ++i)
+    filter->values[i] = ft->params[i].default_value;
+  atomic_fetch_add(&device->refs, 1);
+  return filter;
+}
+
+OIDN_API void oidnRetainFilter(OIDNFilter filter)
+{
+  if (lull_check_filter(filter))
+    atomic_fetch_add(&filter->refs, 1);
+}
+
+static void image_clear(lull_filter_image* image)
+{
+  if (image->buffer)
+    lull_buffer_release(image->buffer);
+  memset(image, 0, sizeof *image);
+}
+
+OIDN_API void oidnReleaseFilter(OIDNFilter filter)
+{
+  if (!lull_check_filter(filter) || atomic_fetch_sub(&filter->refs, 1) != 1)
+    return;
+  OIDNDevice device = filter->device;
+  lull_device_lock(device);
+  lull_error err = {LULL_OK, ""};
+  /* asynchronous executions may still read the images */
+  const lull_status status =
+      device->backend ? device->backend->ops->sync(device->backend, &err) : LULL_OK;
+  lull_device_unlock(device);
+  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
+    image_clear(&filter->images[i]);
+  filter->magic = LULL_MAGIC_DEAD;
+  free(filter);
+  if (status != LULL_OK)
+    lull_api_error_status(device, &err);
+  lull_device_release(device);
+}
+
+/* -- images ------------------------------------------------------------------ */
+
+/* Validates sizes and strides and fills the stride defaults; returns the
+ * bytes the image spans from its first byte, or 0 with the error recorded. */
+static int image_layout(OIDNDevice device, OIDNFormat format, size_t width, size_t height,
+                        size_t* pixel_stride, size_t* row_stride, size_t* span)
+{
+  const size_t pixel_size = lull_format_size((lull_format)format);
+  if (pixel_size == 0) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "invalid image format");
+    return 0;
+  }
+  if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE ||
+      width * height * (size_t)lull_format_channels((lull_format)format) > (size_t)INT32_MAX) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "image size is too large");
+    return 0;
+  }
+  if (*pixel_stride == 0)
+    *pixel_stride = pixel_size;
+  else if (*pixel_stride < pixel_size) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "pixel stride is smaller than pixel size");
+    return 0;
+  }
+  if (*pixel_stride > SIZE_MAX / MAX_IMAGE_SIDE) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "pixel stride is too large");
+    return 0;
+  }
+  const size_t min_row = width * *pixel_stride;
+  if (*row_stride == 0)
+    *row_stride = min_row;
+  else if (*row_stride < min_row) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "row stride is smaller than width * pixel stride");
+    return 0;
+  }
+  if (*row_stride > SIZE_MAX / MAX_IMAGE_SIDE / 2) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "row stride is too large");
+    return 0;
+  }
+  *span = (width == 0 || height == 0)
+              ? 0
+              : (height - 1) * *row_stride + (width - 1) * *pixel_stride + pixel_size;
+  return 1;
+}
+
+/* Looks up an image name; unknown names only warn, as in OIDN. */
+static int image_index(OIDNFilter filter, const char* name)
+{
+  const int index = lull_filter_type_image(filter->type, name);
+  if (index < 0)
+    lull_api_warning(filter->device, "unknown filter image: '%s'", name);
+  return index;
+}
+
+OIDN_API void oidnSetFilterImage(OIDNFilter filter, const char* name, OIDNBuffer buffer,
+                                 OIDNFormat format, size_t width, size_t height,
+                                 size_t byteOffset, size_t pixelByteStride, size_t rowByteStride)
+{
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name) ||
+      !lull_check_buffer(buffer))
+    return;
+  OIDNDevice device = filter->device;
+  if (buffer->device != device) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "the specified objects are bound to different devices");
+    return;
+  }
+  size_t span = 0;
+  if (!image_layout(device, format, width, height, &pixelByteStride, &rowByteStride, &span))
+    return;
+  if (byteOffset > buffer->size || span > buffer->size - byteOffset) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "buffer region is out of bounds");
+    return;
+  }
+  if (buffer->storage == LULL_STORAGE_UNDEFINED) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "image data not accessible by the device, please use OIDNBuffer or device "
+                   "allocator for storage");
+    return;
+  }
+  const int index = image_index(filter, name);
+  if (index < 0)
+    return;
+  lull_device_lock(device);
+  oidnRetainBuffer(buffer);
+  lull_filter_image* image = &filter->images[index];
+  image_clear(image);
+  image->set = 1;
+  image->buffer = buffer;
+  image->format = (lull_format)format;
+  image->width = width;
+  image->height = height;
+  image->offset = byteOffset;
+  image->pixel_stride = pixelByteStride;
+  image->row_stride = rowByteStride;
+  filter->committed = 0;
+  lull_device_unlock(device);
+}
+
+OIDN_API void oidnSetSharedFilterImage(OIDNFilter filter, const char* name, void* devPtr,
+                                       OIDNFormat format, size_t width, size_t height,
+                                       size_t byteOffset, size_t pixelByteStride,
+                                       size_t rowByteStride)
+{
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  OIDNDevice device = filter->device;
+  if (!devPtr && (width == 0 || height == 0)) {
+    oidnUnsetFilterImage(filter, name); /* as OIDN: a null, empty image unsets */
+    return;
+  }
+  if (!devPtr) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "image data pointer is null");
+    return;
+  }
+  size_t span = 0;
+  if (!image_layout(device, format, width, height, &pixelByteStride, &rowByteStride, &span))
+    return;
+  if ((uintptr_t)devPtr > UINTPTR_MAX - byteOffset - span) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "image region wraps around the address space");
+    return;
+  }
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return;
+  }
+  const int storage = device->backend->ops->classify(device->backend, devPtr);
+  lull_device_unlock(device);
+  if (storage == LULL_STORAGE_UNDEFINED) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "image data not accessible by the device, please use OIDNBuffer or device "
+                   "allocator for storage");
+    return;
+  }
+  const int index = image_index(filter, name);
+  if (index < 0)
+    return;
+  lull_device_lock(device);
+  lull_filter_image* image = &filter->images[index];
+  image_clear(image);
+  image->set = 1;
+  image->ptr = devPtr;
+  image->format = (lull_format)format;
+  image->width = width;
+  image->height = height;
+  image->offset = byteOffset;
+  image->pixel_stride = pixelByteStride;
+  image->row_stride = rowByteStride;
+  filter->committed = 0;
+  lull_device_unlock(device);
+}
+
+OIDN_API void oidnUnsetFilterImage(OIDNFilter filter, const char* name)
+{
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  const int index = image_index(filter, name);
+  if (index < 0)
+    return;
+  lull_device_lock(filter->device);
+  if (filter->images[index].set)
+    filter->committed = 0;
+  image_clear(&filter->images[index]);
+  lull_device_unlock(filter->device);
+}
+
+/* lull's filters take no opaque data (OIDN's "weights" are trained network
+ * weights): data parameters are unknown names, which only warn. */
+OIDN_API void oidnSetSharedFilterData(OIDNFilter filter, const char* name, void* hostPtr,
+                                      size_t byteSize)
+{
+  (void)hostPtr;
+  (void)byteSize;
+  if (lull_check_filter(filter) && lull_check_string(filter->device, name))
+    lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+}
+
+OIDN_API void oidnUpdateFilterData(OIDNFilter filter, const char* name)
+{
+  if (lull_check_filter(filter) && lull_check_string(filter->device, name))
+    lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+}
+
+OIDN_API void oidnUnsetFilterData(OIDNFilter filter, const char* name)
+{
+  if (lull_check_filter(filter) && lull_check_string(filter->device, name))
+    lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+}
+
+/* -- parameters -------------------------------------------------------------- */
+
+/* OIDN 1.x parameter names that still work, with a warning. */
+static const char* canonical_name(OIDNFilter filter, const char* name)
+{
+  static const char* const renamed[][2] = {
+      {"hdrScale", "inputScale"}, {"alignment", "tileAlignment"}, {"overlap", "tileOverlap"}};
+  for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; ++i)
+    if (strcmp(name, renamed[i][0]) == 0) {
+      lull_api_warning(filter->device, "filter parameter '%s' is deprecated, use '%s'", name,
+                       renamed[i][1]);
+      return renamed[i][1];
+    }
+  return name;
+}
+
+/* Index of a parameter of type `want` (bool and int are interchangeable,
+ * as in OIDN), or -1. */
+static int param_index(OIDNFilter filter, const char* name, lull_param_type want)
+{
+  const int index = lull_filter_type_param(filter->type, canonical_name(filter, name));
+  if (index < 0)
+    return -1;
+  const lull_param_type type = filter->type->params[index].type;
+  const int integral = type == LULL_PARAM_BOOL || type == LULL_PARAM_INT;
+  const int want_integral = want == LULL_PARAM_BOOL || want == LULL_PARAM_INT;
+  return integral == want_integral ? index : -1;
+}
+
+static void set_param(OIDNFilter filter, const char* name, lull_param_type type, double value)
+{
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  const int index = param_index(filter, name, type);
+  if (index < 0) {
+    lull_api_warning(filter->device, "unknown filter parameter or type mismatch: '%s'", name);
+    return;
+  }
+  const lull_param_def* def = &filter->type->params[index];
+  if (def->read_only) {
+    lull_api_warning(filter->device, "filter parameter '%s' is read-only", name);
+    return;
+  }
+  lull_device_lock(filter->device);
+  if (filter->values[index] != value || isnan(filter->values[index]) != isnan(value)) {
+    filter->values[index] = value;
+    if (def->needs_commit)
+      filter->committed = 0;
+  }
+  lull_device_unlock(filter->device);
+}
+
+static double get_param(OIDNFilter filter, const char* name, lull_param_type type)
+{
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return 0;
+  const int index = param_index(filter, name, type);
+  if (index < 0) {
+    char message[160];
+    snprintf(message, sizeof message, "unknown filter parameter or type mismatch: '%.100s'", name);
+    lull_api_error(filter->device, OIDN_ERROR_INVALID_ARGUMENT, message);
+    return 0;
+  }
+  lull_device_lock(filter->device);
+  const double value = filter->values[index];
+  lull_device_unlock(filter->device);
+  return value;
+}
+
+OIDN_API void oidnSetFilterBool(OIDNFilter filter, const char* name, bool value)
+{
+  set_param(filter, name, LULL_PARAM_BOOL, value ? 1.0 : 0.0);
+}
+
+OIDN_API bool oidnGetFilterBool(OIDNFilter filter, const char* name)
+{
+  return get_param(filter, name, LULL_PARAM_BOOL) != 0.0;
+}
+
+OIDN_API void oidnSetFilterInt(OIDNFilter filter, const char* name, int value)
+{
+  set_param(filter, name, LULL_PARAM_INT, (double)value);
+}
+
+OIDN_API int oidnGetFilterInt(OIDNFilter filter, const char* name)
+{
+  return (int)get_param(filter, name, LULL_PARAM_INT);
+}
+
+OIDN_API void oidnSetFilterFloat(OIDNFilter filter, const char* name, float value)
+{
+  set_param(filter, name, LULL_PARAM_FLOAT, (double)value);
+}
+
+OIDN_API float oidnGetFilterFloat(OIDNFilter filter, const char* name)
+{
+  return (float)get_param(filter, name, LULL_PARAM_FLOAT);
+}
+
+OIDN_API void oidnSetFilterProgressMonitorFunction(OIDNFilter filter,
+                                                   OIDNProgressMonitorFunction func,
+                                                   void* userPtr)
+{
+  if (!lull_check_filter(filter))
+    return;
+  lull_device_lock(filter->device);
+  filter->progress_func = func;
+  filter->progress_user = userPtr;
+  lull_device_unlock(filter->device);
+}
+
+/* -- commit and execute -------------------------------------------------------- */
+
+/* Resolves images to views and points config at the values. */
+static void filter_config(OIDNFilter filter, lull_filter_config* config)
+{
+  memset(config, 0, sizeof *config);
+  config->values = filter->values;
+  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i) {
+    const lull_filter_image* image = &filter->images[i];
+    if (!image->set || image->width == 0 || image->height == 0)
+      continue;
+    unsigned char* base = image->buffer ? (unsigned char*)image->buffer->data
+                                        : (unsigned char*)image->ptr;
+    lull_image* view = &config->images[i];
+    view->data = base + image->offset;
+    view->format = image->format;
+    view->width = (int)image->width;
+    view->height = (int)image->height;
+    view->pixel_stride = image->pixel_stride;
+    view->row_stride = image->row_stride;
+  }
+}
+
+/* Parameter ranges, then the type's own checks. */
+static lull_status check_config(OIDNFilter filter, const lull_filter_config* config,
+                                lull_error* err)
+{
+  const lull_filter_type* type = filter->type;
+  for (int i = 0; i < type->num_params; ++i) {
+    const lull_param_def* def = &type->params[i];
+    const double v = config->values[i];
+    if (def->read_only)
+      continue;
+    if (isnan(v) && isnan(def->default_value))
+      continue; /* "automatic" */
+    if (!(v >= def->min && v <= def->max))
+      return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
+                       "invalid value %g for filter parameter '%s' (valid: %g to %g)", v,
+                       def->name, def->min, def->max);
+  }
+  return type->check(config, err);
+}
+
+static void set_tile_params(OIDNFilter filter, const lull_filter_config* config)
+{
+  const int alignment = lull_filter_type_param(filter->type, "tileAlignment");
+  const int overlap = lull_filter_type_param(filter->type, "tileOverlap");
+  if (alignment >= 0)
+    filter->values[alignment] = 16;
+  if (overlap >= 0 && filter->type->tile_overlap)
+    filter->values[overlap] = filter->type->tile_overlap(config);
+}
+
+OIDN_API void oidnCommitFilter(OIDNFilter filter)
+{
+  if (!lull_check_filter(filter))
+    return;
+  OIDNDevice device = filter->device;
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return;
+  }
+  lull_filter_config config;
+  filter_config(filter, &config);
+  lull_error err = {LULL_OK, ""};
+  lull_status status = check_config(filter, &config, &err);
+  if (status == LULL_OK) {
+    set_tile_params(filter, &config);
+    filter->committed = 1;
+  } else {
+    filter->committed = 0;
+  }
+  lull_device_unlock(device);
+  if (status != LULL_OK)
+    lull_api_error_status(device, &err);
+}
+
+typedef struct progress_state
+{
+  OIDNFilter filter;
+  int cancelled; /* once cancelled, the callback is not called again */
+} progress_state;
+
+static int progress_report(void* user, double done)
+{
+  progress_state* state = user;
+  if (state->cancelled)
+    return 0;
+  if (!state->filter->progress_func(state->filter->progress_user, done))
+    state->cancelled = 1;
+  return !state->cancelled;
+}
+
+static void execute(OIDNFilter filter, int async)
+{
+  if (!lull_check_filter(filter))
+    return;
+  OIDNDevice device = filter->device;
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return;
+  }
+  if (!filter->committed) {
+    lull_device_unlock(device);
+    lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "changes to the filter are not committed");
+    return;
+  }
+  lull_filter_config config;
+  filter_config(filter, &config);
+  /* zero-sized images: nothing to do (OIDN accepts them) */
+  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
+    if (filter->images[i].set && !config.images[i].data) {
+      lull_device_unlock(device);
+      return;
+    }
+  progress_state state = {filter, 0};
+  lull_progress progress = {NULL, &state};
+  if (filter->progress_func)
+    progress.report = progress_report;
+  lull_error err = {LULL_OK, ""};
+  const lull_status status =
+      filter->type->execute(device->backend, &config, &progress, async, &err);
+  lull_device_unlock(device);
+  if (status != LULL_OK)
+    lull_api_error_status(device, &err);
+}
+
+OIDN_API void oidnExecuteFilter(OIDNFilter filter)
+{
+  execute(filter, 0);
+}
+
+OIDN_API void oidnExecuteFilterAsync(OIDNFilter filter)
+{
+  execute(filter, 1);
+}

@@ -1,0 +1,384 @@
+/* The filter types and how each maps onto the core filters.
+ *
+ * "ATrous"     the edge-avoiding à-trous filter with every knob exposed.
+ * "Gaussian"   a plain Gaussian blur (reference and tests).
+ * "RT"         OIDN's name: lull's best classical filter for the inputs
+ *              given (see rt_atrous_params for the exact mapping).
+ * "RTLightmap" OIDN's name for lightmaps: à-trous without guides.
+ *
+ * Every parameter is listed with its type, default and valid range; the
+ * handle layer enforces the ranges at commit, and README.md documents the
+ * same tables. */
+#include "filter_types.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/atrous.h"
+#include "../core/gaussian.h"
+
+#define BOOL_PARAM(name, def, doc) {name, LULL_PARAM_BOOL, def, 0, 1, 0, 1, doc}
+#define INT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_INT, def, lo, hi, 0, 1, doc}
+#define FLOAT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_FLOAT, def, lo, hi, 0, 1, doc}
+#define READ_ONLY_INT(name, doc) {name, LULL_PARAM_INT, 0, 0, 0, 1, 0, doc}
+
+static const double AUTO = NAN;
+
+/* -- helpers ------------------------------------------------------------------ */
+
+static lull_status check_sizes(const lull_filter_config* config, int count, lull_error* err)
+{
+  const lull_image* first = NULL;
+  for (int i = 0; i < count; ++i) {
+    const lull_image* image = &config->images[i];
+    if (!image->data)
+      continue;
+    if (!first)
+      first = image;
+    else if (image->width != first->width || image->height != first->height)
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "image size mismatch");
+  }
+  return LULL_OK;
+}
+
+/* Pixels on each side of a tile that an à-trous run of `iterations` levels
+ * reads: the taps reach 2 (2^N - 1) pixels; inpainting (2), the variance
+ * estimate (2), the footprint (1) and the variance prefilter (1 per level)
+ * reach further.  Rounded up to OIDN's 16-pixel alignment. */
+static int atrous_overlap(int iterations)
+{
+  const int radius = 2 * ((1 << iterations) - 1) + 5 + iterations;
+  return (radius + 15) / 16 * 16;
+}
+
+/* -- ATrous ------------------------------------------------------------------- */
+
+enum { A_COLOR, A_OUTPUT, A_ALBEDO, A_NORMAL, A_DEPTH, A_POSITION, A_VARIANCE, A_IMAGES };
+static const char* const atrous_images[] = {"color", "output", "albedo", "normal", "depth",
+                                            "position", "variance", NULL};
+
+enum
+{
+  AP_ITERATIONS, AP_COLOR_MODE, AP_SIGMA_COLOR, AP_SIGMA_LUMINANCE, AP_SIGMA_NORMAL,
+  AP_SIGMA_DEPTH, AP_SIGMA_ALBEDO, AP_DEMODULATE, AP_HDR, AP_SRGB, AP_INPUT_SCALE,
+  AP_MAX_MEMORY, AP_SCHEDULE, AP_PACKED_GUIDES, AP_TILE_ALIGNMENT, AP_TILE_OVERLAP, AP_COUNT
+};
+
+static const lull_param_def atrous_params[AP_COUNT] = {
+    INT_PARAM("iterations", 5, 1, LULL_ATROUS_MAX_ITERATIONS,
+              "levels; level i's taps are 2^i pixels apart (filter width 4 (2^N - 1) + 1)"),
+    INT_PARAM("colorMode", LULL_ATROUS_COLOR_VARIANCE, 0, 1,
+              "0: fixed sigmaColor halved per level (Dammertz 2010); 1: luminance distance "
+              "over its standard deviation (SVGF)"),
+    FLOAT_PARAM("sigmaColor", 1.0, 1e-6, 1e30, "colorMode 0: colour sigma of level 0"),
+    FLOAT_PARAM("sigmaLuminance", 4.0, 1e-6, 1e30,
+                "colorMode 1: allowed luminance difference in standard deviations"),
+    FLOAT_PARAM("sigmaNormal", 0.2, 0, 1e30, "normal sigma (|n_p - n_q|); 0 disables"),
+    FLOAT_PARAM("sigmaDepth", 4.0, 0, 1e30,
+                "depth/position sigma in pixel footprints per pixel of distance; 0 disables"),
+    FLOAT_PARAM("sigmaAlbedo", 0.1, 0, 1e30, "albedo sigma; 0 disables"),
+    BOOL_PARAM("demodulate", 1, "filter colour / albedo and multiply the albedo back"),
+    BOOL_PARAM("hdr", 1, "false: colour is LDR in [0, 1] and the output is clamped"),
+    BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
+    FLOAT_PARAM("inputScale", AUTO, 1e-30, 1e30, "colour scale (NaN: 1)"),
+    INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
+    INT_PARAM("schedule", -1, -1, 1,
+              "CUDA: 0 baseline (dilated taps), 1 permuted (Dolp et al. 2024), -1 the faster"),
+    BOOL_PARAM("packedGuides", 0, "CUDA: fp16 colour and oct-encoded normals"),
+    READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
+    READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
+};
+
+static lull_atrous_images atrous_views(const lull_filter_config* config)
+{
+  lull_atrous_images images;
+  images.color = config->images[A_COLOR];
+  images.output = config->images[A_OUTPUT];
+  images.albedo = config->images[A_ALBEDO];
+  images.normal = config->images[A_NORMAL];
+  images.depth = config->images[A_DEPTH];
+  images.position = config->images[A_POSITION];
+  images.variance = config->images[A_VARIANCE];
+  return images;
+}
+
+static lull_atrous_params atrous_from_values(const double* v)
+{
+  lull_atrous_params p = lull_atrous_default_params();
+  p.iterations = (int)v[AP_ITERATIONS];
+  p.color_mode = (int)v[AP_COLOR_MODE];
+  p.sigma_color = (float)v[AP_SIGMA_COLOR];
+  p.sigma_luminance = (float)v[AP_SIGMA_LUMINANCE];
+  p.sigma_normal = (float)v[AP_SIGMA_NORMAL];
+  p.sigma_depth = (float)v[AP_SIGMA_DEPTH];
+  p.sigma_albedo = (float)v[AP_SIGMA_ALBEDO];
+  p.demodulate = v[AP_DEMODULATE] != 0;
+  p.clamp_output = v[AP_HDR] == 0;
+  p.srgb = v[AP_SRGB] != 0;
+  p.input_scale = isnan(v[AP_INPUT_SCALE]) ? 1.0f : (float)v[AP_INPUT_SCALE];
+  return p;
+}
+
+static lull_status atrous_check(const lull_filter_config* config, lull_error* err)
+{
+  const lull_atrous_images images = atrous_views(config);
+  const lull_atrous_params params = atrous_from_values(config->values);
+  if (config->values[AP_HDR] != 0 && config->values[AP_SRGB] != 0)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "hdr and srgb modes cannot be enabled at the same time");
+  return lull_atrous_validate(&params, &images, err);
+}
+
+static lull_status atrous_execute(lull_backend* backend, const lull_filter_config* config,
+                                  const lull_progress* progress, int async, lull_error* err)
+{
+  const lull_atrous_images images = atrous_views(config);
+  const lull_atrous_params params = atrous_from_values(config->values);
+  return backend->ops->atrous(backend, &params, &images, (int)config->values[AP_SCHEDULE],
+                              progress, async, err);
+}
+
+static int atrous_tile_overlap(const lull_filter_config* config)
+{
+  return atrous_overlap((int)config->values[AP_ITERATIONS]);
+}
+
+/* -- Gaussian ------------------------------------------------------------------ */
+
+enum { G_COLOR, G_OUTPUT, G_IMAGES };
+static const char* const gaussian_images[] = {"color", "output", NULL};
+enum { GP_SIGMA, GP_TILE_ALIGNMENT, GP_TILE_OVERLAP, GP_COUNT };
+static const lull_param_def gaussian_params[GP_COUNT] = {
+    FLOAT_PARAM("sigma", 2.0, 1e-3, 341, "standard deviation in pixels"),
+    READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
+    READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
+};
+
+static lull_gaussian_images gaussian_views(const lull_filter_config* config)
+{
+  lull_gaussian_images images;
+  images.color = config->images[G_COLOR];
+  images.output = config->images[G_OUTPUT];
+  return images;
+}
+
+static lull_status gaussian_check(const lull_filter_config* config, lull_error* err)
+{
+  const lull_gaussian_images images = gaussian_views(config);
+  const lull_gaussian_params params = {(float)config->values[GP_SIGMA]};
+  return lull_gaussian_validate(&params, &images, err);
+}
+
+static lull_status gaussian_execute(lull_backend* backend, const lull_filter_config* config,
+                                    const lull_progress* progress, int async, lull_error* err)
+{
+  const lull_gaussian_images images = gaussian_views(config);
+  const lull_gaussian_params params = {(float)config->values[GP_SIGMA]};
+  return backend->ops->gaussian(backend, &params, &images, progress, async, err);
+}
+
+static int gaussian_tile_overlap(const lull_filter_config* config)
+{
+  return (lull_gaussian_radius((float)config->values[GP_SIGMA]) + 15) / 16 * 16;
+}
+
+/* -- RT -------------------------------------------------------------------------- */
+
+/* RT accepts OIDN's images plus lull's optional guides. */
+enum { R_COLOR, R_OUTPUT, R_ALBEDO, R_NORMAL, R_DEPTH, R_POSITION, R_VARIANCE, R_IMAGES };
+static const char* const rt_images[] = {"color", "output", "albedo", "normal", "depth",
+                                        "position", "variance", NULL};
+enum
+{
+  RP_HDR, RP_SRGB, RP_INPUT_SCALE, RP_CLEAN_AUX, RP_QUALITY, RP_MAX_MEMORY, RP_DIRECTIONAL,
+  RP_TILE_ALIGNMENT, RP_TILE_OVERLAP, RP_COUNT
+};
+static const lull_param_def rt_params[RP_COUNT] = {
+    BOOL_PARAM("hdr", 0, "colour is HDR (else LDR in [0, 1], output clamped)"),
+    BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
+    {"inputScale", LULL_PARAM_FLOAT, NAN, 1e-30, 1e30, 0, 0, "colour scale (NaN: automatic)"},
+    BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
+    INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
+    INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
+    BOOL_PARAM("directional", 0, "RTLightmap: directional (SH) lightmap, values in [-1, 1]"),
+    READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
+    READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
+};
+
+static int rt_iterations(int quality)
+{
+  switch (quality) {
+    case 4: return 4; /* FAST */
+    case 5: return 5; /* BALANCED */
+    default: return 5; /* HIGH, DEFAULT */
+  }
+}
+
+/* The à-trous configuration RT runs: variance-guided colour, albedo
+ * demodulation, every guide given; aux that is not clean gets wider sigmas
+ * so its own noise does not stop the filter. */
+static lull_atrous_params rt_atrous_params(const lull_filter_config* config, int lightmap)
+{
+  const double* v = config->values;
+  lull_atrous_params p = lull_atrous_default_params();
+  p.iterations = rt_iterations((int)v[RP_QUALITY]);
+  p.color_mode = LULL_ATROUS_COLOR_VARIANCE;
+  const int clean = v[RP_CLEAN_AUX] != 0;
+  p.sigma_normal = clean ? 0.15f : 0.3f;
+  p.sigma_albedo = clean ? 0.05f : 0.15f;
+  p.sigma_depth = 4.0f;
+  p.demodulate = 1;
+  const int hdr = lightmap || v[RP_HDR] != 0;
+  p.clamp_output = !hdr && !(lightmap && v[RP_DIRECTIONAL] != 0);
+  p.srgb = !lightmap && v[RP_SRGB] != 0;
+  p.input_scale = isnan(v[RP_INPUT_SCALE]) ? 1.0f : (float)v[RP_INPUT_SCALE];
+  return p;
+}
+
+static lull_atrous_images rt_views(const lull_filter_config* config, int lightmap)
+{
+  lull_atrous_images images;
+  memset(&images, 0, sizeof images);
+  images.output = config->images[R_OUTPUT];
+  if (lightmap) {
+    images.color = config->images[R_COLOR];
+    return images;
+  }
+  if (config->images[R_COLOR].data) {
+    images.color = config->images[R_COLOR];
+    images.albedo = config->images[R_ALBEDO];
+    images.normal = config->images[R_NORMAL];
+    images.depth = config->images[R_DEPTH];
+    images.position = config->images[R_POSITION];
+    images.variance = config->images[R_VARIANCE];
+  } else {
+    /* prefiltering an auxiliary image: it is the colour */
+    images.color = config->images[R_ALBEDO].data ? config->images[R_ALBEDO]
+                                                 : config->images[R_NORMAL];
+  }
+  return images;
+}
+
+static lull_status rt_check_common(const lull_filter_config* config, int lightmap,
+                                   lull_error* err)
+{
+  const double* v = config->values;
+  const int q = (int)v[RP_QUALITY];
+  if (q != 0 && q != 4 && q != 5 && q != 6)
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid filter quality mode");
+  if (!config->images[R_OUTPUT].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
+  lull_status status = check_sizes(config, R_IMAGES, err);
+  if (status != LULL_OK)
+    return status;
+  const lull_atrous_images images = rt_views(config, lightmap);
+  const lull_atrous_params params = rt_atrous_params(config, lightmap);
+  return lull_atrous_validate(&params, &images, err);
+}
+
+static lull_status rt_check(const lull_filter_config* config, lull_error* err)
+{
+  const int color = config->images[R_COLOR].data != NULL;
+  const int albedo = config->images[R_ALBEDO].data != NULL;
+  const int normal = config->images[R_NORMAL].data != NULL;
+  const double* v = config->values;
+  if (!color && !albedo && !normal)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
+  if ((color && normal && !albedo) || (!color && albedo && normal))
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "unsupported combination of input features");
+  if (v[RP_HDR] != 0 && v[RP_SRGB] != 0)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "hdr and srgb modes cannot be enabled at the same time");
+  if (!color && v[RP_HDR] != 0)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "hdr mode is not supported when prefiltering auxiliary images");
+  if (!color && normal && v[RP_SRGB] != 0)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "srgb mode is not supported when prefiltering normals");
+  return rt_check_common(config, 0, err);
+}
+
+static lull_status rtlightmap_check(const lull_filter_config* config, lull_error* err)
+{
+  if (!config->images[R_COLOR].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
+  return rt_check_common(config, 1, err);
+}
+
+static lull_status rt_run(lull_backend* backend, const lull_filter_config* config,
+                          const lull_progress* progress, int async, int lightmap, lull_error* err)
+{
+  lull_atrous_images images = rt_views(config, lightmap);
+  lull_atrous_params params = rt_atrous_params(config, lightmap);
+  if (!config->images[R_COLOR].data) {
+    /* prefilter: no demodulation, no clamping of normals */
+    params.demodulate = 0;
+    params.srgb = 0;
+    params.clamp_output = config->images[R_ALBEDO].data != NULL;
+  }
+  return backend->ops->atrous(backend, &params, &images, -1, progress, async, err);
+}
+
+static lull_status rt_execute(lull_backend* backend, const lull_filter_config* config,
+                              const lull_progress* progress, int async, lull_error* err)
+{
+  return rt_run(backend, config, progress, async, 0, err);
+}
+
+static lull_status rtlightmap_execute(lull_backend* backend, const lull_filter_config* config,
+                                      const lull_progress* progress, int async, lull_error* err)
+{
+  return rt_run(backend, config, progress, async, 1, err);
+}
+
+static int rt_tile_overlap(const lull_filter_config* config)
+{
+  return atrous_overlap(rt_iterations((int)config->values[RP_QUALITY]));
+}
+
+/* -- registry -------------------------------------------------------------------- */
+
+static const lull_filter_type type_atrous = {
+    "ATrous", atrous_images, atrous_params, AP_COUNT, atrous_check, atrous_execute,
+    atrous_tile_overlap};
+static const lull_filter_type type_gaussian = {
+    "Gaussian", gaussian_images, gaussian_params, GP_COUNT, gaussian_check, gaussian_execute,
+    gaussian_tile_overlap};
+static const lull_filter_type type_rt = {
+    "RT", rt_images, rt_params, RP_COUNT, rt_check, rt_execute, rt_tile_overlap};
+static const lull_filter_type type_rtlightmap = {
+    "RTLightmap", rt_images, rt_params, RP_COUNT, rtlightmap_check, rtlightmap_execute,
+    rt_tile_overlap};
+
+static const lull_filter_type* const all_types[] = {&type_rt, &type_rtlightmap, &type_atrous,
+                                                    &type_gaussian, NULL};
+
+const lull_filter_type* const* lull_filter_types(void)
+{
+  return all_types;
+}
+
+const lull_filter_type* lull_filter_type_find(const char* name)
+{
+  for (int i = 0; all_types[i]; ++i)
+    if (strcmp(all_types[i]->name, name) == 0)
+      return all_types[i];
+  return NULL;
+}
+
+int lull_filter_type_image(const lull_filter_type* type, const char* name)
+{
+  for (int i = 0; type->image_names[i]; ++i)
+    if (strcmp(type->image_names[i], name) == 0)
+      return i;
+  return -1;
+}
+
+int lull_filter_type_param(const lull_filter_type* type, const char* name)
+{
+  for (int i = 0; i < type->num_params; ++i)
+    if (strcmp(type->params[i].name, name) == 0)
+      return i;
+  return -1;
+}

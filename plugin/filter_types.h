@@ -1,0 +1,61 @@
+/* The filter types a device can create ("RT", "RTLightmap", "ATrous",
+ * "Gaussian", ...): for each, the images it accepts, its parameters with
+ * types, defaults and ranges, and the functions that check a configuration
+ * at commit time and run it.  Adding a filter means adding one entry here
+ * (filter_types.c) and nothing in the handle layer. */
+#pragma once
+
+#include <stddef.h>
+
+#include "../core/backend.h"
+#include "../core/status.h"
+
+enum { LULL_MAX_FILTER_IMAGES = 16, LULL_MAX_FILTER_PARAMS = 32 };
+
+typedef enum lull_param_type
+{
+  LULL_PARAM_BOOL, /* shares storage with int, as in OIDN */
+  LULL_PARAM_INT,
+  LULL_PARAM_FLOAT,
+} lull_param_type;
+
+typedef struct lull_param_def
+{
+  const char* name;
+  lull_param_type type;
+  double default_value;  /* NaN allowed for float ("automatic") */
+  double min, max;       /* checked at commit; NaN passes when the default is NaN */
+  int read_only;         /* set is ignored with a warning */
+  int needs_commit;      /* 0: takes effect without re-commit (e.g. inputScale) */
+  const char* doc;
+} lull_param_def;
+
+/* What commit checks and execute runs: plain data, resolved views. */
+typedef struct lull_filter_config
+{
+  lull_image images[LULL_MAX_FILTER_IMAGES]; /* indexed like the type's image names */
+  const double* values;                      /* indexed like the type's params */
+} lull_filter_config;
+
+typedef struct lull_filter_type
+{
+  const char* name;
+  const char* const* image_names;  /* NULL-terminated */
+  const lull_param_def* params;
+  int num_params;
+  /* Commit-time checks of images and parameters. */
+  lull_status (*check)(const lull_filter_config* config, lull_error* err);
+  /* Runs the filter on a backend. */
+  lull_status (*execute)(lull_backend* backend, const lull_filter_config* config,
+                         const lull_progress* progress, int async, lull_error* err);
+  /* tileAlignment / tileOverlap reported after commit. */
+  int (*tile_overlap)(const lull_filter_config* config);
+} lull_filter_type;
+
+/* The type named name, or NULL. */
+const lull_filter_type* lull_filter_type_find(const char* name);
+/* Index of an image or parameter name in a type, or -1. */
+int lull_filter_type_image(const lull_filter_type* type, const char* name);
+int lull_filter_type_param(const lull_filter_type* type, const char* name);
+/* All registered types, NULL-terminated (for documentation and tools). */
+const lull_filter_type* const* lull_filter_types(void);

@@ -1,0 +1,128 @@
+/* The objects behind OIDN's handles, shared by the files of the handle
+ * layer.  Lifetimes follow OIDN (and libuv's habit of explicit ownership):
+ * every object is reference counted, buffers and filters hold a reference
+ * to their device, and a filter holds references to the buffers its images
+ * live in.  Each public call that touches a device takes the device's mutex,
+ * so calls on one device are serialised as in OIDN. */
+#pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <OpenImageDenoise/oidn.h>
+
+#include "../core/backend.h"
+#include "filter_types.h"
+
+/* Tags that let a call recognise a handle of the wrong kind or a released
+ * one (best effort: released memory may have been reused). */
+enum
+{
+  LULL_MAGIC_DEVICE = 0x6c6c7544,  /* "Dull" */
+  LULL_MAGIC_BUFFER = 0x6c6c7542,
+  LULL_MAGIC_FILTER = 0x6c6c7546,
+  LULL_MAGIC_DEAD = 0,
+};
+
+typedef struct lull_error_slot lull_error_slot;
+
+struct OIDNDeviceImpl
+{
+  unsigned magic;
+  atomic_int refs;
+  pthread_mutex_t mutex;        /* serialises calls on this device */
+  OIDNDeviceType type;          /* CPU or CUDA, never DEFAULT */
+  int cuda_device_id;
+  void* cuda_stream;
+
+  /* parameters, effective after commit */
+  int verbose;
+  int num_threads;
+  int set_affinity;
+  int committed;
+  int dirty;                    /* a parameter was set after the commit */
+
+  lull_backend* backend;        /* created by the commit */
+
+  /* errors: one slot per thread (pthread key), callback for every error */
+  pthread_key_t error_key;
+  pthread_mutex_t error_mutex;  /* guards slots and the callback */
+  lull_error_slot* slots;       /* all slots, for cleanup */
+  OIDNErrorFunction error_func;
+  void* error_user;
+};
+
+struct OIDNBufferImpl
+{
+  unsigned magic;
+  atomic_int refs;
+  OIDNDevice device;
+  void* data;
+  size_t size;
+  int storage;                  /* OIDNStorage */
+  int shared;                   /* memory owned by the user */
+};
+
+/* One image argument of a filter. */
+typedef struct lull_filter_image
+{
+  int set;
+  OIDNBuffer buffer;            /* NULL for shared images */
+  void* ptr;                    /* shared pointer, or NULL */
+  lull_format format;
+  size_t width, height, offset, pixel_stride, row_stride;
+} lull_filter_image;
+
+struct OIDNFilterImpl
+{
+  unsigned magic;
+  atomic_int refs;
+  OIDNDevice device;
+  const lull_filter_type* type;
+  lull_filter_image images[LULL_MAX_FILTER_IMAGES];
+  double values[LULL_MAX_FILTER_PARAMS];
+  int committed;                /* commit succeeded and nothing changed since */
+  OIDNProgressMonitorFunction progress_func;
+  void* progress_user;
+};
+
+/* -- error.c -------------------------------------------------------------- */
+
+/* Records an error: in the device's slot for this thread (the global slot
+ * when device is NULL), first error wins; the device's callback sees every
+ * error; verbose devices print it. */
+void lull_api_error(OIDNDevice device, OIDNError code, const char* message);
+void lull_api_error_status(OIDNDevice device, const lull_error* err);
+/* Printed when the device is verbose (unknown parameters, for example). */
+void lull_api_warning(OIDNDevice device, const char* format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+int lull_device_errors_init(OIDNDevice device);
+void lull_device_errors_destroy(OIDNDevice device);
+
+/* -- handle checks (each records "handle is null" and returns 0) --------- */
+
+int lull_check_device(OIDNDevice device);
+int lull_check_buffer(OIDNBuffer buffer);
+int lull_check_filter(OIDNFilter filter);
+/* Records "string pointer is null" on device and returns 0 when s is NULL. */
+int lull_check_string(OIDNDevice device, const char* s);
+
+/* -- device.c ------------------------------------------------------------- */
+
+void lull_device_lock(OIDNDevice device);
+void lull_device_unlock(OIDNDevice device);
+/* 1 when the device is committed and clean, else records the error. */
+int lull_device_ready(OIDNDevice device);
+/* Drops one reference (buffers and filters call this for theirs). */
+void lull_device_release(OIDNDevice device);
+
+/* -- buffer.c ------------------------------------------------------------- */
+
+/* Drops one reference (filters call this for the buffers of their images). */
+void lull_buffer_release(OIDNBuffer buffer);
+
+/* Reads an environment variable as an int; returns fallback when unset. */
+int lull_env_int(const char* name, int fallback);

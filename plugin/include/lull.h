@@ -1,0 +1,73 @@
+/* lull's additions to the Open Image Denoise API.
+ *
+ * Everything lull does is reachable through OIDN's functions (oidn.h):
+ * lull's filters are more filter types and parameters.  This header names
+ * them, and adds functions to list filter types and their parameters (for
+ * tools, bindings and documentation). */
+#pragma once
+
+#include <OpenImageDenoise/oidn.h>
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/* -- filter types (oidnNewFilter) -------------------------------------------
+ *
+ * "RT", "RTLightmap"  OIDN's names, mapped onto lull's classical filters.
+ * "ATrous"            edge-avoiding à-trous wavelet filter (Dammertz 2010),
+ *                     images color, output, albedo, normal, depth, position,
+ *                     variance; parameters below.
+ * "Gaussian"          plain Gaussian blur, images color, output, float sigma. */
+#define LULL_FILTER_RT "RT"
+#define LULL_FILTER_RTLIGHTMAP "RTLightmap"
+#define LULL_FILTER_ATROUS "ATrous"
+#define LULL_FILTER_GAUSSIAN "Gaussian"
+
+/* Values of the ATrous int parameter "colorMode". */
+#define LULL_COLOR_MODE_FIXED 0    /* Dammertz: sigmaColor, halved per level */
+#define LULL_COLOR_MODE_VARIANCE 1 /* SVGF: sigmaLuminance standard deviations */
+
+/* Values of the ATrous int parameter "schedule" (CUDA device). */
+#define LULL_SCHEDULE_AUTO -1     /* the faster, as measured */
+#define LULL_SCHEDULE_BASELINE 0  /* one kernel per level, dilated taps */
+#define LULL_SCHEDULE_PERMUTED 1  /* Dolp et al. 2024: undilated taps on permuted subimages */
+
+/* -- introspection ---------------------------------------------------------- */
+
+/* lull's own version, e.g. "0.1.0" (the OIDN API level is OIDN_VERSION). */
+OIDN_API const char* lullGetVersionString(void);
+
+/* Filter types: count, and the name of type i (NULL when out of range). */
+OIDN_API int lullGetFilterTypeCount(void);
+OIDN_API const char* lullGetFilterTypeName(int index);
+
+typedef enum
+{
+  LULL_PARAM_TYPE_BOOL = 0,
+  LULL_PARAM_TYPE_INT = 1,
+  LULL_PARAM_TYPE_FLOAT = 2,
+} LullParamType;
+
+typedef struct LullParamInfo
+{
+  const char* name;
+  LullParamType type;
+  double defaultValue; /* NaN means "automatic" */
+  double minValue, maxValue;
+  bool readOnly;
+  const char* description;
+} LullParamInfo;
+
+/* Parameters of a filter type (-1 for an unknown type) and their details;
+ * returns false for an unknown type or index. */
+OIDN_API int lullGetFilterParamCount(const char* filterType);
+OIDN_API bool lullGetFilterParamInfo(const char* filterType, int index, LullParamInfo* info);
+
+/* Image names a filter type accepts: count (-1 for an unknown type), name. */
+OIDN_API int lullGetFilterImageCount(const char* filterType);
+OIDN_API const char* lullGetFilterImageName(const char* filterType, int index);
+
+#if defined(__cplusplus)
+}
+#endif
