@@ -11,6 +11,7 @@
  * same tables. */
 #include "filter_types.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,17 +72,17 @@ static const lull_param_def atrous_params[AP_COUNT] = {
     INT_PARAM("colorMode", LULL_ATROUS_COLOR_VARIANCE, 0, 1,
               "0: fixed sigmaColor halved per level (Dammertz 2010); 1: luminance distance "
               "over its standard deviation (SVGF)"),
-    FLOAT_PARAM("sigmaColor", 1.0, 1e-6, 1e30, "colorMode 0: colour sigma of level 0"),
-    FLOAT_PARAM("sigmaLuminance", 4.0, 1e-6, 1e30,
+    FLOAT_PARAM("sigmaColor", 1.0, 1e-6, FLT_MAX, "colorMode 0: colour sigma of level 0"),
+    FLOAT_PARAM("sigmaLuminance", 4.0, 1e-6, FLT_MAX,
                 "colorMode 1: allowed luminance difference in standard deviations"),
-    FLOAT_PARAM("sigmaNormal", 0.2, 0, 1e30, "normal sigma (|n_p - n_q|); 0 disables"),
-    FLOAT_PARAM("sigmaDepth", 4.0, 0, 1e30,
+    FLOAT_PARAM("sigmaNormal", 0.2, 0, FLT_MAX, "normal sigma (|n_p - n_q|); 0 disables"),
+    FLOAT_PARAM("sigmaDepth", 4.0, 0, FLT_MAX,
                 "depth/position sigma in pixel footprints per pixel of distance; 0 disables"),
-    FLOAT_PARAM("sigmaAlbedo", 0.1, 0, 1e30, "albedo sigma; 0 disables"),
+    FLOAT_PARAM("sigmaAlbedo", 0.1, 0, FLT_MAX, "albedo sigma; 0 disables"),
     BOOL_PARAM("demodulate", 1, "filter colour / albedo and multiply the albedo back"),
     BOOL_PARAM("hdr", 1, "false: colour is LDR in [0, 1] and the output is clamped"),
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
-    FLOAT_PARAM("inputScale", AUTO, 1e-30, 1e30, "colour scale (NaN: 1)"),
+    FLOAT_PARAM("inputScale", AUTO, 1e-30, FLT_MAX, "colour scale (NaN: 1)"),
     INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
     INT_PARAM("schedule", -1, -1, 1,
               "CUDA: 0 baseline (dilated taps), 1 permuted (Dolp et al. 2024), -1 the faster"),
@@ -197,7 +198,7 @@ enum
 static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("hdr", 0, "colour is HDR (else LDR in [0, 1], output clamped)"),
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
-    {"inputScale", LULL_PARAM_FLOAT, NAN, 1e-30, 1e30, 0, 0, "colour scale (NaN: automatic)"},
+    {"inputScale", LULL_PARAM_FLOAT, NAN, 1e-30, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
     BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
     INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
     INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),

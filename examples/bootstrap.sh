@@ -1,0 +1,66 @@
+#!/bin/sh
+# Prepares a fresh Debian 12 machine and builds lull (used by the README's
+# two commands, examples/demo.sh and tests/run.sh).
+#
+#   sh examples/bootstrap.sh [--tests]
+#
+# 1. Debian packages: installed with apt-get when run as root; otherwise the
+#    exact apt-get line is printed and the script stops.
+# 2. A Python virtual environment in .venv (NumPy; with --tests also pytest
+#    and Blender's bpy for the add-on's end-to-end test).
+# 3. CMake configure and build in build/ (LULL_BUILD overrides), with the
+#    CUDA backend when nvcc is found.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${LULL_BUILD:-$root/build}
+venv=${LULL_VENV:-$root/.venv}
+with_tests=0
+[ "${1:-}" = "--tests" ] && with_tests=1
+
+say() { printf 'lull: %s\n' "$*"; }
+
+# -- 1. Debian packages -------------------------------------------------------
+packages="build-essential cmake pkg-config libopenimageio-dev libopenexr-dev
+python3 python3-dev python3-venv python3-pip"
+[ "$with_tests" = 1 ] && packages="$packages valgrind"
+missing=""
+for p in $packages; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian packages:$missing"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+  else
+    say "missing Debian packages; run as root, or install them first:"
+    echo "  sudo apt-get install -y$missing"
+    exit 1
+  fi
+fi
+
+# -- 2. Python environment ------------------------------------------------------
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating the Python environment $venv"
+  /usr/bin/python3 -m venv "$venv"
+fi
+pip_install() {
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+}
+"$venv/bin/python" -c "import numpy" 2>/dev/null || pip_install numpy
+if [ "$with_tests" = 1 ]; then
+  "$venv/bin/python" -c "import pytest" 2>/dev/null || pip_install pytest
+  # Blender as a Python module, for the add-on's end-to-end test (~350 MB)
+  "$venv/bin/python" -c "import bpy" 2>/dev/null || pip_install "bpy>=4.2"
+fi
+
+# -- 3. Build ---------------------------------------------------------------------
+say "building in $build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DPython3_EXECUTABLE="$venv/bin/python" >/dev/null
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake --build "$build" -j "$jobs"
