@@ -1,0 +1,311 @@
+"""lull: removes Monte Carlo path-tracing noise without a neural network.
+
+Edge-avoiding à-trous wavelets (Dammertz et al. 2010) and gradient-domain
+reconstruction behind the Open Image Denoise API, here as a Python module.
+
+One call::
+
+    import lull
+    clean = lull.denoise(color, albedo, normal)              # filter "RT"
+    clean = lull.denoise(color, albedo, normal, depth, filter="ATrous",
+                         iterations=5, sigmaLuminance=4.0)
+    image = lull.reconstruct(primal, dx, dy)                 # "Poisson"
+
+Objects, mirroring the C API::
+
+    with lull.Device("cpu") as device, device.new_filter("ATrous") as f:
+        f.set_image("color", color)
+        f.set_image("output", out)
+        f["iterations"] = 5
+        f.progress = lambda done: print(f"{done:.0%}")  # return False to cancel
+        f.execute()                                      # releases the GIL
+
+Files (Blender's multilayer EXR and others, through lull's C image I/O)::
+
+    passes = lull.read_exr("render.exr")        # {"ViewLayer.Combined": array, ...}
+    lull.write_exr("out.exr", {"ViewLayer.Denoised": clean})
+    lull.add_passes("render.exr", "render_denoised.exr", {"ViewLayer.Denoised": clean})
+
+Arrays come in through the buffer protocol: float32 or float16, shape
+(H, W) or (H, W, C) with C <= 4, any strides.  NumPy is not required;
+results are NumPy arrays when NumPy is importable, else memoryviews.
+Errors of the library raise lull.Error (with .code, one of lull.ERROR_*).
+"""
+
+import glob as _glob
+import os as _os
+import sys as _sys
+import threading as _threading
+
+try:
+    from . import _lull
+except ImportError as _exc:  # say which Python the compiled module is for
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    _built = sorted(_os.path.basename(p) for p in _glob.glob(_os.path.join(_here, "_lull*")))
+    _want = "cpython-%d%d" % _sys.version_info[:2]
+    if _built and not any(_want in b for b in _built):
+        raise ImportError(
+            "lull's compiled module does not match this Python (%s %d.%d): found %s; "
+            "rebuild lull for this Python (cmake -DPython3_EXECUTABLE=%s)"
+            % (_sys.implementation.name, _sys.version_info[0], _sys.version_info[1],
+               ", ".join(_built), _sys.executable)) from _exc
+    raise
+
+from ._lull import (  # noqa: F401  (re-exported API)
+    COLOR_MODE_FIXED,
+    COLOR_MODE_VARIANCE,
+    ERROR_CANCELLED,
+    ERROR_INVALID_ARGUMENT,
+    ERROR_INVALID_OPERATION,
+    ERROR_NONE,
+    ERROR_OUT_OF_MEMORY,
+    ERROR_UNKNOWN,
+    ERROR_UNSUPPORTED_HARDWARE,
+    HAVE_IMAGE_IO,
+    SCHEDULE_AUTO,
+    SCHEDULE_BASELINE,
+    SCHEDULE_PERMUTED,
+    Device,
+    Error,
+    Filter,
+    __version__,
+    filter_images,
+    filter_params,
+    filter_types,
+    physical_devices,
+)
+
+__all__ = [
+    "Device", "Filter", "Error", "Passes", "denoise", "reconstruct", "read_exr", "write_exr",
+    "add_passes", "filter_types", "filter_params", "filter_images", "physical_devices",
+    "__version__",
+]
+
+try:
+    import numpy as _np
+except ImportError:  # the module works without NumPy
+    _np = None
+
+
+# -- arrays -------------------------------------------------------------------
+
+
+def _shape_and_code(array):
+    """(shape, 'f' | 'e') of a buffer; ('f' for formats set_image will reject)."""
+    view = memoryview(array)
+    code = view.format.lstrip("@=<")
+    return tuple(view.shape), ("e" if code == "e" else "f")
+
+
+def _empty(shape, code):
+    """A new writable array: NumPy when available, else a float32 memoryview."""
+    if _np is not None:
+        return _np.empty(shape, dtype=_np.float16 if code == "e" else _np.float32)
+    count = 1
+    for n in shape:
+        count *= n
+    # memoryview.cast has no float16 before Python 3.12: float32 then
+    return memoryview(bytearray(4 * count)).cast("f", shape)
+
+
+def _from_floats(data, height, width, channels):
+    """float32 bytes (H*W*C) as an (H, W) or (H, W, C) array."""
+    shape = (height, width) if channels == 1 else (height, width, channels)
+    if _np is not None:
+        return _np.frombuffer(data, dtype=_np.float32).reshape(shape)
+    return memoryview(data).cast("f", shape)
+
+
+# -- devices --------------------------------------------------------------------
+
+_local = _threading.local()
+
+
+def _device(device):
+    """A Device from None / a type name / a Device.  Implicit devices are made
+    once per thread (and per type), so threads never wait on each other's
+    device."""
+    if isinstance(device, Device):
+        return device
+    key = "default" if device is None else device
+    cache = getattr(_local, "devices", None)
+    if cache is None:
+        cache = _local.devices = {}
+    if key not in cache or cache[key].closed:
+        cache[key] = Device(key)
+    return cache[key]
+
+
+def _lull_error(code, message):
+    error = Error(message)
+    error.code = code
+    error.message = message
+    return error
+
+
+def _run(filter_type, device, images, out, progress, params, like):
+    if filter_type not in filter_types():
+        raise _lull_error(
+            ERROR_INVALID_ARGUMENT,
+            "filter '%s' is not available in this build of lull (filters: %s)"
+            % (filter_type, ", ".join(filter_types())))
+    accepted = filter_images(filter_type)
+    for name in [k for k in params if k in accepted]:
+        images[name] = params.pop(name)
+    dev = _device(device)
+    with dev.new_filter(filter_type) as f:
+        for name, array in images.items():
+            if array is not None:
+                f.set_image(name, array)
+        if out is None:
+            out = _empty(*_shape_and_code(like))
+        f.set_image("output", out)
+        for name, value in params.items():
+            f[name] = value
+        f.progress = progress
+        f.execute()
+    return out
+
+
+def denoise(color, albedo=None, normal=None, depth=None, *, filter="RT", device=None, out=None,
+            progress=None, **params):
+    """Denoises `color` and returns the result (a new array, or `out`).
+
+    albedo, normal, depth: optional guide images of the same size.
+    filter: "RT" (default; OIDN's name, lull's best classical filter),
+        "ATrous", "Gaussian", ... (lull.filter_types()).
+    device: None (a per-thread default device), "cpu", "cuda", "default"
+        or a lull.Device.
+    out: array to write into (same shape as color; may be color itself).
+    progress: callable(fraction); returning False cancels (lull.Error with
+        code lull.ERROR_CANCELLED).
+    params: filter parameters (lull.filter_params(filter)), e.g.
+        iterations=5, or more images by name (position=..., variance=...).
+        Colour is taken as HDR (hdr=True) unless hdr or srgb is given.
+    """
+    if "hdr" in [p["name"] for p in _params_of(filter)] and "hdr" not in params \
+            and not params.get("srgb"):
+        params["hdr"] = True
+    images = {"color": color, "albedo": albedo, "normal": normal, "depth": depth}
+    return _run(filter, device, images, out, progress, params, color)
+
+
+def _params_of(filter_type):
+    try:
+        return filter_params(filter_type)
+    except ValueError:
+        return []
+
+
+_FEATURES = ("albedo", "normal", "depth", "position")
+
+
+def reconstruct(primal, dx, dy, *, filter=None, device=None, out=None, progress=None,
+                **features_and_params):
+    """Gradient-domain reconstruction: the image whose forward differences
+    best match (dx, dy) while staying close to `primal` (Vicini 2015 ch. 5).
+
+    dx[y, x] ~ I[y, x+1] - I[y, x] and dy[y, x] ~ I[y+1, x] - I[y, x].
+    filter: "Poisson" (screened Poisson, L2 or L1; the default without
+        features) or "GradientDomain" (feature-guided; the default when
+        albedo/normal/depth/position are given).
+    features_and_params: feature images by name (albedo=, normal=, depth=,
+        position=, ...) and filter parameters (alpha=, norm=, ...).
+    """
+    if filter is None:
+        has_features = any(features_and_params.get(k) is not None for k in _FEATURES)
+        filter = "GradientDomain" if has_features else "Poisson"
+    images = {"color": primal, "gradientX": dx, "gradientY": dy}
+    return _run(filter, device, images, out, progress, features_and_params, primal)
+
+
+# -- image files -------------------------------------------------------------------
+
+
+class Passes(dict):
+    """The passes of an image file: a dict "Layer.Pass" -> array, with the
+    file's size, each pass's channel names and whether it was stored as half.
+
+    Keys: "ViewLayer.Combined", "ViewLayer.Denoising Albedo", ... for
+    Blender's multilayer EXR ("Layer.Pass.Channel"); "Pass" without a layer;
+    "" for a plain RGB(A) file; multiview passes end in ".<view>".
+    """
+
+    def __init__(self, *args, width=0, height=0, channel_names=None, half=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.width = width
+        self.height = height
+        self.channel_names = dict(channel_names or {})
+        self.half = dict(half or {})
+
+
+def _join(*parts):
+    return ".".join(p for p in parts if p)
+
+
+def read_exr(path):
+    """Reads an image file (multilayer or single-layer EXR, PFM, and what
+    OpenImageIO reads) into a Passes dict of float32 arrays ((H, W) for
+    one channel, (H, W, C) otherwise)."""
+    width, height, passes = _lull._read_image(_os.fspath(path))
+    result = Passes(width=width, height=height)
+    for layer, name, channels, half, data, view in passes:
+        key = _join(layer, name, view)
+        result[key] = _from_floats(data, height, width, len(channels))
+        result.channel_names[key] = tuple(channels)
+        result.half[key] = bool(half)
+    return result
+
+
+def _default_channels(name, count):
+    lowered = name.lower()
+    if count == 1:
+        return ("Z",) if ("depth" in lowered or lowered == "mist") else ("Y",)
+    if count == 2:
+        return ("X", "Y")
+    if any(w in lowered for w in ("normal", "position", "vector")) and count == 3:
+        return ("X", "Y", "Z")
+    return ("R", "G", "B", "A")[:count]
+
+
+def _pass_tuples(passes, channel_names, half):
+    channel_names = dict(channel_names or {})
+    known_names = getattr(passes, "channel_names", {})
+    known_half = getattr(passes, "half", {})
+    tuples = []
+    for key, array in passes.items():
+        layer, _, name = key.rpartition(".")
+        shape, code = _shape_and_code(array)
+        count = 1 if len(shape) == 2 else (shape[2] if len(shape) == 3 else 0)
+        names = channel_names.get(key) or known_names.get(key)
+        if names is None or len(names) != count:
+            names = _default_channels(name, count)
+        if isinstance(half, dict):
+            as_half = half.get(key, known_half.get(key, code == "e"))
+        elif half is None:
+            as_half = known_half.get(key, code == "e")
+        else:
+            as_half = bool(half)
+        tuples.append((layer, name, tuple(names), bool(as_half), array))
+    return tuples
+
+
+def write_exr(path, passes, *, channel_names=None, half=None):
+    """Writes passes ({"Layer.Pass": array}, or a Passes from read_exr) to an
+    image file, atomically: the file appears complete or not at all.  EXR is
+    multilayer when a key names a pass; the format follows the extension.
+
+    channel_names: {key: ("R", "G", "B")} (default: RGB(A), XYZ for normals
+        and positions, Z for depth, Y otherwise; Passes keep theirs).
+    half: True/False for all passes, or {key: bool} (default: float16
+        arrays and passes read as half are stored as half).
+    """
+    _lull._write_image(_os.fspath(path), _pass_tuples(passes, channel_names, half))
+
+
+def add_passes(src, dst, passes, *, channel_names=None, half=None):
+    """Copies image file `src` to `dst` (which may be `src`) with `passes`
+    added, or replaced where a pass of that name exists.  Every other
+    channel, the file's metadata and compression are kept exactly; the
+    write is atomic."""
+    _lull._add_passes(_os.fspath(src), _os.fspath(dst), _pass_tuples(passes, channel_names, half))

@@ -1,0 +1,182 @@
+/* Images from the buffer protocol: any exporter (NumPy arrays, memoryviews,
+ * array.array reshaped through memoryview.cast) of float32 or float16 with
+ * shape (H, W) or (H, W, C), C <= 4, and any strides.  Layouts OIDN can
+ * describe (contiguous channels, positive pixel and row strides, rows that
+ * do not overlap) are used in place; everything else (negative or zero
+ * strides, transposed views, strided channels) goes through a packed copy,
+ * so no layout is ever misread. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "pylull.h"
+
+/* The scalar type of a struct-module format string: 'f' (float32), 'e'
+ * (float16) in native or little-endian byte order; 0 for anything else. */
+static char scalar_code(const char* format, int* big_endian)
+{
+  *big_endian = 0;
+  if (!format)
+    return 'B'; /* unformatted bytes */
+  if (*format == '@' || *format == '=' || *format == '<')
+    ++format;
+  else if (*format == '>' || *format == '!') {
+    *big_endian = 1;
+    ++format;
+  }
+  if ((format[0] == 'f' || format[0] == 'e') && format[1] == '\0')
+    return format[0];
+  return 0;
+}
+
+static OIDNFormat oidn_format(int channels, int half)
+{
+  static const OIDNFormat floats[] = {OIDN_FORMAT_FLOAT, OIDN_FORMAT_FLOAT2, OIDN_FORMAT_FLOAT3,
+                                      OIDN_FORMAT_FLOAT4};
+  static const OIDNFormat halves[] = {OIDN_FORMAT_HALF, OIDN_FORMAT_HALF2, OIDN_FORMAT_HALF3,
+                                      OIDN_FORMAT_HALF4};
+  return half ? halves[channels - 1] : floats[channels - 1];
+}
+
+static int fail(lull_py_binding* b, PyObject* type, const char* format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  char message[256];
+  PyOS_vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  PyErr_Format(type, "image '%s': %s", b->name, message);
+  PyBuffer_Release(&b->view);
+  return 0;
+}
+
+int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, int output)
+{
+  memset(b, 0, sizeof *b);
+  PyOS_snprintf(b->name, sizeof b->name, "%s", name);
+  b->output = output;
+  if (!PyObject_CheckBuffer(obj)) {
+    PyErr_Format(PyExc_TypeError,
+                 "image '%s': expected an array (buffer protocol: numpy.ndarray, memoryview), "
+                 "got %.80s",
+                 name, Py_TYPE(obj)->tp_name);
+    return 0;
+  }
+  const int flags = PyBUF_RECORDS_RO | (output ? PyBUF_WRITABLE : 0);
+  if (PyObject_GetBuffer(obj, &b->view, flags) != 0) {
+    if (output && PyErr_ExceptionMatches(PyExc_BufferError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "image '%s': the output array is read-only", name);
+    }
+    return 0;
+  }
+  int big_endian = 0;
+  const char code = scalar_code(b->view.format, &big_endian);
+  if (code != 'f' && code != 'e')
+    return fail(b, PyExc_TypeError, "dtype must be float32 or float16 (got format '%s'%s)",
+                b->view.format ? b->view.format : "B",
+                big_endian ? ", big-endian" : "; convert with .astype(numpy.float32)");
+  if (big_endian)
+    return fail(b, PyExc_TypeError, "big-endian data is not supported");
+  b->item_size = code == 'f' ? 4 : 2;
+  if (b->view.itemsize != b->item_size)
+    return fail(b, PyExc_TypeError, "unexpected item size %zd", b->view.itemsize);
+  if (b->view.ndim != 2 && b->view.ndim != 3)
+    return fail(b, PyExc_ValueError, "expected shape (H, W) or (H, W, C), got %d dimensions",
+                b->view.ndim);
+  const Py_ssize_t h = b->view.shape[0], w = b->view.shape[1];
+  const Py_ssize_t c = b->view.ndim == 3 ? b->view.shape[2] : 1;
+  if (c < 1 || c > 4)
+    return fail(b, PyExc_ValueError, "expected 1 to 4 channels, got %zd", c);
+  if (h <= 0 || w <= 0)
+    return fail(b, PyExc_ValueError, "empty image (shape %zd x %zd)", h, w);
+  if (h > 65536 || w > 65536)
+    return fail(b, PyExc_ValueError, "image is too large (%zd x %zd, at most 65536 per side)", h,
+                w);
+  b->height = (int)h;
+  b->width = (int)w;
+  b->channels = (int)c;
+  b->format = oidn_format(b->channels, code == 'e');
+  b->row_stride = b->view.strides[0];
+  b->pixel_stride = b->view.strides[1];
+  b->channel_stride = b->view.ndim == 3 ? b->view.strides[2] : b->item_size;
+  /* strides along a dimension of size 1 are meaningless; give them values
+   * that keep the layout usable in place */
+  const Py_ssize_t pixel_size = (Py_ssize_t)b->channels * b->item_size;
+  if (b->channels == 1)
+    b->channel_stride = b->item_size;
+  if (b->width == 1)
+    b->pixel_stride = pixel_size;
+  if (b->height == 1)
+    b->row_stride = (Py_ssize_t)b->width * b->pixel_stride;
+  b->packed_size = (size_t)h * (size_t)w * (size_t)pixel_size;
+  b->packed = b->channel_stride == b->item_size && b->pixel_stride == pixel_size &&
+              b->row_stride == w * pixel_size;
+  /* rows may be padded and pixels spaced, as OIDN's strides allow */
+  b->direct = b->channel_stride == b->item_size && b->pixel_stride >= pixel_size &&
+              b->row_stride >= w * b->pixel_stride;
+  if (output && !b->direct) {
+    /* an output view that aliases itself (zero strides) cannot be written */
+    if (b->view.strides[0] == 0 || b->view.strides[1] == 0 ||
+        (b->view.ndim == 3 && b->channels > 1 && b->view.strides[2] == 0))
+      return fail(b, PyExc_ValueError, "the output array has overlapping elements (zero strides)");
+  }
+  b->set = 1;
+  return 1;
+}
+
+void lull_py_binding_clear(lull_py_binding* b)
+{
+  if (b->set)
+    PyBuffer_Release(&b->view);
+  if (b->staging)
+    PyMem_RawFree(b->staging);
+  b->staging = NULL;
+  b->set = 0;
+}
+
+/* Address of element (y, x, c) of the view. */
+static char* element(const lull_py_binding* b, int y, int x, int c)
+{
+  return (char*)b->view.buf + (Py_ssize_t)y * b->row_stride + (Py_ssize_t)x * b->pixel_stride +
+         (Py_ssize_t)c * b->channel_stride;
+}
+
+void lull_py_binding_pack(const lull_py_binding* b, void* dst)
+{
+  const size_t pixel_size = (size_t)b->channels * (size_t)b->item_size;
+  if (b->packed) {
+    memcpy(dst, b->view.buf, b->packed_size);
+    return;
+  }
+  char* out = dst;
+  for (int y = 0; y < b->height; ++y)
+    for (int x = 0; x < b->width; ++x) {
+      if (b->channel_stride == b->item_size)
+        memcpy(out, element(b, y, x, 0), pixel_size);
+      else
+        for (int c = 0; c < b->channels; ++c)
+          memcpy(out + (size_t)c * (size_t)b->item_size, element(b, y, x, c),
+                 (size_t)b->item_size);
+      out += pixel_size;
+    }
+}
+
+void lull_py_binding_unpack(const lull_py_binding* b, const void* src)
+{
+  const size_t pixel_size = (size_t)b->channels * (size_t)b->item_size;
+  if (b->packed) {
+    memcpy(b->view.buf, src, b->packed_size);
+    return;
+  }
+  const char* in = src;
+  for (int y = 0; y < b->height; ++y)
+    for (int x = 0; x < b->width; ++x) {
+      if (b->channel_stride == b->item_size)
+        memcpy(element(b, y, x, 0), in, pixel_size);
+      else
+        for (int c = 0; c < b->channels; ++c)
+          memcpy(element(b, y, x, c), in + (size_t)c * (size_t)b->item_size,
+                 (size_t)b->item_size);
+      in += pixel_size;
+    }
+}

@@ -1,0 +1,56 @@
+/* lull.Error: OIDN's errors as a Python exception with the error code
+ * (.code, an OIDNError value, also lull.ERROR_*) and the message. */
+#include "pylull.h"
+
+static const char error_doc[] =
+    "An error reported by lull's C library (Open Image Denoise API).\n\n"
+    ".code is the OIDN error code (lull.ERROR_INVALID_ARGUMENT, ...),\n"
+    ".message the library's message.";
+
+PyObject* lull_py_error_create(PyObject* module)
+{
+  (void)module;
+  return PyErr_NewExceptionWithDoc("lull.Error", error_doc, NULL, NULL);
+}
+
+static const char* code_name(int code)
+{
+  switch (code) {
+    case OIDN_ERROR_NONE: return "none";
+    case OIDN_ERROR_UNKNOWN: return "unknown error";
+    case OIDN_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case OIDN_ERROR_INVALID_OPERATION: return "invalid operation";
+    case OIDN_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case OIDN_ERROR_UNSUPPORTED_HARDWARE: return "unsupported hardware";
+    case OIDN_ERROR_CANCELLED: return "cancelled";
+    default: return "error";
+  }
+}
+
+PyObject* lull_py_raise(const lull_py_state* state, int code, const char* message)
+{
+  if (!message || !*message)
+    message = code_name(code);
+  PyObject* exc = PyObject_CallFunction(state->error, "s", message);
+  if (!exc)
+    return NULL;
+  PyObject* code_obj = PyLong_FromLong(code);
+  PyObject* msg_obj = PyUnicode_FromString(message);
+  if (code_obj && msg_obj && PyObject_SetAttrString(exc, "code", code_obj) == 0 &&
+      PyObject_SetAttrString(exc, "message", msg_obj) == 0)
+    PyErr_SetObject(state->error, exc);
+  Py_XDECREF(code_obj);
+  Py_XDECREF(msg_obj);
+  Py_DECREF(exc);
+  return NULL;
+}
+
+int lull_py_check(const lull_py_state* state, OIDNDevice device)
+{
+  const char* message = NULL;
+  const OIDNError code = oidnGetDeviceError(device, &message);
+  if (code == OIDN_ERROR_NONE)
+    return 1;
+  lull_py_raise(state, (int)code, message);
+  return 0;
+}

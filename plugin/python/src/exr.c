@@ -1,0 +1,286 @@
+/* Image files through plugin/io (lull_io.h): the C side of lull.read_exr,
+ * lull.write_exr and lull.add_passes.  Python (lull/__init__.py) turns the
+ * pass tuples into a dict of arrays.
+ *
+ *   _read_image(path) -> (width, height, [(layer, name, channel_names, half,
+ *                          bytearray of float32 H*W*C, view), ...])
+ *   _write_image(path, passes, srgb=False) with passes a list of
+ *                (layer, name, channel_names, half, array)
+ *   _add_passes(src, dst, passes): src's passes and metadata kept exactly,
+ *                passes added (or replaced when layer and name exist)
+ *
+ * Writes are atomic (lull_io): a failed write leaves the destination as it
+ * was.  Built without plugin/io, they raise NotImplementedError. */
+#include <string.h>
+
+#include "pylull.h"
+
+#if defined(LULL_PY_HAVE_IO)
+
+#include "../../../core/half.h"
+#include "../../io/lull_io.h"
+
+enum { ERR_SIZE = 512 };
+
+static lull_py_state* module_state(PyObject* module)
+{
+  return PyModule_GetState(module);
+}
+
+PyObject* lull_py_read_image(PyObject* module, PyObject* args)
+{
+  PyObject* path_obj = NULL;
+  if (!PyArg_ParseTuple(args, "O&:_read_image", PyUnicode_FSConverter, &path_obj))
+    return NULL;
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  char err[ERR_SIZE] = "";
+  int rc;
+  const char* path = PyBytes_AS_STRING(path_obj);
+  Py_BEGIN_ALLOW_THREADS
+  rc = lull_io_read(path, &image, err, sizeof err);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path_obj);
+  if (rc != 0) {
+    lull_py_raise(module_state(module), OIDN_ERROR_INVALID_ARGUMENT,
+                  *err ? err : "cannot read the image file");
+    return NULL;
+  }
+  PyObject* passes = PyList_New(0);
+  const size_t pixels = (size_t)image.width * (size_t)image.height;
+  for (int i = 0; passes && i < image.num_passes; ++i) {
+    const lull_io_pass* p = &image.passes[i];
+    PyObject* names = PyTuple_New(p->channels);
+    for (int c = 0; names && c < p->channels; ++c) {
+      PyObject* s = PyUnicode_DecodeUTF8(p->channel_names[c], (Py_ssize_t)strlen(p->channel_names[c]),
+                                         "replace");
+      if (!s)
+        Py_CLEAR(names);
+      else
+        PyTuple_SET_ITEM(names, c, s);
+    }
+    PyObject* data = PyByteArray_FromStringAndSize((const char*)p->data,
+                                                   (Py_ssize_t)(pixels * (size_t)p->channels *
+                                                                sizeof(float)));
+    PyObject* item = names && data ? Py_BuildValue("(s s O O O s)", p->layer, p->name, names,
+                                                   p->half ? Py_True : Py_False, data, p->view)
+                                   : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(data);
+    if (!item || PyList_Append(passes, item) != 0)
+      Py_CLEAR(passes);
+    Py_XDECREF(item);
+  }
+  PyObject* result = passes ? Py_BuildValue("(i i O)", image.width, image.height, passes) : NULL;
+  Py_XDECREF(passes);
+  lull_io_free(&image);
+  return result;
+}
+
+/* Converts a pass tuple's array to float32 H*W*C (malloc'd) with its size. */
+static float* pass_pixels(PyObject* array, const char* name, int* width, int* height,
+                          int* channels)
+{
+  lull_py_binding b;
+  if (!lull_py_binding_init(&b, array, name, 0))
+    return NULL;
+  const size_t count = (size_t)b.width * (size_t)b.height * (size_t)b.channels;
+  float* out = PyMem_RawMalloc(count * sizeof(float));
+  void* packed = out && b.item_size == 2 ? PyMem_RawMalloc(count * 2) : NULL;
+  if (!out || (b.item_size == 2 && !packed)) {
+    PyMem_RawFree(out);
+    lull_py_binding_clear(&b);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  if (b.item_size == 4)
+    lull_py_binding_pack(&b, out);
+  else {
+    lull_py_binding_pack(&b, packed);
+    const uint16_t* h = packed;
+    for (size_t i = 0; i < count; ++i)
+      out[i] = lull_half_to_float(h[i]);
+    PyMem_RawFree(packed);
+  }
+  *width = b.width;
+  *height = b.height;
+  *channels = b.channels;
+  lull_py_binding_clear(&b);
+  return out;
+}
+
+/* Adds (or, when replace is set and it exists, overwrites) the passes of a
+ * Python list of (layer, name, channel_names, half, array) tuples. */
+static int add_passes(lull_io_image* image, PyObject* passes, int replace)
+{
+  PyObject* seq = PySequence_Fast(passes, "passes must be a sequence of tuples");
+  if (!seq)
+    return 0;
+  int ok = 1;
+  for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    const char *layer = NULL, *name = NULL;
+    PyObject *names = NULL, *array = NULL;
+    int half = 0;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ssOpO", &layer, &name, &names, &half,
+                          &array)) {
+      ok = 0;
+      break;
+    }
+    if (strlen(layer) >= LULL_IO_NAME_SIZE || strlen(name) >= LULL_IO_NAME_SIZE) {
+      PyErr_Format(PyExc_ValueError, "pass name '%.40s.%.40s...' is too long", layer, name);
+      ok = 0;
+      break;
+    }
+    char label[2 * LULL_IO_NAME_SIZE + 2];
+    PyOS_snprintf(label, sizeof label, "%s%s%s", layer, *layer ? "." : "", name);
+    int w = 0, h = 0, c = 0;
+    float* pixels = pass_pixels(array, label, &w, &h, &c);
+    if (!pixels) {
+      ok = 0;
+      break;
+    }
+    const char* channel_names[LULL_IO_MAX_CHANNELS] = {NULL, NULL, NULL, NULL};
+    PyObject* names_seq = PySequence_Fast(names, "channel names must be a sequence");
+    if (!names_seq || PySequence_Fast_GET_SIZE(names_seq) != c) {
+      if (names_seq)
+        PyErr_Format(PyExc_ValueError, "pass '%s' has %d channels but %zd channel names", label,
+                     c, PySequence_Fast_GET_SIZE(names_seq));
+      ok = 0;
+    }
+    for (int k = 0; ok && k < c; ++k) {
+      channel_names[k] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(names_seq, k));
+      if (!channel_names[k] || strlen(channel_names[k]) >= 32) {
+        if (channel_names[k])
+          PyErr_Format(PyExc_ValueError, "channel name of pass '%s' is too long", label);
+        ok = 0;
+      }
+    }
+    if (ok && image->num_passes == 0 && image->width == 0) {
+      image->width = w;
+      image->height = h;
+    }
+    if (ok && (w != image->width || h != image->height)) {
+      PyErr_Format(PyExc_ValueError, "pass '%s' is %d x %d (H x W) but the image is %d x %d",
+                   label, h, w, image->height, image->width);
+      ok = 0;
+    }
+    if (ok) {
+      lull_io_pass* existing = lull_io_find_pass(image, layer, name);
+      if (existing && replace && existing->channels == c) {
+        memcpy(existing->data, pixels, (size_t)w * (size_t)h * (size_t)c * sizeof(float));
+        existing->half = half;
+        for (int k = 0; k < c; ++k)
+          PyOS_snprintf(existing->channel_names[k], sizeof existing->channel_names[k], "%s",
+                        channel_names[k]);
+      } else if (existing) {
+        PyErr_Format(PyExc_ValueError, "pass '%s' exists%s", label,
+                     replace ? " with a different number of channels" : " twice");
+        ok = 0;
+      } else {
+        lull_io_pass* added = lull_io_add_pass(image, layer, name, c, channel_names, pixels);
+        if (!added) {
+          PyErr_NoMemory();
+          ok = 0;
+        } else
+          added->half = half;
+      }
+    }
+    Py_XDECREF(names_seq);
+    PyMem_RawFree(pixels);
+  }
+  Py_DECREF(seq);
+  return ok;
+}
+
+static PyObject* write_checked(PyObject* module, const char* path, lull_io_image* image, int srgb)
+{
+  char err[ERR_SIZE] = "";
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = lull_io_write(path, image, srgb, err, sizeof err);
+  Py_END_ALLOW_THREADS
+  if (rc != 0)
+    return lull_py_raise(module_state(module), OIDN_ERROR_INVALID_ARGUMENT,
+                         *err ? err : "cannot write the image file");
+  Py_RETURN_NONE;
+}
+
+PyObject* lull_py_write_image(PyObject* module, PyObject* args, PyObject* kwargs)
+{
+  static char* kwlist[] = {"path", "passes", "srgb", NULL};
+  PyObject* path_obj = NULL;
+  PyObject* passes = NULL;
+  int srgb = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|p:_write_image", kwlist,
+                                   PyUnicode_FSConverter, &path_obj, &passes, &srgb))
+    return NULL;
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  PyObject* result = NULL;
+  if (add_passes(&image, passes, 0)) {
+    if (image.num_passes == 0)
+      PyErr_SetString(PyExc_ValueError, "no passes to write");
+    else
+      result = write_checked(module, PyBytes_AS_STRING(path_obj), &image, srgb);
+  }
+  lull_io_free(&image);
+  Py_DECREF(path_obj);
+  return result;
+}
+
+PyObject* lull_py_add_passes(PyObject* module, PyObject* args)
+{
+  PyObject *src_obj = NULL, *dst_obj = NULL, *passes = NULL;
+  if (!PyArg_ParseTuple(args, "O&O&O:_add_passes", PyUnicode_FSConverter, &src_obj,
+                        PyUnicode_FSConverter, &dst_obj, &passes))
+    return NULL;
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  char err[ERR_SIZE] = "";
+  int rc;
+  const char* src = PyBytes_AS_STRING(src_obj);
+  Py_BEGIN_ALLOW_THREADS
+  rc = lull_io_read(src, &image, err, sizeof err);
+  Py_END_ALLOW_THREADS
+  PyObject* result = NULL;
+  if (rc != 0)
+    lull_py_raise(module_state(module), OIDN_ERROR_INVALID_ARGUMENT,
+                  *err ? err : "cannot read the image file");
+  else if (add_passes(&image, passes, 1))
+    result = write_checked(module, PyBytes_AS_STRING(dst_obj), &image, 0);
+  lull_io_free(&image);
+  Py_DECREF(src_obj);
+  Py_DECREF(dst_obj);
+  return result;
+}
+
+#else /* no plugin/io */
+
+static PyObject* unavailable(PyObject* module)
+{
+  (void)module;
+  PyErr_SetString(PyExc_NotImplementedError,
+                  "this build of lull has no image-file support (plugin/io was not built)");
+  return NULL;
+}
+
+PyObject* lull_py_read_image(PyObject* module, PyObject* args)
+{
+  (void)args;
+  return unavailable(module);
+}
+
+PyObject* lull_py_write_image(PyObject* module, PyObject* args, PyObject* kwargs)
+{
+  (void)args;
+  (void)kwargs;
+  return unavailable(module);
+}
+
+PyObject* lull_py_add_passes(PyObject* module, PyObject* args)
+{
+  (void)args;
+  return unavailable(module);
+}
+
+#endif
