@@ -103,8 +103,10 @@ static PyObject* device_new(PyTypeObject* cls, PyObject* args, PyObject* kwargs)
   self->handle = handle;
   self->type = oidnGetDeviceInt(handle, "type");
   self->system_memory = oidnGetDeviceBool(handle, "systemMemorySupported");
-  (void)lull_py_check(state, handle);
-  PyErr_Clear();
+  if (!lull_py_check(state, handle)) {
+    Py_DECREF(self);
+    return NULL;
+  }
   return (PyObject*)self;
 }
 

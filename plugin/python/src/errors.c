@@ -13,24 +13,10 @@ PyObject* lull_py_error_create(PyObject* module)
   return PyErr_NewExceptionWithDoc("lull.Error", error_doc, NULL, NULL);
 }
 
-static const char* code_name(int code)
-{
-  switch (code) {
-    case OIDN_ERROR_NONE: return "none";
-    case OIDN_ERROR_UNKNOWN: return "unknown error";
-    case OIDN_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case OIDN_ERROR_INVALID_OPERATION: return "invalid operation";
-    case OIDN_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case OIDN_ERROR_UNSUPPORTED_HARDWARE: return "unsupported hardware";
-    case OIDN_ERROR_CANCELLED: return "cancelled";
-    default: return "error";
-  }
-}
-
 PyObject* lull_py_raise(const lull_py_state* state, int code, const char* message)
 {
   if (!message || !*message)
-    message = code_name(code);
+    message = "lull error"; /* the library always gives a message */
   PyObject* exc = PyObject_CallFunction(state->error, "s", message);
   if (!exc)
     return NULL;

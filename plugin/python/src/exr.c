@@ -27,25 +27,33 @@ static lull_py_state* module_state(PyObject* module)
   return PyModule_GetState(module);
 }
 
+/* Reads a file with the GIL released; raises lull.Error and returns 0 on
+ * failure (leaving *image empty). */
+static int read_file(PyObject* module, const char* path, lull_io_image* image)
+{
+  *image = (lull_io_image){0};
+  char err[ERR_SIZE] = "";
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = lull_io_read(path, image, err, sizeof err);
+  Py_END_ALLOW_THREADS
+  if (rc == 0)
+    return 1;
+  lull_py_raise(module_state(module), OIDN_ERROR_INVALID_ARGUMENT,
+                *err ? err : "cannot read the image file");
+  return 0;
+}
+
 PyObject* lull_py_read_image(PyObject* module, PyObject* args)
 {
   PyObject* path_obj = NULL;
   if (!PyArg_ParseTuple(args, "O&:_read_image", PyUnicode_FSConverter, &path_obj))
     return NULL;
   lull_io_image image;
-  memset(&image, 0, sizeof image);
-  char err[ERR_SIZE] = "";
-  int rc;
-  const char* path = PyBytes_AS_STRING(path_obj);
-  Py_BEGIN_ALLOW_THREADS
-  rc = lull_io_read(path, &image, err, sizeof err);
-  Py_END_ALLOW_THREADS
+  const int ok = read_file(module, PyBytes_AS_STRING(path_obj), &image);
   Py_DECREF(path_obj);
-  if (rc != 0) {
-    lull_py_raise(module_state(module), OIDN_ERROR_INVALID_ARGUMENT,
-                  *err ? err : "cannot read the image file");
+  if (!ok)
     return NULL;
-  }
   PyObject* passes = PyList_New(0);
   const size_t pixels = (size_t)image.width * (size_t)image.height;
   for (int i = 0; passes && i < image.num_passes; ++i) {
@@ -86,21 +94,22 @@ static float* pass_pixels(PyObject* array, const char* name, int* width, int* he
     return NULL;
   const size_t count = (size_t)b.width * (size_t)b.height * (size_t)b.channels;
   float* out = PyMem_RawMalloc(count * sizeof(float));
-  void* packed = out && b.item_size == 2 ? PyMem_RawMalloc(count * 2) : NULL;
-  if (!out || (b.item_size == 2 && !packed)) {
+  uint16_t* halves = NULL;
+  if (out && b.item_size == 2) {
+    halves = PyMem_RawMalloc(count * sizeof *halves);
+    if (halves) {
+      lull_py_binding_pack(&b, halves);
+      for (size_t i = 0; i < count; ++i)
+        out[i] = lull_half_to_float(halves[i]);
+      PyMem_RawFree(halves);
+    }
+  } else if (out)
+    lull_py_binding_pack(&b, out);
+  if (!out || (b.item_size == 2 && !halves)) {
     PyMem_RawFree(out);
     lull_py_binding_clear(&b);
     PyErr_NoMemory();
     return NULL;
-  }
-  if (b.item_size == 4)
-    lull_py_binding_pack(&b, out);
-  else {
-    lull_py_binding_pack(&b, packed);
-    const uint16_t* h = packed;
-    for (size_t i = 0; i < count; ++i)
-      out[i] = lull_half_to_float(h[i]);
-    PyMem_RawFree(packed);
   }
   *width = b.width;
   *height = b.height;
@@ -167,7 +176,9 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
     if (ok) {
       lull_io_pass* existing = lull_io_find_pass(image, layer, name);
       if (existing && replace && existing->channels == c) {
-        memcpy(existing->data, pixels, (size_t)w * (size_t)h * (size_t)c * sizeof(float));
+        const size_t n = (size_t)w * (size_t)h * (size_t)c;
+        for (size_t k = 0; k < n; ++k)
+          existing->data[k] = pixels[k];
         existing->half = half;
         for (int k = 0; k < c; ++k)
           PyOS_snprintf(existing->channel_names[k], sizeof existing->channel_names[k], "%s",
@@ -214,8 +225,7 @@ PyObject* lull_py_write_image(PyObject* module, PyObject* args, PyObject* kwargs
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|p:_write_image", kwlist,
                                    PyUnicode_FSConverter, &path_obj, &passes, &srgb))
     return NULL;
-  lull_io_image image;
-  memset(&image, 0, sizeof image);
+  lull_io_image image = {0};
   PyObject* result = NULL;
   if (add_passes(&image, passes, 0)) {
     if (image.num_passes == 0)
@@ -235,18 +245,8 @@ PyObject* lull_py_add_passes(PyObject* module, PyObject* args)
                         PyUnicode_FSConverter, &dst_obj, &passes))
     return NULL;
   lull_io_image image;
-  memset(&image, 0, sizeof image);
-  char err[ERR_SIZE] = "";
-  int rc;
-  const char* src = PyBytes_AS_STRING(src_obj);
-  Py_BEGIN_ALLOW_THREADS
-  rc = lull_io_read(src, &image, err, sizeof err);
-  Py_END_ALLOW_THREADS
   PyObject* result = NULL;
-  if (rc != 0)
-    lull_py_raise(module_state(module), OIDN_ERROR_INVALID_ARGUMENT,
-                  *err ? err : "cannot read the image file");
-  else if (add_passes(&image, passes, 1))
+  if (read_file(module, PyBytes_AS_STRING(src_obj), &image) && add_passes(&image, passes, 1))
     result = write_checked(module, PyBytes_AS_STRING(dst_obj), &image, 0);
   lull_io_free(&image);
   Py_DECREF(src_obj);

@@ -469,13 +469,13 @@ PyObject* lull_py_filter_new(lull_py_device* device, const char* type)
       lull_py_raise(state, OIDN_ERROR_UNKNOWN, "cannot create the filter");
     return NULL;
   }
-  lull_py_filter* f = PyObject_GC_New(lull_py_filter, state->filter_type);
+  /* tp_alloc zeroes the fields and starts GC tracking (traverse copes
+   * with the NULLs until they are filled in) */
+  lull_py_filter* f = (lull_py_filter*)state->filter_type->tp_alloc(state->filter_type, 0);
   if (!f) {
     oidnReleaseFilter(handle);
     return NULL;
   }
-  /* PyObject_GC_New does not zero the object's fields */
-  memset((char*)f + sizeof(PyObject), 0, sizeof *f - sizeof(PyObject));
   f->handle = handle;
   f->device = device->handle;
   oidnRetainDevice(f->device);
@@ -484,7 +484,6 @@ PyObject* lull_py_filter_new(lull_py_device* device, const char* type)
   f->system_memory = device->system_memory;
   PyOS_snprintf(f->type_name, sizeof f->type_name, "%s", type);
   f->dirty = 1;
-  PyObject_GC_Track(f);
   return (PyObject*)f;
 }
 
