@@ -63,7 +63,10 @@ int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, in
   }
   const int flags = PyBUF_RECORDS_RO | (output ? PyBUF_WRITABLE : 0);
   if (PyObject_GetBuffer(obj, &b->view, flags) != 0) {
-    if (output && PyErr_ExceptionMatches(PyExc_BufferError)) {
+    /* exporters say "not writable" in their own words (NumPy: ValueError,
+     * bytes: BufferError): when a read-only request works, say it plainly */
+    if (output && PyObject_GetBuffer(obj, &b->view, PyBUF_RECORDS_RO) == 0) {
+      PyBuffer_Release(&b->view);
       PyErr_Clear();
       PyErr_Format(PyExc_ValueError, "image '%s': the output array is read-only", name);
     }
