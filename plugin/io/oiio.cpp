@@ -1,0 +1,520 @@
+// Image files through OpenImageIO: EXR (single- and multilayer, single- and
+// multi-part), PNG, HDR, TIFF, JPEG and the rest of what OpenImageIO reads.
+//
+// The one C++ translation unit of lull_io: everything here is reached
+// through the C functions declared in io_internal.h, and no exception
+// leaves them.
+//
+// What a rewrite keeps (so adding a pass to a Blender render is
+// non-destructive): each part's header attributes and data window, the
+// part each channel lived in, and each channel's storage type (half or
+// float, from the pass's `half` flag; other types as they were).
+#include <OpenImageIO/imageio.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "io_internal.h"
+
+namespace {
+
+using OIIO::ImageInput;
+using OIIO::ImageOutput;
+using OIIO::ImageSpec;
+using OIIO::TypeDesc;
+
+struct Part
+{
+  ImageSpec spec;                  // as read: attributes, windows, channels
+  std::string prefix;              // "Part." when its bare channels were given the part's name
+  std::set<std::string> channels;  // full names of the channels that live here
+};
+
+// What lull_io_metadata.oiio points to.
+struct State
+{
+  std::string format;
+  std::vector<Part> parts;
+  std::map<std::string, TypeDesc> channel_types;  // full name -> type in the file
+  std::vector<std::pair<std::string, std::string>> attributes;  // for lull_io_get_attribute
+};
+
+// OpenImageIO's messages can span lines; ours are one line.
+std::string one_line(std::string message)
+{
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+    message.pop_back();
+  std::replace(message.begin(), message.end(), '\n', ';');
+  return message.empty() ? std::string("unknown error") : message;
+}
+
+int fail(char* err, size_t err_size, const char* path, const std::string& message)
+{
+  return lull_io_fail(err, err_size, path, "%s", one_line(message).c_str());
+}
+
+bool is_integer(TypeDesc type)
+{
+  return type.basetype != TypeDesc::FLOAT && type.basetype != TypeDesc::HALF &&
+         type.basetype != TypeDesc::DOUBLE;
+}
+
+TypeDesc channel_type(const ImageSpec& spec, int c)
+{
+  return spec.channelformats.empty() ? spec.format : spec.channelformats[size_t(c)];
+}
+
+// The views of a multiview file, from its "multiView" attribute.
+std::vector<std::string> views_of(const ImageSpec& spec)
+{
+  std::vector<std::string> views;
+  const OIIO::ParamValue* p = spec.find_attribute("multiView");
+  if (p && p->type().basetype == TypeDesc::STRING)
+    for (int i = 0; i < int(p->type().numelements()); ++i)
+      views.emplace_back(p->get<OIIO::ustring>(i).string());
+  return views;
+}
+
+// Part i's channel names: bare names ("R") of a named part of a multi-part
+// file read as "Part.R", so parts that reuse "R" stay apart.
+std::vector<std::string> part_channel_names(const ImageSpec& spec, bool multipart,
+                                            std::string* prefix)
+{
+  std::vector<std::string> names;
+  const std::string part_name = spec.get_string_attribute("oiio:subimagename");
+  prefix->clear();
+  bool bare = false;
+  for (const std::string& name : spec.channelnames)
+    bare |= name.find('.') == std::string::npos;
+  if (multipart && bare && !part_name.empty())
+    *prefix = part_name + ".";
+  for (const std::string& name : spec.channelnames)
+    names.push_back(name.find('.') == std::string::npos ? *prefix + name : name);
+  return names;
+}
+
+int read_file(const char* path, lull_io_image* image, char* err, size_t err_size)
+{
+  ImageSpec config;
+  config.attribute("oiio:UnassociatedAlpha", 1);  // values as stored: no premultiplication
+  auto in = ImageInput::open(path, &config);
+  if (!in)
+    return fail(err, err_size, path, OIIO::geterror());
+
+  auto state = std::make_unique<State>();
+  state->format = in->format_name();
+  const bool exr = state->format == "openexr";
+  // Every part of an EXR; the first image of anything else (TIFF pages, GIF frames).
+  for (int s = 0; in->seek_subimage(s, 0); ++s) {
+    state->parts.push_back(Part{in->spec(), std::string(), {}});
+    if (!exr)
+      break;
+  }
+  if (state->parts.empty())
+    return fail(err, err_size, path, in->geterror());
+  const ImageSpec& first = state->parts[0].spec;
+  for (const Part& part : state->parts) {
+    const ImageSpec& spec = part.spec;
+    if (spec.deep)
+      return lull_io_fail(err, err_size, path, "deep images are not supported");
+    if (!lull_io_size_ok(spec.width, spec.height, spec.nchannels) || spec.depth != 1)
+      return lull_io_fail(err, err_size, path, "invalid image size %dx%d with %d channels",
+                          spec.width, spec.height, spec.nchannels);
+    if (spec.width != first.width || spec.height != first.height)
+      return lull_io_fail(err, err_size, path,
+                          "parts of different sizes (%dx%d and %dx%d) are not supported",
+                          first.width, first.height, spec.width, spec.height);
+  }
+
+  // Channel names of all parts, then the passes they form.
+  const bool multipart = state->parts.size() > 1;
+  std::vector<std::string> names;
+  std::vector<TypeDesc> types;
+  for (Part& part : state->parts) {
+    for (const std::string& name : part_channel_names(part.spec, multipart, &part.prefix)) {
+      part.channels.insert(name);
+      names.push_back(name);
+    }
+    for (int c = 0; c < part.spec.nchannels; ++c)
+      types.push_back(channel_type(part.spec, c));
+  }
+  if (names.size() > size_t(LULL_IO_MAX_FILE_CHANNELS))
+    return lull_io_fail(err, err_size, path, "too many channels (%zu)", names.size());
+  const std::vector<std::string> views = views_of(first);
+  std::vector<const char*> name_ptrs, view_ptrs;
+  for (const std::string& n : names)
+    name_ptrs.push_back(n.c_str());
+  for (const std::string& v : views)
+    view_ptrs.push_back(v.c_str());
+  std::vector<lull_io_channel_slot> slots(names.size());
+  image->width = first.width;
+  image->height = first.height;
+  if (lull_io_group_channels(name_ptrs.data(), int(names.size()), view_ptrs.data(),
+                             int(view_ptrs.size()), image, slots.data(), path, err, err_size))
+    return 1;
+  if (lull_io_allocate_passes(image))
+    return lull_io_fail(err, err_size, path, "out of memory");
+
+  // Pixels, one part at a time, scattered into the passes.
+  const size_t pixels = size_t(image->width) * size_t(image->height);
+  std::vector<int> all_half(size_t(image->num_passes), 1);
+  size_t channel_base = 0;
+  int bits = 0;
+  bool integer = false;
+  for (size_t s = 0; s < state->parts.size(); ++s) {
+    const ImageSpec& spec = state->parts[s].spec;
+    const size_t n = size_t(spec.nchannels);
+    std::vector<float> buffer(pixels * n);
+    if (!in->read_image(int(s), 0, 0, int(n), OIIO::TypeFloat, buffer.data()))
+      return fail(err, err_size, path, in->geterror());
+    for (size_t c = 0; c < n; ++c) {
+      const lull_io_channel_slot slot = slots[channel_base + c];
+      lull_io_pass* pass = &image->passes[slot.pass];
+      const TypeDesc type = types[channel_base + c];
+      state->channel_types[names[channel_base + c]] = type;
+      all_half[size_t(slot.pass)] &= type.basetype == TypeDesc::HALF;
+      bits = std::max(bits, int(type.size() * 8));
+      integer |= is_integer(type);
+      const size_t stride = size_t(pass->channels);
+      float* dst = pass->data + slot.channel;
+      for (size_t i = 0; i < pixels; ++i)
+        dst[i * stride] = buffer[i * n + c];
+    }
+    channel_base += n;
+  }
+  for (int p = 0; p < image->num_passes; ++p)
+    image->passes[p].half = all_half[size_t(p)];
+
+  for (const OIIO::ParamValue& p : first.extra_attribs)
+    state->attributes.emplace_back(p.name().string(), ImageSpec::metadata_val(p, true));
+  auto* meta = lull_io_metadata_new(state->format.c_str());
+  if (!meta)
+    return lull_io_fail(err, err_size, path, "out of memory");
+  meta->info.parts = int(state->parts.size());
+  meta->info.bits = bits;
+  meta->info.integer = integer && !exr;  // EXR integers are ids, not display values
+  meta->info.attributes = int(state->attributes.size());
+  meta->oiio = state.release();
+  image->metadata = meta;
+  return 0;
+}
+
+// -- writing --------------------------------------------------------------------
+
+// sRGB encoding of a linear value in [0, 1] (IEC 61966-2-1).
+float srgb_encode(float v)
+{
+  return v <= 0.0031308f ? 12.92f * v : 1.055f * std::pow(v, 1.0f / 2.4f) - 0.055f;
+}
+
+const State* state_of(const lull_io_image* image)
+{
+  const auto* meta = static_cast<const lull_io_metadata*>(image->metadata);
+  return meta ? static_cast<const State*>(meta->oiio) : nullptr;
+}
+
+// Attributes a rewrite must not copy: OpenImageIO's bookkeeping.
+bool keep_attribute(const std::string& name)
+{
+  return name != "oiio:subimages" && name != "oiio:subimagename" &&
+         name.rfind("openexr:chunkCount", 0) != 0;
+}
+
+void copy_attributes(const ImageSpec& from, ImageSpec* to)
+{
+  for (const OIIO::ParamValue& p : from.extra_attribs)
+    if (keep_attribute(p.name().string()))
+      to->attribute(p.name().string(), p.type(), p.data());
+}
+
+// One part to write: its spec (channels filled in) and where each channel's
+// values come from.
+struct OutPart
+{
+  ImageSpec spec;
+  std::string prefix;
+  std::vector<std::pair<const lull_io_pass*, int>> sources;
+};
+
+int build_exr_parts(const char* path, const lull_io_image* image, std::vector<OutPart>* parts,
+                    char* err, size_t err_size)
+{
+  const State* state = state_of(image);
+  const bool from_exr = state && state->format == "openexr";
+  if (from_exr) {
+    for (const Part& part : state->parts) {
+      OutPart out;
+      out.spec = part.spec;
+      out.spec.channelnames.clear();
+      out.spec.channelformats.clear();
+      out.prefix = part.prefix;
+      parts->push_back(out);
+    }
+  } else {
+    OutPart out;
+    out.spec = ImageSpec(image->width, image->height, 0, OIIO::TypeHalf);
+    out.spec.attribute("compression", "zip");
+    if (state && !state->parts.empty()) {  // same windows as where the image came from
+      out.spec.x = state->parts[0].spec.x;
+      out.spec.y = state->parts[0].spec.y;
+    }
+    parts->push_back(out);
+  }
+  const bool multipart = parts->size() > 1;
+  std::set<std::string> written;
+  std::map<std::string, size_t> new_parts;  // pass key -> part index
+  for (int p = 0; p < image->num_passes; ++p) {
+    const lull_io_pass* pass = &image->passes[p];
+    for (int c = 0; c < pass->channels; ++c) {
+      char full[4 * LULL_IO_NAME_SIZE];
+      if (lull_io_channel_full_name(pass, c, full, sizeof full))
+        return lull_io_fail(err, err_size, path, "pass '%.100s' channel %d has no valid name",
+                            pass->name, c);
+      if (!written.insert(full).second)
+        return lull_io_fail(err, err_size, path, "channel '%.200s' is written twice", full);
+      size_t target = 0;
+      if (multipart) {
+        target = parts->size();
+        for (size_t s = 0; s < state->parts.size(); ++s)
+          if (state->parts[s].channels.count(full))
+            target = s;
+        if (target == parts->size()) {  // a new pass: a new part, named after it
+          const std::string key = std::string(pass->layer) + "." + pass->name + "." + pass->view;
+          auto found = new_parts.find(key);
+          if (found != new_parts.end()) {
+            target = found->second;
+          } else {
+            OutPart out;
+            out.spec = (*parts)[0].spec;
+            out.spec.channelnames.clear();
+            out.spec.channelformats.clear();
+            const char* parts_of_name[3] = {pass->layer, pass->name, pass->view};
+            std::string part_name;
+            for (const char* s : parts_of_name)
+              if (*s)
+                part_name += (part_name.empty() ? "" : ".") + std::string(s);
+            out.spec.attribute("oiio:subimagename", part_name.empty() ? "lull" : part_name);
+            new_parts[key] = parts->size();
+            parts->push_back(out);
+          }
+        }
+      }
+      OutPart& out = (*parts)[target];
+      std::string name = full;
+      if (!out.prefix.empty() && name.compare(0, out.prefix.size(), out.prefix) == 0)
+        name = name.substr(out.prefix.size());
+      TypeDesc type = pass->half ? OIIO::TypeHalf : OIIO::TypeFloat;
+      if (state) {  // other types (uint ids) as they were
+        auto t = state->channel_types.find(full);
+        if (t != state->channel_types.end() && is_integer(t->second))
+          type = t->second;
+      }
+      out.sources.emplace_back(pass, c);
+      out.spec.channelnames.push_back(name);
+      out.spec.channelformats.push_back(type);
+    }
+  }
+  for (OutPart& out : *parts) {
+    ImageSpec& spec = out.spec;
+    spec.nchannels = int(spec.channelnames.size());
+    spec.alpha_channel = -1;
+    spec.z_channel = -1;
+    spec.tile_width = spec.tile_height = spec.tile_depth = 0;  // scanlines
+    spec.deep = false;
+    spec.erase_attribute("oiio:subimages");
+    if (!multipart)
+      spec.erase_attribute("oiio:subimagename");
+    bool all_half = true;
+    for (const TypeDesc& t : spec.channelformats)
+      all_half &= t.basetype == TypeDesc::HALF;
+    spec.format = all_half ? OIIO::TypeHalf : OIIO::TypeFloat;
+  }
+  // a part left without channels (all its passes removed) is not written
+  parts->erase(std::remove_if(parts->begin(), parts->end(),
+                              [](const OutPart& p) { return p.spec.nchannels == 0; }),
+               parts->end());
+  return 0;
+}
+
+int write_exr(ImageOutput* out, const char* temp, const char* path, const lull_io_image* image,
+              char* err, size_t err_size)
+{
+  std::vector<OutPart> parts;
+  if (build_exr_parts(path, image, &parts, err, err_size))
+    return 1;
+  std::vector<ImageSpec> specs;
+  for (const OutPart& p : parts)
+    specs.push_back(p.spec);
+  const bool opened = specs.size() == 1 ? out->open(temp, specs[0])
+                                        : out->open(temp, int(specs.size()), specs.data());
+  if (!opened)
+    return fail(err, err_size, path, out->geterror());
+  const size_t pixels = size_t(image->width) * size_t(image->height);
+  for (size_t s = 0; s < parts.size(); ++s) {
+    if (s > 0 && !out->open(temp, specs[s], ImageOutput::AppendSubimage))
+      return fail(err, err_size, path, out->geterror());
+    const size_t n = parts[s].sources.size();
+    std::vector<float> buffer(pixels * n);
+    for (size_t c = 0; c < n; ++c) {
+      const lull_io_pass* pass = parts[s].sources[c].first;
+      const size_t stride = size_t(pass->channels);
+      const float* src = pass->data + parts[s].sources[c].second;
+      for (size_t i = 0; i < pixels; ++i)
+        buffer[i * n + c] = src[i * stride];
+    }
+    if (!out->write_image(OIIO::TypeFloat, buffer.data()))
+      return fail(err, err_size, path, out->geterror());
+  }
+  return 0;
+}
+
+// Everything but EXR: one pass.
+int write_single(ImageOutput* out, const char* temp, const char* path,
+                 const lull_io_image* image, int srgb, char* err, size_t err_size)
+{
+  const std::string format = out->format_name();
+  if (image->num_passes != 1)
+    return lull_io_fail(err, err_size, path,
+                        "a %s file holds one image, this one has %d passes (pick one)",
+                        format.c_str(), image->num_passes);
+  const lull_io_pass* pass = &image->passes[0];
+  int channels = pass->channels;
+  if (channels == 4 && !out->supports("alpha"))
+    channels = 3;  // JPEG, HDR: the alpha is dropped
+
+  const State* state = state_of(image);
+  const bool same_format = state && state->format == format && !state->parts.empty();
+  const lull_io_metadata* meta = static_cast<const lull_io_metadata*>(image->metadata);
+  const bool float_format = format == "hdr" || format == "tiff" || format == "fits";
+  TypeDesc type = float_format ? OIIO::TypeFloat : OIIO::TypeUInt8;
+  if (same_format && meta->info.integer)
+    type = meta->info.bits > 8 ? TypeDesc(TypeDesc::UINT16) : OIIO::TypeUInt8;
+
+  ImageSpec spec(image->width, image->height, channels, type);
+  if (same_format)
+    copy_attributes(state->parts[0].spec, &spec);
+  spec.channelnames.clear();
+  spec.alpha_channel = -1;
+  for (int c = 0; c < channels; ++c) {
+    spec.channelnames.emplace_back(pass->channel_names[c][0] ? pass->channel_names[c] : "Y");
+    if (std::strcmp(pass->channel_names[c], "A") == 0)
+      spec.alpha_channel = c;
+  }
+  spec.attribute("oiio:UnassociatedAlpha", 1);  // values as given: no division by alpha
+  const bool integer = is_integer(type);
+  if (integer && srgb)
+    spec.attribute("oiio:ColorSpace", "sRGB");
+
+  const size_t pixels = size_t(image->width) * size_t(image->height);
+  std::vector<float> buffer(pixels * size_t(channels));
+  for (size_t i = 0; i < pixels; ++i)
+    for (int c = 0; c < channels; ++c) {
+      float v = pass->data[i * size_t(pass->channels) + size_t(c)];
+      if (integer) {  // clamp (NaN to 0); encode colour, never alpha
+        v = std::isnan(v) ? 0.0f : std::min(std::max(v, 0.0f), 1.0f);
+        if (srgb && c != spec.alpha_channel)
+          v = srgb_encode(v);
+      }
+      buffer[i * size_t(channels) + size_t(c)] = v;
+    }
+  if (!out->open(temp, spec) || !out->write_image(OIIO::TypeFloat, buffer.data()))
+    return fail(err, err_size, path, out->geterror());
+  return 0;
+}
+
+int write_file(const char* path, const lull_io_image* image, int srgb, char* err,
+               size_t err_size)
+{
+  // The format comes from the destination's name; the pixels go to a
+  // temporary file next to it (see atomic_file.c).
+  auto out = ImageOutput::create(path);
+  if (!out)
+    return fail(err, err_size, path, "cannot write this format: " + OIIO::geterror());
+  lull_io_temp_file temp;
+  if (lull_io_temp_create(&temp, path, err, err_size))
+    return 1;
+  close(temp.fd);  // OpenImageIO opens the file by name
+  temp.fd = -1;
+  int status;
+  try {
+    status = std::string(out->format_name()) == "openexr"
+                 ? write_exr(out.get(), temp.temp_path, path, image, err, err_size)
+                 : write_single(out.get(), temp.temp_path, path, image, srgb, err, err_size);
+    if (!status && !out->close())
+      status = fail(err, err_size, path, out->geterror());
+  } catch (...) {
+    lull_io_temp_discard(&temp);
+    throw;
+  }
+  if (status) {
+    out.reset();
+    lull_io_temp_discard(&temp);
+    return status;
+  }
+  return lull_io_temp_commit(&temp, err, err_size);
+}
+
+// Runs f, turning any exception into an error message: none may reach C.
+template<class F>
+int guarded(const char* path, char* err, size_t err_size, F&& f)
+{
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return lull_io_fail(err, err_size, path, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(err, err_size, path, e.what());
+  } catch (...) {
+    return lull_io_fail(err, err_size, path, "unknown error");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int lull_io_oiio_available(void)
+{
+  return 1;
+}
+
+int lull_io_oiio_read(const char* path, lull_io_image* image, char* err, size_t err_size)
+{
+  return guarded(path, err, err_size, [&] { return read_file(path, image, err, err_size); });
+}
+
+int lull_io_oiio_write(const char* path, const lull_io_image* image, int srgb, char* err,
+                       size_t err_size)
+{
+  return guarded(path, err, err_size,
+                 [&] { return write_file(path, image, srgb, err, err_size); });
+}
+
+void lull_io_oiio_free_state(void* state)
+{
+  delete static_cast<State*>(state);
+}
+
+int lull_io_oiio_attribute(const void* state, int index, char* name, size_t name_size,
+                           char* value, size_t value_size)
+{
+  const State* s = static_cast<const State*>(state);
+  if (!s || index < 0 || size_t(index) >= s->attributes.size())
+    return 1;
+  if (name && name_size)
+    std::snprintf(name, name_size, "%s", s->attributes[size_t(index)].first.c_str());
+  if (value && value_size)
+    std::snprintf(value, value_size, "%s", s->attributes[size_t(index)].second.c_str());
+  return 0;
+}
+
+}  // extern "C"
