@@ -101,42 +101,57 @@ static const char* type_name(OIDNDeviceType type)
   return "unknown";
 }
 
-/* OIDN_DEFAULT_DEVICE: "cpu", "cuda", ... or a physical device ID. */
+/* The first physical device of a type, or -1. */
+static int physical_of_type(OIDNDeviceType type)
+{
+  const int n = lull_physical_device_count();
+  for (int i = 0; i < n; ++i) {
+    lull_physical_device pd;
+    if (lull_physical_device_get(i, &pd) && pd.type == type)
+      return i;
+  }
+  return -1;
+}
+
+/* OIDN_DEFAULT_DEVICE names a type ("cpu", "cuda", ...) or a physical device
+ * ID.  As in OIDN, a value that cannot be honoured (unknown, unsupported or
+ * out of range) is ignored: the default is then physical device 0, the
+ * fastest. */
 static OIDNDevice default_device(void)
 {
+  const int n = lull_physical_device_count();
+  if (n == 0) {
+    lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "no supported devices found");
+    return NULL;
+  }
   const char* env = getenv("OIDN_DEFAULT_DEVICE");
-  if (env && *env) {
+  int id = 0;
+  if (env && *env >= '0' && *env <= '9') {
+    char* end = NULL;
+    const long chosen = strtol(env, &end, 10);
+    if (*end == '\0' && chosen < n)
+      id = (int)chosen;
+  } else if (env && *env) {
     static const struct { const char* name; OIDNDeviceType type; } names[] = {
         {"cpu", OIDN_DEVICE_TYPE_CPU},   {"sycl", OIDN_DEVICE_TYPE_SYCL},
         {"cuda", OIDN_DEVICE_TYPE_CUDA}, {"hip", OIDN_DEVICE_TYPE_HIP},
         {"metal", OIDN_DEVICE_TYPE_METAL}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
-      if (strcmp(env, names[i].name) == 0)
-        return oidnNewDevice(names[i].type);
-    char* end = NULL;
-    const long id = strtol(env, &end, 10);
-    if (*end == '\0')
-      return device_for_physical((int)id);
-    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid OIDN_DEFAULT_DEVICE value");
-    return NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+      const int found = strcmp(env, names[i].name) == 0 ? physical_of_type(names[i].type) : -1;
+      if (found >= 0)
+        id = found;
+    }
   }
-  if (lull_physical_device_count() == 0) {
-    lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "no supported devices found");
-    return NULL;
-  }
-  return device_for_physical(0); /* the fastest: CUDA when usable */
+  return device_for_physical(id);
 }
 
 OIDN_API OIDNDevice oidnNewDevice(OIDNDeviceType type)
 {
   if (type == OIDN_DEVICE_TYPE_DEFAULT)
     return default_device();
-  const int n = lull_physical_device_count();
-  for (int i = 0; i < n; ++i) {
-    lull_physical_device pd;
-    if (lull_physical_device_get(i, &pd) && pd.type == type)
-      return device_new(type, pd.cuda_id, NULL);
-  }
+  const int id = physical_of_type(type);
+  if (id >= 0)
+    return device_for_physical(id);
   char message[96];
   snprintf(message, sizeof message, "unsupported device type: %s", type_name(type));
   lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, message);
@@ -199,6 +214,11 @@ OIDN_API OIDNDevice oidnNewDeviceByPCIAddress(int pciDomain, int pciBus, int pci
 OIDN_API OIDNDevice oidnNewCUDADevice(const int* deviceIDs, const cudaStream_t* streams,
                                       int numPairs)
 {
+  /* as in OIDN, a missing CUDA device type is reported before the arguments */
+  if (physical_of_type(OIDN_DEVICE_TYPE_CUDA) < 0) {
+    lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
+    return NULL;
+  }
   if (numPairs != 1 || !deviceIDs) {
     lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT,
                    "invalid number of CUDA devices (only one device is supported)");
