@@ -75,6 +75,18 @@ static void no_semaphores(OIDNDevice device)
                    "external semaphore type not supported by the device");
 }
 
+/* Signal and wait: the device is checked even for an empty list; a
+ * non-empty one names semaphores that cannot exist. */
+static void semaphore_list(OIDNDevice device, int numSemaphores)
+{
+  if (!lull_check_device(device))
+    return;
+  if (numSemaphores < 0)
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "invalid number of semaphores");
+  else if (numSemaphores > 0)
+    no_semaphores(device);
+}
+
 OIDN_API OIDNSemaphore oidnNewSharedSemaphoreFromFD(OIDNDevice device,
                                                     OIDNExternalSemaphoreTypeFlags fdType, int fd)
 {
@@ -99,8 +111,7 @@ OIDN_API void oidnSignalSemaphoresAsync(OIDNDevice device, const OIDNSemaphore* 
 {
   (void)semaphores;
   (void)values;
-  if (numSemaphores > 0)
-    no_semaphores(device);
+  semaphore_list(device, numSemaphores);
 }
 
 OIDN_API void oidnWaitSemaphoresAsync(OIDNDevice device, const OIDNSemaphore* semaphores,
@@ -110,8 +121,7 @@ OIDN_API void oidnWaitSemaphoresAsync(OIDNDevice device, const OIDNSemaphore* se
   (void)semaphores;
   (void)values;
   (void)timeoutsMs;
-  if (numSemaphores > 0)
-    no_semaphores(device);
+  semaphore_list(device, numSemaphores);
 }
 
 /* No semaphore handle can exist, so any handle passed here is invalid. */
