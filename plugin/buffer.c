@@ -1,5 +1,6 @@
 /* Buffers: device memory owned by lull, or user memory wrapped without a
  * copy (shared buffers); reads and writes are bounds-checked. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -35,11 +36,22 @@ OIDN_API OIDNBuffer oidnNewBufferWithStorage(OIDNDevice device, size_t byteSize,
     lull_device_unlock(device);
     return NULL;
   }
+  /* no object can be larger than PTRDIFF_MAX bytes: such a request is out
+   * of memory without asking the allocator (which may warn or abort) */
+  if (byteSize > PTRDIFF_MAX) {
+    lull_device_unlock(device);
+    lull_api_error(device, OIDN_ERROR_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
   if (storage == OIDN_STORAGE_MANAGED && !device->backend->managed_memory) {
     lull_device_unlock(device);
     lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "managed storage is not supported by the device");
     return NULL;
   }
+  /* OIDN's rule for "let the library pick": managed memory where the device
+   * supports it (the CPU does), else host memory */
+  if (storage == OIDN_STORAGE_UNDEFINED)
+    storage = device->backend->managed_memory ? OIDN_STORAGE_MANAGED : OIDN_STORAGE_HOST;
   lull_error err = {LULL_OK, ""};
   void* data = NULL;
   int actual = storage;
