@@ -42,6 +42,10 @@ OIDN_API OIDNFilter oidnNewFilter(OIDNDevice device, const char* type)
   filter->type = ft;
   for (int i = 0; i < ft->num_params; ++i)
     filter->values[i] = ft->params[i].default_value;
+  /* OIDN reports an alignment of 1 until the first commit sets it */
+  const int alignment = lull_filter_type_param(ft, "tileAlignment");
+  if (alignment >= 0)
+    filter->values[alignment] = 1;
   atomic_fetch_add(&device->refs, 1);
   return filter;
 }
@@ -137,10 +141,19 @@ OIDN_API void oidnSetFilterImage(OIDNFilter filter, const char* name, OIDNBuffer
                                  OIDNFormat format, size_t width, size_t height,
                                  size_t byteOffset, size_t pixelByteStride, size_t rowByteStride)
 {
-  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name) ||
-      !lull_check_buffer(buffer))
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
     return;
   OIDNDevice device = filter->device;
+  /* as in OIDN, a bad buffer is an error of the call's filter, so it goes
+   * to the filter's device (and its callback), not to the global slot */
+  if (!buffer) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "handle is null");
+    return;
+  }
+  if (buffer->magic != LULL_MAGIC_BUFFER) {
+    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "invalid buffer handle");
+    return;
+  }
   if (buffer->device != device) {
     lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
                    "the specified objects are bound to different devices");
@@ -197,7 +210,7 @@ OIDN_API void oidnSetSharedFilterImage(OIDNFilter filter, const char* name, void
   size_t span = 0;
   if (!image_layout(device, format, width, height, &pixelByteStride, &rowByteStride, &span))
     return;
-  if ((uintptr_t)devPtr > UINTPTR_MAX - byteOffset - span) {
+  if (byteOffset > UINTPTR_MAX - span || (uintptr_t)devPtr > UINTPTR_MAX - span - byteOffset) {
     lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "image region wraps around the address space");
     return;
   }
@@ -382,19 +395,33 @@ OIDN_API void oidnSetFilterProgressMonitorFunction(OIDNFilter filter,
 
 /* -- commit and execute -------------------------------------------------------- */
 
-/* Resolves images to views and points config at the values. */
+/* 1 when a set image has no pixels: OIDN accepts empty images, and
+ * executing a filter with empty images does nothing. */
+static int filter_empty(OIDNFilter filter)
+{
+  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i) {
+    const lull_filter_image* image = &filter->images[i];
+    if (image->set && (image->width == 0 || image->height == 0))
+      return 1;
+  }
+  return 0;
+}
+
+/* Resolves images to views and points config at the values.  An empty
+ * image still counts as given (a non-NULL view of size 0), so the commit
+ * checks see it; its data is never read. */
 static void filter_config(OIDNFilter filter, lull_filter_config* config)
 {
   memset(config, 0, sizeof *config);
   config->values = filter->values;
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i) {
     const lull_filter_image* image = &filter->images[i];
-    if (!image->set || image->width == 0 || image->height == 0)
+    if (!image->set)
       continue;
     unsigned char* base = image->buffer ? (unsigned char*)image->buffer->data
                                         : (unsigned char*)image->ptr;
     lull_image* view = &config->images[i];
-    view->data = base + image->offset;
+    view->data = base ? base + image->offset : (unsigned char*)&filter->images[i];
     view->format = image->format;
     view->width = (int)image->width;
     view->height = (int)image->height;
@@ -462,6 +489,7 @@ typedef struct progress_state
 {
   OIDNFilter filter;
   int cancelled; /* once cancelled, the callback is not called again */
+  double last;   /* the last value reported */
 } progress_state;
 
 static int progress_report(void* user, double done)
@@ -469,6 +497,7 @@ static int progress_report(void* user, double done)
   progress_state* state = user;
   if (state->cancelled)
     return 0;
+  state->last = done;
   if (!state->filter->progress_func(state->filter->progress_user, done))
     state->cancelled = 1;
   return !state->cancelled;
@@ -489,21 +518,23 @@ static void execute(OIDNFilter filter, int async)
     lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "changes to the filter are not committed");
     return;
   }
+  if (filter_empty(filter)) {
+    lull_device_unlock(device);
+    return; /* nothing to do */
+  }
   lull_filter_config config;
   filter_config(filter, &config);
-  /* zero-sized images: nothing to do (OIDN accepts them) */
-  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
-    if (filter->images[i].set && !config.images[i].data) {
-      lull_device_unlock(device);
-      return;
-    }
-  progress_state state = {filter, 0};
+  progress_state state = {filter, 0, 0.0};
   lull_progress progress = {NULL, &state};
   if (filter->progress_func)
     progress.report = progress_report;
   lull_error err = {LULL_OK, ""};
   const lull_status status =
       filter->type->execute(device->backend, &config, &progress, async, &err);
+  /* a finished run always ends its report at 1, whatever the filter type
+   * reported last (the output is complete: the answer does not matter) */
+  if (status == LULL_OK && !async && progress.report && !state.cancelled && state.last < 1.0)
+    (void)progress_report(&state, 1.0);
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);
