@@ -1,0 +1,413 @@
+/* Devices: creation (by type, by physical device, by UUID/LUID/PCI),
+ * parameters and the commit rules, physical-device queries, hardware lull
+ * does not drive, OIDN 2.5's semaphore stubs, external memory, the 1.x
+ * names, and reference counting. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_util.h"
+
+/* C++-only in oidn.h (they take sycl:: types) but exported with C linkage. */
+OIDN_API bool oidnIsSYCLDeviceSupported(const void* device);
+OIDN_API OIDNDevice oidnNewSYCLDevice(const void* queues, int numQueues);
+
+static void parameters(void)
+{
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  CHECK(device != NULL);
+  EXPECT_OK(NULL);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "type"), OIDN_DEVICE_TYPE_CPU);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "version"), OIDN_VERSION);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "version"), 20401);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "versionMajor"), 2);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "versionMinor"), 4);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "versionPatch"), 1);
+  CHECK_EQ_INT(oidnGetDeviceUInt(device, "version"), 20401u);
+  CHECK(oidnGetDeviceBool(device, "systemMemorySupported"));
+  CHECK(oidnGetDeviceBool(device, "managedMemorySupported"));
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "externalMemoryTypes"), 0);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "externalSemaphoreTypes"), 0);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "verbose"), 0);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "numThreads"), 0);
+  CHECK(oidnGetDeviceBool(device, "setAffinity"));
+  EXPECT_OK(device);
+
+  /* bool and int share storage */
+  oidnSetDeviceInt(device, "setAffinity", 0);
+  CHECK(!oidnGetDeviceBool(device, "setAffinity"));
+  oidnSetDeviceBool(device, "setAffinity", true);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "setAffinity"), 1);
+  oidnSetDeviceUInt(device, "numThreads", 2u);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "numThreads"), 2);
+  EXPECT_OK(device);
+
+  /* unknown names: setting warns only, getting is an error returning 0 */
+  oidnSetDeviceInt(device, "noSuchParameter", 1);
+  oidnSetDeviceBool(device, "noSuchParameter", true);
+  EXPECT_OK(device);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "noSuchParameter"), 0);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "unknown device parameter or type mismatch: 'noSuchParameter'");
+  CHECK(!oidnGetDeviceBool(device, "noSuchParameter"));
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  /* constant parameters cannot be set (a warning), their value stays */
+  oidnSetDeviceInt(device, "version", 7);
+  EXPECT_OK(device);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "version"), OIDN_VERSION);
+
+  /* an uncommitted device creates nothing */
+  CHECK(oidnNewBuffer(device, 16) == NULL);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  CHECK(oidnNewFilter(device, "RT") == NULL);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  char bytes[16];
+  CHECK(oidnNewSharedBuffer(device, bytes, sizeof bytes) == NULL);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnSyncDevice(device);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+
+  /* the one commit; numThreads then reads the real count */
+  oidnCommitDevice(device);
+  EXPECT_OK(device);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "numThreads"), 2);
+  oidnSyncDevice(device);
+  EXPECT_OK(device);
+  oidnCommitDevice(device);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "device can be committed only once");
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  CHECK(filter != NULL);
+  EXPECT_OK(device);
+
+  /* the error callback may be set at any time: it does not dirty */
+  oidnSetDeviceErrorFunction(device, NULL, NULL);
+  OIDNBuffer buffer = oidnNewBuffer(device, 16);
+  CHECK(buffer != NULL);
+  EXPECT_OK(device);
+  oidnReleaseBuffer(buffer);
+
+  /* any set after the commit (even of an unknown name) leaves the device
+   * dirty, and a dirty device does nothing */
+  oidnSetDeviceInt(device, "noSuchParameter", 0);
+  EXPECT_OK(device);
+  CHECK(oidnNewFilter(device, "RT") == NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "changes to the device are not committed");
+  CHECK(oidnNewBuffer(device, 16) == NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "changes to the device are not committed");
+  oidnSyncDevice(device);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "changes to the device are not committed");
+  oidnCommitFilter(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnCommitDevice(device); /* and cannot be committed again */
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(device);
+  EXPECT_OK(NULL);
+}
+
+static void creation(void)
+{
+  CHECK(oidnIsCPUDeviceSupported());
+  CHECK(!oidnIsCUDADeviceSupported(-1));
+  CHECK(!oidnIsHIPDeviceSupported(0));
+  CHECK(!oidnIsMetalDeviceSupported(NULL));
+  CHECK(!oidnIsSYCLDeviceSupported(NULL));
+  EXPECT_OK(NULL);
+
+  /* the default device is a device lull drives */
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+  CHECK(device != NULL);
+  EXPECT_OK(NULL);
+  const int type = oidnGetDeviceInt(device, "type");
+  CHECK(type == OIDN_DEVICE_TYPE_CPU || type == OIDN_DEVICE_TYPE_CUDA);
+  oidnReleaseDevice(device);
+
+  /* hardware lull does not drive: NULL, UNSUPPORTED_HARDWARE, global slot */
+  static const struct { OIDNDeviceType type; const char* name; } absent[] = {
+      {OIDN_DEVICE_TYPE_SYCL, "SYCL"}, {OIDN_DEVICE_TYPE_HIP, "HIP"},
+      {OIDN_DEVICE_TYPE_METAL, "Metal"}};
+  for (size_t i = 0; i < sizeof absent / sizeof absent[0]; ++i) {
+    char message[64];
+    snprintf(message, sizeof message, "unsupported device type: %s", absent[i].name);
+    CHECK(oidnNewDevice(absent[i].type) == NULL);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, message);
+  }
+  CHECK(oidnNewDevice((OIDNDeviceType)42) == NULL);
+  EXPECT_ERROR(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  const int zero = 0;
+  CHECK(oidnNewHIPDevice(&zero, NULL, 1) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: HIP");
+  CHECK(oidnNewMetalDevice(NULL, 0) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: Metal");
+  CHECK(oidnNewSYCLDevice(NULL, 0) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: SYCL");
+
+  /* CUDA: without a usable GPU the type is unsupported, whatever is asked */
+  if (!oidnIsCUDADeviceSupported(0)) {
+    CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
+    CHECK(oidnNewCUDADevice(&zero, NULL, 1) == NULL);
+    EXPECT_ERROR(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE);
+    CHECK(oidnNewCUDADevice(NULL, NULL, 0) == NULL);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
+  } else {
+    /* with a GPU: exactly one (ID, stream) pair */
+    const int ids[2] = {0, 0};
+    CHECK(oidnNewCUDADevice(ids, NULL, 2) == NULL);
+    EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+    CHECK(oidnNewCUDADevice(NULL, NULL, 1) == NULL);
+    EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+    const int bad = -1;
+    CHECK(oidnNewCUDADevice(&bad, NULL, 1) == NULL);
+    EXPECT_ERROR(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  }
+  /* external memory and Metal buffers: not supported by any lull device */
+  device = api_cpu_device();
+  CHECK(oidnNewSharedBufferFromFD(device, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD, 0, 16) == NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "external memory type not supported");
+  CHECK(oidnNewSharedBufferFromWin32Handle(device, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_WIN32,
+                                           (void*)&zero, NULL, 16) == NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "external memory type not supported");
+  CHECK(oidnNewSharedBufferFromMetal(device, (void*)&zero) == NULL);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_OK(NULL);
+  oidnReleaseDevice(device);
+}
+
+/* OIDN_DEVICE_CPU / OIDN_DEVICE_CUDA / OIDN_DEFAULT_DEVICE. */
+static void environment(void)
+{
+  /* OIDN ignores an OIDN_DEFAULT_DEVICE it cannot honour and takes the
+   * first physical device */
+  static const char* const values[] = {"cpu", "hip", "metal", "99", "-1", "nonsense", "0"};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; ++i) {
+    setenv("OIDN_DEFAULT_DEVICE", values[i], 1);
+    OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+    if (!device)
+      fprintf(stderr, "OIDN_DEFAULT_DEVICE=%s gave no device\n", values[i]);
+    CHECK(device != NULL);
+    EXPECT_OK(NULL);
+    if (i == 0)
+      CHECK_EQ_INT(oidnGetDeviceInt(device, "type"), OIDN_DEVICE_TYPE_CPU);
+    oidnReleaseDevice(device);
+  }
+  unsetenv("OIDN_DEFAULT_DEVICE");
+
+  setenv("OIDN_DEVICE_CPU", "0", 1);
+  CHECK(!oidnIsCPUDeviceSupported());
+  CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CPU) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CPU");
+  setenv("OIDN_DEVICE_CUDA", "0", 1);
+  CHECK_EQ_INT(oidnGetNumPhysicalDevices(), 0);
+  CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "no supported devices found");
+  setenv("OIDN_DEFAULT_DEVICE", "cpu", 1);
+  CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "no supported devices found");
+  unsetenv("OIDN_DEFAULT_DEVICE");
+  unsetenv("OIDN_DEVICE_CUDA");
+  unsetenv("OIDN_DEVICE_CPU");
+  CHECK(oidnIsCPUDeviceSupported());
+  CHECK(oidnGetNumPhysicalDevices() >= 1);
+}
+
+static void physical_devices(void)
+{
+  const int n = oidnGetNumPhysicalDevices();
+  CHECK(n >= 1);
+  EXPECT_OK(NULL);
+  int cpu = -1;
+  for (int id = 0; id < n; ++id) {
+    const int type = oidnGetPhysicalDeviceInt(id, "type");
+    CHECK(type == OIDN_DEVICE_TYPE_CPU || type == OIDN_DEVICE_TYPE_CUDA);
+    const char* name = oidnGetPhysicalDeviceString(id, "name");
+    CHECK(name != NULL && name[0] != '\0');
+    EXPECT_OK(NULL);
+    if (type == OIDN_DEVICE_TYPE_CPU)
+      cpu = id;
+    /* a device with a UUID (CUDA) can be created by it */
+    if (oidnGetPhysicalDeviceBool(id, "uuidSupported")) {
+      size_t size = 0;
+      const void* uuid = oidnGetPhysicalDeviceData(id, "uuid", &size);
+      CHECK(uuid != NULL);
+      CHECK_EQ_INT(size, OIDN_UUID_SIZE);
+      OIDNDevice device = uuid ? oidnNewDeviceByUUID(uuid) : NULL;
+      CHECK(device != NULL);
+      if (device)
+        CHECK_EQ_INT(oidnGetDeviceInt(device, "type"), type);
+      oidnReleaseDevice(device);
+      EXPECT_OK(NULL);
+    }
+    OIDNDevice device = oidnNewDeviceByID(id);
+    CHECK(device != NULL);
+    EXPECT_OK(NULL);
+    if (device)
+      CHECK_EQ_INT(oidnGetDeviceInt(device, "type"), type);
+    oidnReleaseDevice(device);
+  }
+  CHECK(cpu >= 0); /* the CPU is always listed (OIDN_DEVICE_CPU unset) */
+  if (cpu < 0)
+    return;
+
+  /* the CPU has no UUID, LUID or PCI address: asking for them is an error */
+  CHECK(!oidnGetPhysicalDeviceBool(cpu, "uuidSupported"));
+  CHECK(!oidnGetPhysicalDeviceBool(cpu, "luidSupported"));
+  CHECK(!oidnGetPhysicalDeviceBool(cpu, "pciAddressSupported"));
+  EXPECT_OK(NULL);
+  size_t size = 12345;
+  CHECK(oidnGetPhysicalDeviceData(cpu, "uuid", &size) == NULL);
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(oidnGetPhysicalDeviceData(cpu, "luid", NULL) == NULL);
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(oidnGetPhysicalDeviceInt(cpu, "pciBus"), 0);
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(oidnGetPhysicalDeviceUInt(cpu, "nodeMask"), 0u);
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK_EQ_INT(oidnGetPhysicalDeviceInt(cpu, "bogus"), 0);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "bogus");
+  CHECK(oidnGetPhysicalDeviceString(cpu, "type") == NULL); /* type mismatch */
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+
+  /* invalid IDs */
+  const int bad_ids[] = {-1, n, 1 << 30};
+  for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; ++i) {
+    CHECK_EQ_INT(oidnGetPhysicalDeviceInt(bad_ids[i], "type"), 0);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid physical device ID");
+    CHECK(oidnGetPhysicalDeviceString(bad_ids[i], "name") == NULL);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid physical device ID");
+    CHECK(oidnNewDeviceByID(bad_ids[i]) == NULL);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid physical device ID");
+  }
+
+  /* creation by UUID / LUID / PCI address that nothing has */
+  unsigned char key[OIDN_UUID_SIZE];
+  memset(key, 0xa5, sizeof key);
+  CHECK(oidnNewDeviceByUUID(NULL) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "UUID pointer is null");
+  CHECK(oidnNewDeviceByUUID(key) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "no physical device found");
+  CHECK(oidnNewDeviceByLUID(NULL) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "LUID pointer is null");
+  CHECK(oidnNewDeviceByLUID(key) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "no physical device found");
+  CHECK(oidnNewDeviceByPCIAddress(0x7fff, 0xff, 0x1f, 7) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "no physical device found");
+}
+
+static void semaphores(void)
+{
+  OIDNDevice device = api_cpu_device();
+  CHECK(oidnNewSharedSemaphoreFromFD(device, OIDN_EXTERNAL_SEMAPHORE_TYPE_FLAG_OPAQUE_FD, 3) ==
+        NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "external semaphore type not supported");
+  CHECK(oidnNewSharedSemaphoreFromWin32Handle(
+            device, OIDN_EXTERNAL_SEMAPHORE_TYPE_FLAG_OPAQUE_WIN32, (void*)device, NULL) == NULL);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  /* nothing to signal or wait for is fine; anything else cannot exist */
+  oidnSignalSemaphoresAsync(device, NULL, NULL, 0);
+  oidnWaitSemaphoresAsync(device, NULL, NULL, NULL, 0);
+  EXPECT_OK(device);
+  OIDNSemaphore fake = (OIDNSemaphore)(void*)device;
+  const uint64_t value = 1;
+  oidnSignalSemaphoresAsync(device, &fake, &value, 1);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  oidnWaitSemaphoresAsync(device, &fake, &value, NULL, 1);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  oidnSignalSemaphoresAsync(device, NULL, NULL, -1);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  oidnRetainSemaphore(fake);
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  oidnReleaseSemaphore(fake);
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  oidnReleaseDevice(device);
+}
+
+/* The OIDN 1.x names are real symbols that behave like the 2.x ones. */
+#if defined(__GNUC__)
+  #pragma GCC diagnostic push
+  #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+static void deprecated_names(void)
+{
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  oidnSetDevice1i(device, "numThreads", 3);
+  CHECK_EQ_INT(oidnGetDevice1i(device, "numThreads"), 3);
+  oidnSetDevice1b(device, "setAffinity", false);
+  CHECK(!oidnGetDevice1b(device, "setAffinity"));
+  (void)oidnGetDevice1i(device, "bogus");
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  oidnCommitDevice(device);
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  oidnSetFilter1b(filter, "hdr", true);
+  CHECK(oidnGetFilter1b(filter, "hdr"));
+  oidnSetFilter1i(filter, "quality", OIDN_QUALITY_BALANCED);
+  CHECK_EQ_INT(oidnGetFilter1i(filter, "quality"), OIDN_QUALITY_BALANCED);
+  oidnSetFilter1f(filter, "inputScale", 0.5f);
+  CHECK(oidnGetFilter1f(filter, "inputScale") == 0.5f);
+  (void)oidnGetFilter1f(filter, "bogus");
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  float pixel[3] = {0.5f, 0.5f, 0.5f};
+  oidnSetSharedFilterImage(filter, "color", pixel, OIDN_FORMAT_FLOAT3, 1, 1, 0, 0, 0);
+  oidnRemoveFilterImage(filter, "color");
+  oidnRemoveFilterData(filter, "weights");
+  EXPECT_OK(device);
+  oidnSetSharedFilterImage(filter, "output", pixel, OIDN_FORMAT_FLOAT3, 1, 1, 0, 0, 0);
+  oidnCommitFilter(filter); /* the colour was removed */
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "input image not specified");
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(device);
+}
+#if defined(__GNUC__)
+  #pragma GCC diagnostic pop
+#endif
+
+/* Retain/release: objects live while referenced; buffers and filters keep
+ * their device alive, so the device may be released first. */
+static void refcounts(void)
+{
+  enum { W = 9, H = 7 };
+  OIDNDevice device = api_cpu_device();
+  oidnRetainDevice(device);
+  oidnReleaseDevice(device);
+  OIDNFilter filter = oidnNewFilter(device, "Gaussian"); /* still alive */
+  CHECK(filter != NULL);
+  OIDNBuffer color = oidnNewBuffer(device, W * H * 3 * sizeof(float));
+  OIDNBuffer output = oidnNewBuffer(device, W * H * 3 * sizeof(float));
+  float* pixels = api_noisy_image(W, H, 3, 0.2f, 5);
+  oidnWriteBuffer(color, 0, W * H * 3 * sizeof(float), pixels);
+  oidnRetainFilter(filter);
+  oidnRetainBuffer(color);
+  oidnReleaseBuffer(color); /* still referenced by the caller */
+  oidnSetFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  EXPECT_OK(device);
+
+  /* the caller lets go of the device and the buffers first */
+  oidnReleaseDevice(device);
+  oidnReleaseBuffer(color);  /* the filter still holds it */
+  oidnReleaseFilter(filter); /* one reference left */
+  oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  float* result = api_filled(W * H * 3, -1.0f);
+  oidnReadBuffer(output, 0, W * H * 3 * sizeof(float), result);
+  EXPECT_OK(device);
+  CHECK(lull_test_all_finite(result, W * H * 3));
+  CHECK(result[0] >= 0.0f);
+  oidnReleaseFilter(filter); /* the device lives on through the output buffer */
+  oidnReadBuffer(output, 0, sizeof(float), result);
+  EXPECT_OK(device);
+  oidnReleaseBuffer(output); /* the last reference: everything is freed */
+  free(result);
+  free(pixels);
+}
+
+void api_test_devices(void)
+{
+  parameters();
+  creation();
+  environment();
+  physical_devices();
+  semaphores();
+  deprecated_names();
+  refcounts();
+}

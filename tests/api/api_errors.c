@@ -1,0 +1,368 @@
+/* OIDN's error semantics: the thread-local global slot (NULL handles, failed
+ * device creation), per-device per-thread slots where the first error wins
+ * and reading clears, and the error callback, called for every error on the
+ * thread that caused it. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_util.h"
+
+/* -- every function given a NULL handle: "handle is null", global slot ----- */
+
+static void null_handles(void)
+{
+  char bytes[16] = {0};
+  size_t size = 0;
+  OIDNDevice device = api_cpu_device();
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  OIDNBuffer buffer = oidnNewBuffer(device, 64);
+  EXPECT_OK(device);
+
+#define NULL_CALL(call)                                                     \
+  do {                                                                      \
+    call;                                                                   \
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "handle is null");  \
+    EXPECT_OK(device); /* nothing reaches the device that was not named */  \
+  } while (0)
+
+  NULL_CALL(oidnRetainDevice(NULL));
+  NULL_CALL(oidnReleaseDevice(NULL));
+  NULL_CALL(oidnSetDeviceBool(NULL, "verbose", false));
+  NULL_CALL(oidnSetDeviceInt(NULL, "verbose", 0));
+  NULL_CALL(CHECK(oidnGetDeviceBool(NULL, "setAffinity") == false));
+  NULL_CALL(CHECK_EQ_INT(oidnGetDeviceInt(NULL, "version"), 0));
+  NULL_CALL(oidnSetDeviceErrorFunction(NULL, NULL, NULL));
+  NULL_CALL(oidnCommitDevice(NULL));
+  NULL_CALL(oidnSyncDevice(NULL));
+  NULL_CALL(CHECK(oidnNewBuffer(NULL, 16) == NULL));
+  NULL_CALL(CHECK(oidnNewBufferWithStorage(NULL, 16, OIDN_STORAGE_HOST) == NULL));
+  NULL_CALL(CHECK(oidnNewSharedBuffer(NULL, bytes, sizeof bytes) == NULL));
+  NULL_CALL(CHECK(oidnNewSharedBufferFromFD(NULL, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD, 3,
+                                            16) == NULL));
+  NULL_CALL(CHECK(oidnNewSharedBufferFromWin32Handle(
+                      NULL, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_WIN32, bytes, NULL, 16) == NULL));
+  NULL_CALL(CHECK(oidnNewSharedBufferFromMetal(NULL, bytes) == NULL));
+  NULL_CALL(CHECK_EQ_INT(oidnGetBufferSize(NULL), 0));
+  NULL_CALL(CHECK_EQ_INT(oidnGetBufferStorage(NULL), OIDN_STORAGE_UNDEFINED));
+  NULL_CALL(CHECK(oidnGetBufferData(NULL) == NULL));
+  NULL_CALL(oidnReadBuffer(NULL, 0, 4, bytes));
+  NULL_CALL(oidnReadBufferAsync(NULL, 0, 4, bytes));
+  NULL_CALL(oidnWriteBuffer(NULL, 0, 4, bytes));
+  NULL_CALL(oidnWriteBufferAsync(NULL, 0, 4, bytes));
+  NULL_CALL(oidnRetainBuffer(NULL));
+  NULL_CALL(oidnReleaseBuffer(NULL));
+  NULL_CALL(CHECK(oidnNewFilter(NULL, "RT") == NULL));
+  NULL_CALL(oidnRetainFilter(NULL));
+  NULL_CALL(oidnReleaseFilter(NULL));
+  NULL_CALL(oidnSetFilterImage(NULL, "color", buffer, OIDN_FORMAT_FLOAT, 1, 1, 0, 0, 0));
+  NULL_CALL(oidnSetSharedFilterImage(NULL, "color", bytes, OIDN_FORMAT_FLOAT, 1, 1, 0, 0, 0));
+  NULL_CALL(oidnUnsetFilterImage(NULL, "color"));
+  NULL_CALL(oidnSetSharedFilterData(NULL, "weights", bytes, sizeof bytes));
+  NULL_CALL(oidnUpdateFilterData(NULL, "weights"));
+  NULL_CALL(oidnUnsetFilterData(NULL, "weights"));
+  NULL_CALL(oidnSetFilterBool(NULL, "hdr", true));
+  NULL_CALL(CHECK(oidnGetFilterBool(NULL, "hdr") == false));
+  NULL_CALL(oidnSetFilterInt(NULL, "quality", 6));
+  NULL_CALL(CHECK_EQ_INT(oidnGetFilterInt(NULL, "quality"), 0));
+  NULL_CALL(oidnSetFilterFloat(NULL, "inputScale", 1.0f));
+  NULL_CALL(CHECK(oidnGetFilterFloat(NULL, "inputScale") == 0.0f));
+  NULL_CALL(oidnSetFilterProgressMonitorFunction(NULL, NULL, NULL));
+  NULL_CALL(oidnCommitFilter(NULL));
+  NULL_CALL(oidnExecuteFilter(NULL));
+  NULL_CALL(oidnExecuteFilterAsync(NULL));
+  NULL_CALL(oidnRetainSemaphore(NULL));
+  NULL_CALL(oidnReleaseSemaphore(NULL));
+  NULL_CALL(oidnSignalSemaphoresAsync(NULL, NULL, NULL, 0));
+  NULL_CALL(oidnWaitSemaphoresAsync(NULL, NULL, NULL, NULL, 0));
+  NULL_CALL(CHECK(oidnNewSharedSemaphoreFromFD(NULL, OIDN_EXTERNAL_SEMAPHORE_TYPE_FLAG_OPAQUE_FD,
+                                               3) == NULL));
+#undef NULL_CALL
+
+  /* a NULL buffer given to a valid filter: the filter's device knows it
+   * (OIDN reports errors of a call on the device of its first object) */
+  oidnSetFilterImage(filter, "color", NULL, OIDN_FORMAT_FLOAT3, 1, 1, 0, 0, 0);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "handle is null");
+  EXPECT_OK(NULL);
+
+  /* NULL strings: "string pointer is null" on the object's device */
+  (void)oidnGetDeviceInt(device, NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  oidnSetDeviceInt(device, NULL, 1);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  CHECK(oidnNewFilter(device, NULL) == NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  oidnSetFilterBool(filter, NULL, true);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  (void)oidnGetFilterFloat(filter, NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  oidnSetSharedFilterImage(filter, NULL, bytes, OIDN_FORMAT_FLOAT, 1, 1, 0, 0, 0);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  oidnUnsetFilterImage(filter, NULL);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  oidnSetSharedFilterData(filter, NULL, bytes, sizeof bytes);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  CHECK(oidnGetPhysicalDeviceString(0, NULL) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  CHECK(oidnGetPhysicalDeviceData(0, NULL, &size) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "string pointer is null");
+  EXPECT_OK(device);
+
+  oidnReleaseBuffer(buffer);
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(device);
+  EXPECT_OK(NULL);
+}
+
+/* -- slots: first error wins, reading clears, messages stay valid ---------- */
+
+static void slots(void)
+{
+  /* global slot */
+  EXPECT_OK(NULL);
+  CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_HIP) == NULL);
+  oidnRetainDevice(NULL); /* a second error does not replace the first */
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: HIP");
+  EXPECT_OK(NULL);
+  const char* message = "not touched";
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, &message), OIDN_ERROR_NONE);
+  CHECK(message == NULL); /* no error: the message is NULL */
+
+  /* a device's slot */
+  OIDNDevice device = api_cpu_device();
+  (void)oidnGetDeviceInt(device, "noSuchParameter");
+  oidnCommitDevice(device); /* second commit: another error, not stored */
+  message = NULL;
+  CHECK_EQ_INT(oidnGetDeviceError(device, &message), OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(message && strstr(message, "unknown device parameter or type mismatch") &&
+        strstr(message, "noSuchParameter"));
+  /* the message stays valid until the next read, whatever happens meanwhile */
+  char copy[256];
+  snprintf(copy, sizeof copy, "%s", message ? message : "");
+  oidnCommitDevice(device);
+  CHECK(message && strcmp(message, copy) == 0);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "committed only once");
+  EXPECT_OK(device);
+  EXPECT_OK(NULL); /* device errors never go to the global slot */
+
+  /* outMessage may be NULL; the read still clears */
+  oidnCommitDevice(device);
+  CHECK_EQ_INT(oidnGetDeviceError(device, NULL), OIDN_ERROR_INVALID_OPERATION);
+  EXPECT_OK(device);
+  oidnReleaseDevice(device);
+}
+
+/* -- the error callback ------------------------------------------------------ */
+
+typedef struct callback_log
+{
+  atomic_int calls;
+  OIDNError last_code;
+  char last_message[256];
+  pthread_t last_thread;
+  OIDNDevice device;        /* for the re-entrant call */
+  int reentrant_version;    /* what a call into the API from the callback saw */
+} callback_log;
+
+static void log_error(void* user, OIDNError code, const char* message)
+{
+  callback_log* log = user;
+  atomic_fetch_add(&log->calls, 1);
+  log->last_code = code;
+  snprintf(log->last_message, sizeof log->last_message, "%s", message ? message : "(null)");
+  log->last_thread = pthread_self();
+}
+
+static void log_error_reentrant(void* user, OIDNError code, const char* message)
+{
+  callback_log* log = user;
+  log_error(user, code, message);
+  /* calling back into the API on the same device must not deadlock */
+  log->reentrant_version = oidnGetDeviceInt(log->device, "version");
+}
+
+static void callback(void)
+{
+  /* no commit needed to install a callback */
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  callback_log log;
+  memset(&log, 0, sizeof log);
+  atomic_init(&log.calls, 0);
+  oidnSetDeviceErrorFunction(device, log_error, &log);
+  EXPECT_OK(device);
+
+  /* every error reaches the callback, with its code and message, even
+   * though only the first stays in the slot */
+  (void)oidnNewFilter(device, "RT"); /* not committed */
+  CHECK_EQ_INT(atomic_load(&log.calls), 1);
+  CHECK_EQ_INT(log.last_code, OIDN_ERROR_INVALID_OPERATION);
+  oidnCommitDevice(device);
+  CHECK_EQ_INT(atomic_load(&log.calls), 1); /* success: no call */
+  (void)oidnGetDeviceInt(device, "bogus");
+  CHECK_EQ_INT(atomic_load(&log.calls), 2);
+  CHECK_EQ_INT(log.last_code, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(log.last_message, "bogus") != NULL);
+  oidnCommitDevice(device);
+  CHECK_EQ_INT(atomic_load(&log.calls), 3);
+  CHECK_EQ_INT(log.last_code, OIDN_ERROR_INVALID_OPERATION);
+  CHECK(strstr(log.last_message, "committed only once") != NULL);
+  CHECK(pthread_equal(log.last_thread, pthread_self()));
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION); /* the first one */
+
+  /* errors of the global slot never reach a device's callback */
+  oidnRetainFilter(NULL);
+  CHECK_EQ_INT(atomic_load(&log.calls), 3);
+  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+
+  /* errors of the filter and buffer functions reach the device's callback */
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  (void)oidnGetFilterInt(filter, "bogus");
+  CHECK_EQ_INT(atomic_load(&log.calls), 4);
+  OIDNBuffer buffer = oidnNewBuffer(device, 8);
+  oidnReadBuffer(buffer, 4, 8, log.last_message);
+  CHECK_EQ_INT(atomic_load(&log.calls), 5);
+  CHECK_EQ_INT(log.last_code, OIDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+
+  /* the callback may call into the API */
+  callback_log reentrant;
+  memset(&reentrant, 0, sizeof reentrant);
+  atomic_init(&reentrant.calls, 0);
+  reentrant.device = device;
+  oidnSetDeviceErrorFunction(device, log_error_reentrant, &reentrant);
+  oidnExecuteFilter(filter); /* not committed */
+  CHECK_EQ_INT(atomic_load(&reentrant.calls), 1);
+  CHECK_EQ_INT(reentrant.reentrant_version, OIDN_VERSION);
+  CHECK_EQ_INT(atomic_load(&log.calls), 5); /* replaced */
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
+
+  /* NULL removes the callback */
+  oidnSetDeviceErrorFunction(device, NULL, NULL);
+  (void)oidnGetDeviceInt(device, "bogus");
+  CHECK_EQ_INT(atomic_load(&reentrant.calls), 1);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+
+  oidnReleaseBuffer(buffer);
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(device);
+}
+
+/* -- threads ------------------------------------------------------------------- */
+
+typedef struct thread_args
+{
+  OIDNDevice device;
+  int iterations;
+  int wrong;            /* reads that returned another thread's error */
+  OIDNError first_read; /* the first read of the thread, before any error of its own */
+  OIDNError global_read;
+} thread_args;
+
+/* Which kind of error the calling thread causes (0: the main thread), so
+ * the callback can tell whether it runs on the thread that erred. */
+static _Thread_local int thread_kind;
+
+/* Causes one error of a kind per thread: kind 1 INVALID_ARGUMENT (an
+ * unknown parameter), kind 2 INVALID_OPERATION (a second commit). */
+static void* error_loop(thread_args* t, int kind)
+{
+  thread_kind = kind;
+  t->first_read = oidnGetDeviceError(t->device, NULL);
+  const OIDNError expected = kind == 2 ? OIDN_ERROR_INVALID_OPERATION : OIDN_ERROR_INVALID_ARGUMENT;
+  for (int i = 0; i < t->iterations; ++i) {
+    if (kind == 2)
+      oidnCommitDevice(t->device);
+    else
+      (void)oidnGetDeviceInt(t->device, "bogus");
+    if (oidnGetDeviceError(t->device, NULL) != expected)
+      ++t->wrong;
+    if (oidnGetDeviceError(t->device, NULL) != OIDN_ERROR_NONE)
+      ++t->wrong;
+  }
+  /* the thread's own global slot */
+  (void)oidnNewDevice(OIDN_DEVICE_TYPE_METAL);
+  t->global_read = oidnGetDeviceError(NULL, NULL);
+  /* leave an unread error behind: it must not reach other threads (nor
+   * leak memory when the thread ends) */
+  if (kind == 2)
+    oidnCommitDevice(t->device);
+  else
+    (void)oidnGetDeviceInt(t->device, "bogus");
+  return NULL;
+}
+
+static void* argument_thread(void* arg)
+{
+  return error_loop(arg, 1);
+}
+
+static void* operation_thread(void* arg)
+{
+  return error_loop(arg, 2);
+}
+
+typedef struct thread_log
+{
+  atomic_int calls;
+  atomic_int wrong_thread; /* callbacks whose code does not fit the calling thread */
+} thread_log;
+
+static void thread_callback(void* user, OIDNError code, const char* message)
+{
+  (void)message;
+  thread_log* log = user;
+  atomic_fetch_add(&log->calls, 1);
+  const OIDNError expected = thread_kind == 1   ? OIDN_ERROR_INVALID_ARGUMENT
+                             : thread_kind == 2 ? OIDN_ERROR_INVALID_OPERATION
+                                                : OIDN_ERROR_UNKNOWN;
+  if (code != expected)
+    atomic_fetch_add(&log->wrong_thread, 1);
+}
+
+static void threads(void)
+{
+  OIDNDevice device = api_cpu_device();
+  /* errors of the main thread, left unread while the others work */
+  oidnRetainBuffer(NULL);
+  oidnCommitDevice(device);
+
+  thread_log log;
+  atomic_init(&log.calls, 0);
+  atomic_init(&log.wrong_thread, 0);
+  oidnSetDeviceErrorFunction(device, thread_callback, &log);
+
+  enum { ITERATIONS = 300 };
+  thread_args a = {device, ITERATIONS, 0, OIDN_ERROR_NONE, OIDN_ERROR_NONE};
+  thread_args b = a;
+  pthread_t ta, tb;
+  CHECK(pthread_create(&ta, NULL, argument_thread, &a) == 0);
+  CHECK(pthread_create(&tb, NULL, operation_thread, &b) == 0);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+
+  /* errors stayed on the thread that caused them */
+  CHECK_EQ_INT(a.first_read, OIDN_ERROR_NONE);
+  CHECK_EQ_INT(b.first_read, OIDN_ERROR_NONE);
+  CHECK_EQ_INT(a.wrong, 0);
+  CHECK_EQ_INT(b.wrong, 0);
+  CHECK_EQ_INT(a.global_read, OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  CHECK_EQ_INT(b.global_read, OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  /* the callback ran once per device error, on the thread that erred */
+  CHECK_EQ_INT(atomic_load(&log.calls), 2 * (ITERATIONS + 1));
+  CHECK_EQ_INT(atomic_load(&log.wrong_thread), 0);
+  /* main's own errors are still there, and only those */
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "committed only once");
+  EXPECT_OK(device);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "handle is null");
+  EXPECT_OK(NULL);
+  oidnReleaseDevice(device);
+}
+
+void api_test_errors(void)
+{
+  null_handles();
+  slots();
+  callback();
+  threads();
+}

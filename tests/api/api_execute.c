@@ -1,0 +1,301 @@
+/* Filters through the API (the filter mathematics is tested elsewhere):
+ * finite output also from NaN/Inf input, RT's rules for combining inputs
+ * and modes, progress reporting and cancellation, asynchronous execution. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_util.h"
+
+enum { W = 21, H = 19, N = W * H };
+
+/* Sets the RT images named in `inputs` ("c", "a", "n": colour, albedo,
+ * normal) and an output, then commits; returns the device's error. */
+static OIDNError rt_commit(OIDNDevice device, OIDNFilter filter, const char* inputs,
+                           float* color, float* albedo, float* normal, float* output)
+{
+  oidnUnsetFilterImage(filter, "color");
+  oidnUnsetFilterImage(filter, "albedo");
+  oidnUnsetFilterImage(filter, "normal");
+  if (strchr(inputs, 'c'))
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  if (strchr(inputs, 'a'))
+    oidnSetSharedFilterImage(filter, "albedo", albedo, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  if (strchr(inputs, 'n'))
+    oidnSetSharedFilterImage(filter, "normal", normal, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  return oidnGetDeviceError(device, NULL);
+}
+
+static void rt_rules(OIDNDevice device)
+{
+  float* color = api_noisy_image(W, H, 3, 0.3f, 3);
+  float* albedo = api_albedo_image(W, H);
+  float* normal = api_normal_image(W, H);
+  float* output = api_filled(3 * N, 0.0f);
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+
+  /* legal combinations, in LDR and HDR */
+  static const char* const legal[] = {"c", "ca", "can", "a", "n"};
+  for (size_t i = 0; i < sizeof legal / sizeof legal[0]; ++i)
+    for (int hdr = 0; hdr < 2; ++hdr) {
+      oidnSetFilterBool(filter, "hdr", hdr);
+      const OIDNError code = rt_commit(device, filter, legal[i], color, albedo, normal, output);
+      /* prefiltering an auxiliary image is LDR only */
+      const int aux_only = strchr(legal[i], 'c') == NULL;
+      CHECK_EQ_INT(code, aux_only && hdr ? OIDN_ERROR_INVALID_OPERATION : OIDN_ERROR_NONE);
+      if (code == OIDN_ERROR_NONE) {
+        for (int k = 0; k < 3 * N; ++k)
+          output[k] = NAN;
+        oidnExecuteFilter(filter);
+        EXPECT_OK(device);
+        CHECK(lull_test_all_finite(output, 3 * N));
+      }
+    }
+  oidnSetFilterBool(filter, "hdr", false);
+  /* normal needs albedo; aux alone is one image */
+  CHECK_EQ_INT(rt_commit(device, filter, "cn", color, albedo, normal, output),
+               OIDN_ERROR_INVALID_OPERATION);
+  CHECK_EQ_INT(rt_commit(device, filter, "an", color, albedo, normal, output),
+               OIDN_ERROR_INVALID_OPERATION);
+  /* nothing to filter */
+  CHECK_EQ_INT(rt_commit(device, filter, "", color, albedo, normal, output),
+               OIDN_ERROR_INVALID_OPERATION);
+  rt_commit(device, filter, "", color, albedo, normal, output);
+  oidnCommitFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "input image not specified");
+  /* no output */
+  rt_commit(device, filter, "c", color, albedo, normal, output);
+  oidnUnsetFilterImage(filter, "output");
+  oidnCommitFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "output image not specified");
+  /* hdr and srgb together */
+  oidnSetFilterBool(filter, "hdr", true);
+  oidnSetFilterBool(filter, "srgb", true);
+  CHECK_EQ_INT(rt_commit(device, filter, "c", color, albedo, normal, output),
+               OIDN_ERROR_INVALID_OPERATION);
+  oidnSetFilterBool(filter, "hdr", false);
+  CHECK_EQ_INT(rt_commit(device, filter, "c", color, albedo, normal, output), OIDN_ERROR_NONE);
+  /* srgb is not for normals */
+  CHECK_EQ_INT(rt_commit(device, filter, "n", color, albedo, normal, output),
+               OIDN_ERROR_INVALID_OPERATION);
+  oidnSetFilterBool(filter, "srgb", false);
+
+  /* quality: 0, 4, 5, 6 only */
+  static const struct { int value; OIDNError code; } qualities[] = {
+      {OIDN_QUALITY_DEFAULT, OIDN_ERROR_NONE},         {OIDN_QUALITY_FAST, OIDN_ERROR_NONE},
+      {OIDN_QUALITY_BALANCED, OIDN_ERROR_NONE},        {OIDN_QUALITY_HIGH, OIDN_ERROR_NONE},
+      {1, OIDN_ERROR_INVALID_ARGUMENT},  {2, OIDN_ERROR_INVALID_ARGUMENT},
+      {3, OIDN_ERROR_INVALID_ARGUMENT},  {7, OIDN_ERROR_INVALID_ARGUMENT},
+      {-1, OIDN_ERROR_INVALID_ARGUMENT}, {1000, OIDN_ERROR_INVALID_ARGUMENT}};
+  for (size_t i = 0; i < sizeof qualities / sizeof qualities[0]; ++i) {
+    oidnSetFilterInt(filter, "quality", qualities[i].value);
+    CHECK_EQ_INT(rt_commit(device, filter, "can", color, albedo, normal, output),
+                 qualities[i].code);
+  }
+  oidnSetFilterInt(filter, "quality", OIDN_QUALITY_HIGH);
+
+  /* sizes and channel counts must match */
+  oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "albedo", albedo, OIDN_FORMAT_FLOAT3, W - 1, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "image size mismatch");
+  oidnUnsetFilterImage(filter, "albedo");
+  oidnUnsetFilterImage(filter, "normal");
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H - 1, 0, 0, 0);
+  oidnCommitFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "image size mismatch");
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT2, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  /* mixed formats are fine: float colour, half albedo */
+  unsigned short* h_albedo = malloc(3 * N * sizeof *h_albedo);
+  api_to_half(albedo, h_albedo, 3 * N);
+  oidnSetSharedFilterImage(filter, "albedo", h_albedo, OIDN_FORMAT_HALF3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  CHECK(lull_test_all_finite(output, 3 * N));
+
+  free(h_albedo);
+  oidnReleaseFilter(filter);
+  free(color);
+  free(albedo);
+  free(normal);
+  free(output);
+}
+
+/* Every filter type gives finite output, also when the input holds NaN and
+ * infinities, and the Gaussian checks its size rule too. */
+static void finite_output(OIDNDevice device)
+{
+  static const char* const types[] = {"RT", "ATrous", "Gaussian", "RTLightmap"};
+  float* color = api_noisy_image(W, H, 3, 0.5f, 8);
+  color[3 * 5 + 1] = NAN;
+  color[3 * 40] = INFINITY;
+  color[3 * 41 + 2] = -INFINITY;
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i) {
+    OIDNFilter filter = oidnNewFilter(device, types[i]);
+    float* output = api_filled(3 * N, NAN);
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    if (strcmp(types[i], "RT") == 0)
+      oidnSetFilterBool(filter, "hdr", true);
+    oidnCommitFilter(filter);
+    oidnExecuteFilter(filter);
+    EXPECT_OK(device);
+    if (!lull_test_all_finite(output, 3 * N))
+      fprintf(stderr, "%s: non-finite output\n", types[i]);
+    CHECK(lull_test_all_finite(output, 3 * N));
+    /* size mismatch: caught at commit */
+    oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H - 2, 0, 0, 0);
+    oidnCommitFilter(filter);
+    EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "image size mismatch");
+    free(output);
+    oidnReleaseFilter(filter);
+  }
+  free(color);
+}
+
+/* -- progress and cancellation ------------------------------------------------ */
+
+typedef struct progress_log
+{
+  int calls;
+  int cancel_at;     /* return false on this call (1-based); 0 never */
+  int calls_after_cancel;
+  int out_of_range;
+  int decreasing;
+  double last;
+} progress_log;
+
+static bool monitor(void* user, double n)
+{
+  progress_log* log = user;
+  if (log->cancel_at > 0 && log->calls >= log->cancel_at)
+    ++log->calls_after_cancel;
+  ++log->calls;
+  if (!(n >= 0.0 && n <= 1.0))
+    ++log->out_of_range;
+  if (log->calls > 1 && n < log->last)
+    ++log->decreasing;
+  log->last = n;
+  return !(log->cancel_at > 0 && log->calls >= log->cancel_at);
+}
+
+/* Cancelling (returning false) fails the execution with CANCELLED and
+ * leaves the output as it was: lull writes the output only once the whole
+ * filter has run, so a cancelled in-place run does not lose the input. */
+static void progress(OIDNDevice device, const char* type)
+{
+  float* color = api_noisy_image(W, H, 3, 0.3f, 13);
+  float* output = api_filled(3 * N, 42.0f);
+  OIDNFilter filter = oidnNewFilter(device, type);
+  oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  progress_log log;
+  memset(&log, 0, sizeof log);
+  oidnSetFilterProgressMonitorFunction(filter, monitor, &log);
+  oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  CHECK(log.calls >= 2);
+  CHECK_EQ_INT(log.out_of_range, 0);
+  CHECK_EQ_INT(log.decreasing, 0);
+  CHECK(log.last == 1.0);
+  const int full = log.calls;
+
+  /* cancel at the first report and at the one before the end */
+  const int cancel_points[] = {1, full - 1};
+  for (int k = 0; k < 2; ++k) {
+    float* before = api_filled(3 * N, 42.0f);
+    memcpy(output, before, 3 * N * sizeof(float));
+    memset(&log, 0, sizeof log);
+    log.cancel_at = cancel_points[k];
+    oidnExecuteFilter(filter);
+    EXPECT_ERROR_MSG(device, OIDN_ERROR_CANCELLED, "cancel");
+    CHECK_EQ_INT(log.calls, cancel_points[k]);
+    CHECK_EQ_INT(log.calls_after_cancel, 0);
+    CHECK(memcmp(output, before, 3 * N * sizeof(float)) == 0);
+    free(before);
+  }
+
+  /* cancelled in place: the input survives */
+  float* inplace = malloc(3 * N * sizeof(float));
+  memcpy(inplace, color, 3 * N * sizeof(float));
+  oidnSetSharedFilterImage(filter, "color", inplace, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", inplace, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  memset(&log, 0, sizeof log);
+  log.cancel_at = 2;
+  oidnExecuteFilter(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  CHECK(memcmp(inplace, color, 3 * N * sizeof(float)) == 0);
+
+  /* asynchronous: the cancellation surfaces at the next sync */
+  memset(&log, 0, sizeof log);
+  log.cancel_at = 1;
+  oidnExecuteFilterAsync(filter);
+  oidnSyncDevice(device);
+  EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  oidnSyncDevice(device); /* reported once */
+  EXPECT_OK(device);
+
+  /* removing the monitor */
+  oidnSetFilterProgressMonitorFunction(filter, NULL, NULL);
+  memset(&log, 0, sizeof log);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  CHECK_EQ_INT(log.calls, 0);
+  CHECK(memcmp(inplace, color, 3 * N * sizeof(float)) != 0); /* it ran */
+
+  oidnReleaseFilter(filter);
+  free(inplace);
+  free(color);
+  free(output);
+}
+
+/* Asynchronous execution gives the synchronous result once synced; work
+ * queued on a device runs in order. */
+static void async_execution(OIDNDevice device)
+{
+  float* color = api_noisy_image(W, H, 3, 0.3f, 17);
+  float* reference = api_run_color(device, "ATrous", color, W, H);
+  OIDNBuffer in = oidnNewBuffer(device, 12 * N);
+  OIDNBuffer out = oidnNewBuffer(device, 12 * N);
+  OIDNFilter filter = oidnNewFilter(device, "ATrous");
+  oidnSetFilterImage(filter, "color", in, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetFilterImage(filter, "output", out, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  float* result = api_filled(3 * N, -1.0f);
+  oidnWriteBufferAsync(in, 0, 12 * N, color);
+  oidnExecuteFilterAsync(filter);
+  oidnReadBufferAsync(out, 0, 12 * N, result);
+  oidnSyncDevice(device);
+  EXPECT_OK(device);
+  CHECK(reference && lull_test_max_abs_diff(result, reference, 3 * N) == 0.0);
+  /* releasing with work queued waits for it */
+  oidnExecuteFilterAsync(filter);
+  oidnReleaseFilter(filter);
+  oidnReleaseBuffer(in);
+  oidnReleaseBuffer(out);
+  EXPECT_OK(device);
+  free(result);
+  free(reference);
+  free(color);
+}
+
+void api_test_execute(void)
+{
+  OIDNDevice device = api_cpu_device();
+  rt_rules(device);
+  finite_output(device);
+  progress(device, "RT");
+  progress(device, "ATrous");
+  progress(device, "Gaussian");
+  async_execution(device);
+  oidnReleaseDevice(device);
+  EXPECT_OK(NULL);
+}

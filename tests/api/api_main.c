@@ -1,0 +1,41 @@
+/* The OIDN API contract tests: `test_api_contract [GROUP...]` runs the named
+ * groups (errors devices buffers params images execute), or all of them. */
+#include <string.h>
+
+#include "api_util.h"
+
+typedef struct api_group
+{
+  const char* name;
+  void (*run)(void);
+} api_group;
+
+static const api_group groups[] = {
+    {"errors", api_test_errors}, {"devices", api_test_devices}, {"buffers", api_test_buffers},
+    {"params", api_test_params}, {"images", api_test_images},   {"execute", api_test_execute},
+};
+enum { NUM_GROUPS = sizeof groups / sizeof groups[0] };
+
+int main(int argc, char** argv)
+{
+  for (int g = 0; g < NUM_GROUPS; ++g) {
+    int wanted = argc < 2;
+    for (int a = 1; a < argc; ++a)
+      wanted |= strcmp(argv[a], groups[g].name) == 0;
+    if (wanted) {
+      const int before = lull_test_failures;
+      groups[g].run();
+      printf("%s: %s\n", groups[g].name, lull_test_failures == before ? "ok" : "FAILED");
+    }
+  }
+  for (int a = 1; a < argc; ++a) {
+    int known = 0;
+    for (int g = 0; g < NUM_GROUPS; ++g)
+      known |= strcmp(argv[a], groups[g].name) == 0;
+    if (!known) {
+      fprintf(stderr, "unknown test group '%s'\n", argv[a]);
+      return 2;
+    }
+  }
+  return lull_test_result("api_contract");
+}

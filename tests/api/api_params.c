@@ -1,0 +1,188 @@
+/* Filter creation and parameters: known and unknown names, bool/int shared
+ * storage, type mismatches, read-only tile parameters, the deprecated
+ * names, data parameters, and the rule that a changed filter must be
+ * committed again before it runs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lull.h>
+
+#include "api_util.h"
+
+static void creation(OIDNDevice device)
+{
+  static const char* const oidn_types[] = {"RT", "RTLightmap"};
+  for (size_t i = 0; i < 2; ++i) {
+    OIDNFilter filter = oidnNewFilter(device, oidn_types[i]);
+    CHECK(filter != NULL);
+    oidnReleaseFilter(filter);
+  }
+  /* every type lull lists can be created */
+  const int count = lullGetFilterTypeCount();
+  CHECK(count >= 4);
+  for (int i = 0; i < count; ++i) {
+    OIDNFilter filter = oidnNewFilter(device, lullGetFilterTypeName(i));
+    CHECK(filter != NULL);
+    oidnReleaseFilter(filter);
+  }
+  EXPECT_OK(device);
+  static const char* const unknown[] = {"rt", "Bogus", "", "RT "};
+  for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
+    CHECK(oidnNewFilter(device, unknown[i]) == NULL);
+    EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "unknown filter type");
+  }
+  EXPECT_OK(NULL);
+}
+
+static void values(OIDNDevice device)
+{
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  /* OIDN's defaults */
+  CHECK(!oidnGetFilterBool(filter, "hdr"));
+  CHECK(!oidnGetFilterBool(filter, "srgb"));
+  CHECK(!oidnGetFilterBool(filter, "cleanAux"));
+  CHECK(isnan(oidnGetFilterFloat(filter, "inputScale")));
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "maxMemoryMB"), -1);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "tileAlignment"), 1); /* before the first commit */
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "tileOverlap"), 0);
+  EXPECT_OK(device);
+
+  /* round trips; bool and int share storage */
+  oidnSetFilterBool(filter, "hdr", true);
+  CHECK(oidnGetFilterBool(filter, "hdr"));
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "hdr"), 1);
+  oidnSetFilterInt(filter, "cleanAux", 1);
+  CHECK(oidnGetFilterBool(filter, "cleanAux"));
+  oidnSetFilterInt(filter, "quality", OIDN_QUALITY_FAST);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "quality"), OIDN_QUALITY_FAST);
+  CHECK(oidnGetFilterBool(filter, "quality"));
+  oidnSetFilterFloat(filter, "inputScale", 2.5f);
+  CHECK(oidnGetFilterFloat(filter, "inputScale") == 2.5f);
+  oidnSetFilterInt(filter, "maxMemoryMB", 512);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "maxMemoryMB"), 512);
+  EXPECT_OK(device);
+
+  /* the deprecated name hdrScale is inputScale */
+  oidnSetFilterFloat(filter, "hdrScale", 3.0f);
+  CHECK(oidnGetFilterFloat(filter, "inputScale") == 3.0f);
+  CHECK(oidnGetFilterFloat(filter, "hdrScale") == 3.0f);
+  EXPECT_OK(device);
+
+  /* type mismatches: a set is ignored with a warning, a get is an error */
+  oidnSetFilterFloat(filter, "hdr", 0.0f);
+  CHECK(oidnGetFilterBool(filter, "hdr"));
+  oidnSetFilterInt(filter, "inputScale", 7);
+  CHECK(oidnGetFilterFloat(filter, "inputScale") == 3.0f);
+  EXPECT_OK(device);
+  CHECK(oidnGetFilterFloat(filter, "hdr") == 0.0f);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT,
+                   "unknown filter parameter or type mismatch");
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "inputScale"), 0);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(!oidnGetFilterBool(filter, "inputScale"));
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+
+  /* unknown names */
+  oidnSetFilterBool(filter, "noSuchParameter", true);
+  oidnSetFilterInt(filter, "noSuchParameter", 1);
+  oidnSetFilterFloat(filter, "noSuchParameter", 1.0f);
+  EXPECT_OK(device);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "noSuchParameter"), 0);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "noSuchParameter");
+  CHECK(oidnGetFilterFloat(filter, "noSuchParameter") == 0.0f);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(!oidnGetFilterBool(filter, "noSuchParameter"));
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+  /* names are case-sensitive */
+  (void)oidnGetFilterBool(filter, "HDR");
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+
+  /* read-only parameters keep their value; the old names read them */
+  oidnSetFilterInt(filter, "tileAlignment", 64);
+  oidnSetFilterInt(filter, "tileOverlap", 64);
+  oidnSetFilterInt(filter, "alignment", 64);
+  oidnSetFilterInt(filter, "overlap", 64);
+  EXPECT_OK(device);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "tileAlignment"), 1);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "alignment"), 1);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "tileOverlap"), 0);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "overlap"), 0);
+  EXPECT_OK(device);
+
+  /* data parameters: lull has none; they are unknown names (warnings) */
+  unsigned char blob[16] = {0};
+  oidnSetSharedFilterData(filter, "weights", blob, sizeof blob);
+  oidnUpdateFilterData(filter, "weights");
+  oidnUnsetFilterData(filter, "weights");
+  oidnUnsetFilterData(filter, "neverSet");
+  EXPECT_OK(device);
+  oidnReleaseFilter(filter);
+}
+
+/* Changes need a commit; the tile parameters are set by the commit. */
+static void commit_rules(OIDNDevice device)
+{
+  enum { W = 12, H = 10 };
+  float* color = api_noisy_image(W, H, 3, 0.3f, 11);
+  float* output = api_filled(W * H * 3, 0.0f);
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  oidnExecuteFilter(filter); /* never committed */
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "changes to the filter are not committed");
+  oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  EXPECT_OK(device);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "tileAlignment"), 16);
+  const int overlap = oidnGetFilterInt(filter, "tileOverlap");
+  CHECK(overlap > 0 && overlap % 16 == 0);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "overlap"), overlap);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+
+  /* a parameter change */
+  oidnSetFilterBool(filter, "hdr", true);
+  oidnExecuteFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
+  oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  /* an image change */
+  oidnSetSharedFilterImage(filter, "albedo", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnExecuteFilter(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  /* unsetting an image */
+  oidnUnsetFilterImage(filter, "albedo");
+  oidnExecuteFilterAsync(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  /* unsetting what is not set, or unknown names, change nothing */
+  oidnCommitFilter(filter);
+  oidnUnsetFilterImage(filter, "albedo");
+  oidnUnsetFilterImage(filter, "noSuchImage");
+  oidnSetSharedFilterImage(filter, "noSuchImage", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetFilterInt(filter, "noSuchParameter", 3);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  /* a failed commit leaves the filter uncommitted */
+  oidnSetFilterBool(filter, "srgb", true); /* with hdr: invalid */
+  oidnCommitFilter(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnExecuteFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
+  oidnReleaseFilter(filter);
+  free(color);
+  free(output);
+}
+
+void api_test_params(void)
+{
+  OIDNDevice device = api_cpu_device();
+  creation(device);
+  values(device);
+  commit_rules(device);
+  oidnReleaseDevice(device);
+  EXPECT_OK(NULL);
+}
