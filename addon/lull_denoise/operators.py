@@ -1,0 +1,280 @@
+"""Operators: enable the passes, denoise the last render, denoise an
+animation's frames, and the render_write handler for automatic denoising.
+
+Python cannot read a render result's pixels (bpy.data.images["Render
+Result"] has no pixels), so the last render goes through a multilayer EXR
+in Blender's temporary folder.  Frames are read from the files Blender
+wrote (scene.render.frame_path).  Nothing uses the compositor, whose Python
+API changed in Blender 5.0 (scene.node_tree is gone).
+"""
+
+import os
+import time
+
+import bpy
+
+from . import loader, passes, pipeline
+from .properties import output_path, settings_of
+
+MULTILAYER = "OPEN_EXR_MULTILAYER"
+
+# One background worker for automatic denoising (created on first use).
+_auto = {"worker": None}
+
+
+def auto_worker():
+    if _auto["worker"] is None:
+        _auto["worker"] = pipeline.Worker(loader.require())
+    return _auto["worker"]
+
+
+def _lull_or_report(op):
+    try:
+        return loader.require()
+    except RuntimeError as e:
+        op.report({"ERROR"}, f"lull: {e}")
+        return None
+
+
+class LULL_OT_enable_passes(bpy.types.Operator):
+    """Enable the render passes the selected filter uses on the active view layer"""
+
+    bl_idname = "lull.enable_passes"
+    bl_label = "Enable Passes"
+    bl_options = {"REGISTER", "UNDO"}
+
+    all_layers: bpy.props.BoolProperty(name="All View Layers", default=False)
+    multilayer_output: bpy.props.BoolProperty(
+        name="Multilayer EXR Output",
+        description="Also set the output format to multilayer OpenEXR (needed for denoising "
+                    "written frames)",
+        default=True)
+
+    def execute(self, context):
+        scene = context.scene
+        layers = scene.view_layers if self.all_layers else [context.view_layer]
+        enabled = []
+        for layer in layers:
+            for label, owner, attr in passes.NEEDED_SETTINGS.get(scene.lull.filter_type, ()):
+                target = getattr(layer, "cycles", None) if owner == "cycles" else layer
+                if target is not None and hasattr(target, attr) and not getattr(target, attr):
+                    setattr(target, attr, True)
+                    enabled.append(f"{layer.name}: {label}")
+        if self.multilayer_output and scene.render.image_settings.file_format != MULTILAYER:
+            scene.render.image_settings.file_format = MULTILAYER
+            enabled.append("multilayer EXR output")
+        self.report({"INFO"}, "lull: enabled " + (", ".join(enabled) if enabled else "nothing "
+                                                  "(all set already)"))
+        return {"FINISHED"}
+
+
+def save_render_result(scene, path):
+    """Writes the last render (all view layers and passes) as multilayer EXR."""
+    image = bpy.data.images.get("Render Result")
+    if image is None or image.type != "RENDER_RESULT":
+        raise RuntimeError("there is no render result: render an image first (F12)")
+    settings = scene.render.image_settings
+    saved = (settings.file_format, settings.color_depth)
+    try:
+        settings.file_format = MULTILAYER
+        settings.color_depth = "32"
+        image.save_render(filepath=path, scene=scene)
+    finally:
+        settings.file_format, settings.color_depth = saved
+    if not os.path.exists(path):
+        raise RuntimeError("Blender wrote no render result (render an image first)")
+
+
+def show_image(context, image):
+    """Shows the image in an Image Editor of the current window, or in the
+    render view when the window has none."""
+    screen = getattr(context, "screen", None)
+    if screen is None:
+        return False  # no UI (background mode)
+    for area in screen.areas:
+        if area.type == "IMAGE_EDITOR":
+            area.spaces.active.image = image
+            return True
+    try:
+        bpy.ops.render.view_show("INVOKE_DEFAULT")
+    except RuntimeError:
+        return False
+    for window in context.window_manager.windows:
+        for area in window.screen.areas:
+            if area.type == "IMAGE_EDITOR":
+                area.spaces.active.image = image
+                return True
+    return False
+
+
+class LULL_OT_denoise_render(bpy.types.Operator):
+    """Denoise the last render with lull and show the result as a new image
+    (one per view layer)"""
+
+    bl_idname = "lull.denoise_render"
+    bl_label = "Denoise Last Render"
+
+    def execute(self, context):
+        lull = _lull_or_report(self)
+        if lull is None:
+            return {"CANCELLED"}
+        scene = context.scene
+        folder = bpy.app.tempdir or os.path.join(os.path.expanduser("~"), ".cache")
+        src = os.path.join(folder, "lull_render_result.exr")
+        try:
+            save_render_result(scene, src)
+            data = lull.read_exr(src)
+            start = time.perf_counter()
+            results = pipeline.denoise_passes(lull, data, settings_of(scene))
+            seconds = time.perf_counter() - start
+        except (RuntimeError, ValueError, KeyError, lull.Error) as e:
+            self.report({"ERROR"}, f"lull: {e}")
+            return {"CANCELLED"}
+        images = []
+        for key, pixels in results.items():
+            layer = key.rpartition(".")[0] or "Render"
+            path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(layer)}.exr")
+            lull.write_exr(path, {"": pixels})
+            images.append(self._load(f"lull Denoised {layer}", path))
+        if images:
+            show_image(context, images[0])
+        self.report({"INFO"}, f"lull: denoised {len(images)} view layer(s) in {seconds:.2f} s "
+                              f"({', '.join(i.name for i in images)})")
+        return {"FINISHED"}
+
+    @staticmethod
+    def _load(name, path):
+        """A packed image of the file (the temporary file may vanish later)."""
+        old = bpy.data.images.get(name)
+        if old is not None:
+            bpy.data.images.remove(old)
+        image = bpy.data.images.load(path, check_existing=False)
+        image.name = name
+        image.pack()
+        return image
+
+
+def frame_files(scene):
+    """(frame, path) of the scene's frame range as Blender writes them."""
+    frames = range(scene.frame_start, scene.frame_end + 1, max(1, scene.frame_step))
+    return [(f, scene.render.frame_path(frame=f)) for f in frames]
+
+
+class LULL_OT_denoise_animation(bpy.types.Operator):
+    """Denoise the multilayer EXR frames of the scene's frame range (as written by Render
+    Animation) into copies with a Denoised pass; Esc cancels"""
+
+    bl_idname = "lull.denoise_animation"
+    bl_label = "Denoise Animation Frames"
+
+    _timer = None
+    _jobs = None
+    _worker = None
+
+    def _collect(self, context):
+        jobs = [(p, output_path(context.scene, p)) for _, p in frame_files(context.scene)
+                if os.path.exists(p)]
+        if not jobs:
+            self.report({"ERROR"}, "lull: no rendered frames found at "
+                        f"{context.scene.render.frame_path(frame=context.scene.frame_start)}")
+        return jobs
+
+    def execute(self, context):
+        """Blocking (scripts and background mode)."""
+        lull = _lull_or_report(self)
+        jobs = self._collect(context) if lull else None
+        if not jobs:
+            return {"CANCELLED"}
+        settings = settings_of(context.scene)
+        device = lull.Device(settings.device)
+        failed = []
+        for src, dst in jobs:
+            try:
+                pipeline.denoise_file(lull, src, dst, settings, device=device)
+            except (ValueError, KeyError, lull.Error) as e:
+                failed.append(f"{os.path.basename(src)}: {e}")
+        done = len(jobs) - len(failed)
+        if failed:
+            self.report({"WARNING"}, f"lull: denoised {done} frame(s), failed: "
+                        + "; ".join(failed))
+        else:
+            self.report({"INFO"}, f"lull: denoised {done} frame(s)")
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        if bpy.app.background:
+            return self.execute(context)
+        lull = _lull_or_report(self)
+        self._jobs = self._collect(context) if lull else None
+        if not self._jobs:
+            return {"CANCELLED"}
+        self._worker = pipeline.Worker(lull)
+        settings = settings_of(context.scene)
+        for src, dst in self._jobs:
+            self._worker.submit(src, dst, settings)
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.2, window=context.window)
+        wm.progress_begin(0, len(self._jobs))
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        wm = context.window_manager
+        if event.type == "ESC":
+            self._worker.cancel()
+            self._finish(context)
+            self.report({"WARNING"}, f"lull: cancelled after {len(self._worker.done)} frame(s)")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        finished = len(self._worker.done) + len(self._worker.failed)
+        wm.progress_update(finished)
+        context.workspace.status_text_set(
+            f"lull: {finished}/{len(self._jobs)} frames — {self._worker.status()} (Esc cancels)")
+        if self._worker.pending() == 0:
+            self._finish(context)
+            level = {"WARNING"} if self._worker.failed else {"INFO"}
+            self.report(level, f"lull: {self._worker.status()}")
+            return {"FINISHED"}
+        return {"RUNNING_MODAL"}
+
+    def _finish(self, context):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        context.workspace.status_text_set(None)
+
+
+@bpy.app.handlers.persistent
+def on_render_write(scene, *_):
+    """After Blender writes a frame: queue it for the background worker (never
+    blocks the render)."""
+    settings = getattr(scene, "lull", None)
+    if settings is None or not settings.auto_denoise:
+        return
+    if scene.render.image_settings.file_format != MULTILAYER:
+        print("lull: automatic denoising needs multilayer OpenEXR output; frame skipped")
+        return
+    src = scene.render.frame_path(frame=scene.frame_current)
+    if not os.path.exists(src) or loader.load() is None:
+        return
+    auto_worker().submit(src, output_path(scene, src), settings_of(scene))
+
+
+classes = (LULL_OT_enable_passes, LULL_OT_denoise_render, LULL_OT_denoise_animation)
+
+
+def register():
+    for cls in classes:
+        bpy.utils.register_class(cls)
+    if on_render_write not in bpy.app.handlers.render_write:
+        bpy.app.handlers.render_write.append(on_render_write)
+
+
+def unregister():
+    if on_render_write in bpy.app.handlers.render_write:
+        bpy.app.handlers.render_write.remove(on_render_write)
+    if _auto["worker"] is not None:
+        _auto["worker"].cancel()
+    for cls in reversed(classes):
+        bpy.utils.unregister_class(cls)

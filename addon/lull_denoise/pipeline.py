@@ -1,0 +1,174 @@
+"""Denoising render files: the work behind the add-on's operators, without
+bpy, so it can run on a worker thread (lull releases the GIL while it
+filters and while it reads and writes files) and in tests.
+
+A file is denoised non-destructively: every original pass stays as it was
+(bit for bit, with the file's metadata), and a "Denoised" pass is added per
+view layer, written atomically to a new file (or back into the same one).
+"""
+
+import os
+import queue
+import threading
+
+from . import passes as cycles_passes
+
+
+class Settings:
+    """What to run: a filter type, a device and filter parameters."""
+
+    def __init__(self, filter_type="RT", device="default", params=None):
+        self.filter_type = filter_type
+        self.device = device
+        self.params = dict(params or {})
+
+    def __repr__(self):
+        return f"Settings({self.filter_type!r}, {self.device!r}, {self.params!r})"
+
+
+class Cancelled(Exception):
+    """Raised when a cancel event stops the work."""
+
+
+def denoised_path(src, suffix="_denoised"):
+    """frames/0001.exr -> frames/0001_denoised.exr"""
+    stem, ext = os.path.splitext(src)
+    return stem + suffix + (ext or ".exr")
+
+
+def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=None):
+    """Denoises every view layer of `passes` (a lull.read_exr result).
+
+    Returns {"Layer.Denoised": array}.  progress(fraction) is called over
+    the whole file; cancel (a threading.Event) stops at the next step."""
+    layers = cycles_passes.layers(passes)
+    if not layers:
+        raise ValueError("no Combined pass found (is this a Cycles multilayer EXR?)")
+    accepted = lull.filter_images(settings.filter_type)
+    device = device or lull.Device(settings.device)
+    results = {}
+    for i, layer in enumerate(layers):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+
+        def step(done, i=i):
+            if progress is not None:
+                progress((i + done) / len(layers))
+            return cancel is None or not cancel.is_set()
+
+        inputs = cycles_passes.filter_inputs(passes, layer, accepted)
+        color = inputs.pop("color")
+        try:
+            results[cycles_passes.output_key(layer)] = lull.denoise(
+                color, filter=settings.filter_type, device=device, progress=step,
+                **inputs, **settings.params)
+        except lull.Error as e:
+            if e.code == lull.ERROR_CANCELLED:
+                raise Cancelled() from e
+            raise
+    return results
+
+
+def denoise_file(lull, src, dst, settings, device=None, progress=None, cancel=None):
+    """Reads src, denoises every view layer and writes src's passes plus the
+    denoised ones to dst (atomically; dst may be src).  Returns the list of
+    keys written."""
+    passes = lull.read_exr(src)
+    results = denoise_passes(lull, passes, settings, device, progress, cancel)
+    half = {}
+    names = {}
+    for key in results:
+        layer = key.rpartition(".")[0]
+        color = cycles_passes.color_key(passes, layer)
+        half[key] = passes.half.get(color, False)
+        names[key] = passes.channel_names.get(color)
+    lull.add_passes(src, dst, results, channel_names=names, half=half)
+    return list(results)
+
+
+class Worker:
+    """One background thread that denoises queued files in order.
+
+    submit() never blocks (render_write handlers call it); status() and
+    wait() let the UI and tests follow along; cancel() drops the queue and
+    stops the file in progress."""
+
+    def __init__(self, lull):
+        self.lull = lull
+        self._queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._cancel = threading.Event()
+        self._thread = None
+        self.done = []      # (src, dst)
+        self.failed = []    # (src, message)
+        self.current = None
+        self.fraction = 0.0
+
+    def submit(self, src, dst, settings):
+        with self._lock:
+            self._cancel.clear()
+            self._queue.put((src, dst, settings))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="lull-denoise",
+                                                daemon=True)
+                self._thread.start()
+
+    def _progress(self, fraction):
+        self.fraction = fraction
+
+    def _run(self):
+        while True:
+            try:
+                src, dst, settings = self._queue.get(timeout=0.5)
+            except queue.Empty:
+                with self._lock:
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue
+            self.current, self.fraction = src, 0.0
+            try:
+                denoise_file(self.lull, src, dst, settings, progress=self._progress,
+                             cancel=self._cancel)
+                self.done.append((src, dst))
+            except Cancelled:
+                self.failed.append((src, "cancelled"))
+            except Exception as e:  # noqa: BLE001 - reported to the user, never raised
+                self.failed.append((src, str(e)))
+            finally:
+                self.current = None
+                self._queue.task_done()
+
+    def pending(self):
+        return self._queue.unfinished_tasks
+
+    def cancel(self):
+        self._cancel.set()
+        while True:
+            try:
+                self._queue.get_nowait()
+                self._queue.task_done()
+            except queue.Empty:
+                break
+
+    def wait(self, timeout=None):
+        """Waits until the queue is empty; returns False on timeout."""
+        finished = threading.Event()
+
+        def join():
+            self._queue.join()
+            finished.set()
+
+        threading.Thread(target=join, daemon=True).start()
+        return finished.wait(timeout)
+
+    def status(self):
+        if self.current:
+            return (f"denoising {os.path.basename(self.current)} ({self.fraction:.0%}), "
+                    f"{self.pending() - 1} queued")
+        if self.done or self.failed:
+            text = f"{len(self.done)} denoised"
+            if self.failed:
+                text += f", {len(self.failed)} failed ({self.failed[-1][1]})"
+            return text
+        return "idle"

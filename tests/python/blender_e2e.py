@@ -1,0 +1,202 @@
+"""End-to-end run of the lull add-on in real Blender (the `bpy` module,
+headless), in its own process (test_blender_addon.py starts it):
+
+1. builds a tiny scene (a box with a sphere, an area light) with two view
+   layers, Cycles on the CPU;
+2. installs and enables the add-on from its zip (extension install on 4.2+);
+3. runs Enable Passes, renders a high-spp reference and a 4-spp image,
+   runs Denoise Last Render;
+4. renders a 2-frame animation as multilayer EXR with automatic denoising
+   on (render_write handler + background worker), then runs Denoise
+   Animation Frames on the same frames;
+5. writes what it found to a JSON file for the test to judge.
+
+    python blender_e2e.py ZIP WORKDIR RESULT.json
+"""
+
+import json
+import os
+import sys
+import time
+
+import bpy
+import numpy as np
+
+ZIP, WORK, RESULT = sys.argv[1:4]
+RES = (64, 48)
+
+
+def build_scene():
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.engine = "CYCLES"
+    scene.cycles.device = "CPU"
+    scene.cycles.use_denoising = False
+    scene.cycles.use_adaptive_sampling = False
+    scene.cycles.seed = 1
+    scene.render.resolution_x, scene.render.resolution_y = RES
+    scene.render.resolution_percentage = 100
+    scene.render.threads_mode = "FIXED"
+    scene.render.threads = 2
+    scene.render.film_transparent = False
+
+    def material(name, rgb, emission=0.0):
+        m = bpy.data.materials.new(name)
+        m.use_nodes = True
+        bsdf = m.node_tree.nodes["Principled BSDF"]
+        bsdf.inputs["Base Color"].default_value = (*rgb, 1)
+        if emission:
+            bsdf.inputs["Emission Color"].default_value = (1, 1, 1, 1)
+            bsdf.inputs["Emission Strength"].default_value = emission
+        return m
+
+    bpy.ops.mesh.primitive_cube_add(size=4, location=(0, 0, 2))
+    box = bpy.context.object
+    box.data.materials.append(material("walls", (0.7, 0.7, 0.7)))
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.flip_normals()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.8, location=(0.3, 0.2, 0.8))
+    sphere = bpy.context.object
+    sphere.data.materials.append(material("sphere", (0.8, 0.2, 0.1)))
+    bpy.ops.mesh.primitive_plane_add(size=1.0, location=(0, 0, 3.95))
+    bpy.context.object.data.materials.append(material("lamp", (1, 1, 1), emission=15.0))
+    bpy.ops.object.camera_add(location=(0, -1.9, 2.0), rotation=(1.45, 0, 0))
+    scene.camera = bpy.context.object
+    scene.camera.data.lens = 16
+    # a second view layer without the sphere
+    second = scene.view_layers.new("Second")
+    coll = bpy.data.collections.new("Props")
+    scene.collection.children.link(coll)
+    scene.collection.objects.unlink(sphere)
+    coll.objects.link(sphere)
+    second.layer_collection.children["Props"].exclude = True
+    return scene
+
+
+def install_addon():
+    """Installs from the zip like a user: extension (4.2+) or legacy add-on."""
+    if hasattr(bpy.ops, "extensions") and bpy.app.version >= (4, 2, 0):
+        bpy.ops.extensions.package_install_files(filepath=ZIP, repo="user_default",
+                                                 enable_on_install=True)
+        how = "extension"
+    else:
+        bpy.ops.preferences.addon_install(filepath=ZIP)
+        bpy.ops.preferences.addon_enable(module="lull_denoise")
+        how = "legacy"
+    module = next((m for name, m in sys.modules.items() if name.endswith("lull_denoise")), None)
+    return how, module
+
+
+def linear_pixels(image):
+    """Blender image pixels (bottom row first) as (H, W, 4), top row first."""
+    w, h = image.size
+    pixels = np.empty(w * h * 4, np.float32)
+    image.pixels.foreach_get(pixels)
+    return pixels.reshape(h, w, 4)[::-1]
+
+
+def rel_mse(x, ref):
+    x, ref = x[..., :3].astype(np.float64), ref[..., :3].astype(np.float64)
+    return float(np.mean((x - ref) ** 2 / (ref ** 2 + 1e-2)))
+
+
+def render_to(scene, path, samples, seed):
+    scene.cycles.samples = samples
+    scene.cycles.seed = seed
+    bpy.ops.render.render()
+    from_addon = sys.modules[ADDON.__name__ + ".operators"]
+    from_addon.save_render_result(scene, path)
+
+
+os.makedirs(WORK, exist_ok=True)
+result = {"blender": bpy.app.version_string}
+scene = build_scene()
+how, ADDON = install_addon()
+result["install"] = how
+result["addon_loaded"] = ADDON is not None
+result["operators"] = sorted(op for op in dir(bpy.ops.lull))
+lull = sys.modules[ADDON.__name__ + ".loader"].require()
+result["lull_source"] = sys.modules[ADDON.__name__ + ".loader"].source()
+
+# passes, via the add-on's button, on every layer
+for layer in scene.view_layers:
+    bpy.context.window_manager  # keeps the context alive in background mode
+    with bpy.context.temp_override(view_layer=layer):
+        bpy.ops.lull.enable_passes(all_layers=False)
+result["passes_enabled"] = {l.name: bool(l.cycles.denoising_store_passes)
+                            for l in scene.view_layers}
+result["output_format"] = scene.render.image_settings.file_format
+
+# reference and noisy render
+start = time.perf_counter()
+ref_path = os.path.join(WORK, "reference.exr")
+render_to(scene, ref_path, 128, 7)
+noisy_path = os.path.join(WORK, "noisy.exr")
+render_to(scene, noisy_path, 4, 1)
+result["render_seconds"] = time.perf_counter() - start
+ref = lull.read_exr(ref_path)
+noisy = lull.read_exr(noisy_path)
+
+# Denoise Last Render
+scene.lull.filter_type = "RT"
+outcome = bpy.ops.lull.denoise_render()
+result["denoise_render"] = sorted(outcome)
+layers = {}
+for layer in scene.view_layers:
+    image = bpy.data.images.get(f"lull Denoised {layer.name}")
+    entry = {"image": image is not None}
+    if image is not None:
+        pixels = linear_pixels(image)
+        key = f"{layer.name}.Combined"
+        entry.update(
+            shape=list(pixels.shape), finite=bool(np.isfinite(pixels).all()),
+            relmse_noisy=rel_mse(noisy[key], ref[key]),
+            relmse_denoised=rel_mse(pixels, ref[key]))
+    layers[layer.name] = entry
+result["layers"] = layers
+
+# automatic denoising of written frames, then the animation operator
+frames_dir = os.path.join(WORK, "frames")
+scene.render.filepath = os.path.join(frames_dir, "f_####")
+scene.frame_start, scene.frame_end = 1, 2
+scene.cycles.samples = 4
+scene.cycles.use_animated_seed = True  # independent noise per frame
+scene.lull.auto_denoise = True
+scene.lull.filter_type = "ATrous"
+bpy.ops.render.render(animation=True)
+worker = sys.modules[ADDON.__name__ + ".operators"].auto_worker()
+result["auto_wait"] = worker.wait(timeout=120)
+result["auto_status"] = worker.status()
+result["auto_failed"] = worker.failed
+
+
+def check_frames():
+    frames = {}
+    for frame in (1, 2):
+        src = scene.render.frame_path(frame=frame)
+        dst = os.path.splitext(src)[0] + "_denoised.exr"
+        info = {"src": os.path.exists(src), "dst": os.path.exists(dst)}
+        if info["src"] and info["dst"]:
+            a, b = lull.read_exr(src), lull.read_exr(dst)
+            info["originals_identical"] = all(
+                k in b and np.array_equal(a[k], b[k]) and a.half[k] == b.half[k] for k in a)
+            info["added"] = sorted(set(b) - set(a))
+            info["relmse"] = {
+                l.name: [rel_mse(a[f"{l.name}.Combined"], ref[f"{l.name}.Combined"]),
+                         rel_mse(b[f"{l.name}.Denoised"], ref[f"{l.name}.Combined"])]
+                for l in scene.view_layers}
+        frames[frame] = info
+    return frames
+
+
+result["auto_frames"] = check_frames()
+for frame in (1, 2):
+    os.remove(os.path.splitext(scene.render.frame_path(frame=frame))[0] + "_denoised.exr")
+scene.lull.auto_denoise = False
+result["denoise_animation"] = sorted(bpy.ops.lull.denoise_animation())
+result["animation_frames"] = check_frames()
+
+with open(RESULT, "w") as f:
+    json.dump(result, f, indent=1, default=str)
+print(json.dumps(result, indent=1, default=str))

@@ -1,0 +1,88 @@
+"""The Blender add-on end to end, in real Blender (bpy from PyPI, headless):
+build the zip, install it as an extension, render a tiny two-layer scene
+with Cycles, run the operators and the render_write handler (the work is
+in blender_e2e.py, run in its own process so Blender's state and user
+folders stay out of this one)."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, build_dir
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("bpy") is None,
+                                reason="bpy is not installed (sh examples/bootstrap.sh --tests)")
+
+
+@pytest.fixture(scope="module")
+def e2e(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("blender")
+    sys.path.insert(0, str(ROOT / "addon"))
+    try:
+        import build_zip
+    finally:
+        sys.path.pop(0)
+    zip_path = build_zip.build(str(build_dir()), str(tmp / "lull_denoise.zip"), True)
+    env = dict(os.environ)
+    user = tmp / "user"  # Blender's user folders: never the real ones
+    env.update(BLENDER_USER_RESOURCES=str(user), BLENDER_USER_CONFIG=str(user / "config"),
+               BLENDER_USER_SCRIPTS=str(user / "scripts"),
+               BLENDER_USER_EXTENSIONS=str(user / "extensions"),
+               BLENDER_USER_DATAFILES=str(user / "datafiles"))
+    env.pop("PYTHONPATH", None)  # the add-on must use the lull it bundles
+    result = tmp / "result.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "python" / "blender_e2e.py"), zip_path,
+         str(tmp / "work"), str(result)],
+        env=env, cwd=tmp, capture_output=True, text=True, timeout=840)
+    if proc.returncode != 0 or not result.exists():
+        pytest.fail(f"blender_e2e.py failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
+                    f"{proc.stderr[-3000:]}")
+    return json.loads(result.read_text())
+
+
+def test_installs_from_zip_with_bundled_module(e2e):
+    assert e2e["install"] == "extension" and e2e["addon_loaded"]
+    assert e2e["lull_source"] == "bundled with the add-on"
+    assert {"enable_passes", "denoise_render", "denoise_animation"} <= set(e2e["operators"])
+
+
+def test_enable_passes(e2e):
+    assert e2e["passes_enabled"] == {"ViewLayer": True, "Second": True}
+    assert e2e["output_format"] == "OPEN_EXR_MULTILAYER"
+
+
+def test_denoise_last_render_every_view_layer(e2e):
+    assert e2e["denoise_render"] == ["FINISHED"]
+    assert set(e2e["layers"]) == {"ViewLayer", "Second"}
+    for name, layer in e2e["layers"].items():
+        assert layer["image"], name
+        assert layer["shape"] == [48, 64, 4]
+        assert layer["finite"]
+        # lower error against the high-spp render than the noisy render has
+        assert layer["relmse_denoised"] < 0.5 * layer["relmse_noisy"], layer
+
+
+def _check_frames(frames):
+    assert set(frames) == {"1", "2"}
+    for frame in frames.values():
+        assert frame["src"] and frame["dst"]
+        assert frame["originals_identical"]  # non-destructive
+        assert frame["added"] == ["Second.Denoised", "ViewLayer.Denoised"]
+        for noisy, denoised in frame["relmse"].values():
+            assert denoised < 0.5 * noisy
+
+
+def test_auto_denoise_after_written_frames(e2e):
+    assert e2e["auto_wait"], e2e["auto_status"]
+    assert e2e["auto_failed"] == []
+    _check_frames(e2e["auto_frames"])
+
+
+def test_denoise_animation_operator(e2e):
+    assert e2e["denoise_animation"] == ["FINISHED"]
+    _check_frames(e2e["animation_frames"])
