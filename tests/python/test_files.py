@@ -1,0 +1,155 @@
+"""lull.read_exr / write_exr / add_passes (plugin/io), denoising real
+Cycles renders, and parity with the command-line tool."""
+
+import os
+import subprocess
+
+import pytest
+
+import lull
+from conftest import DATA, build_dir, render_path
+
+pytestmark = pytest.mark.skipif(not lull.HAVE_IMAGE_IO, reason="built without plugin/io")
+
+
+def rel_mse(np, x, ref):
+    x, ref = x[..., :3].astype(np.float64), ref[..., :3].astype(np.float64)
+    return float(np.mean((x - ref) ** 2 / (ref ** 2 + 1e-2)))
+
+
+def test_read_blender_multilayer(np):
+    passes = lull.read_exr(render_path("cornell", "spp16"))
+    assert (passes.width, passes.height) == (256, 256)
+    combined = passes["ViewLayer.Combined"]
+    assert combined.shape == (256, 256, 4) and combined.dtype == np.float32
+    assert passes.channel_names["ViewLayer.Combined"] == ("R", "G", "B", "A")
+    assert passes["ViewLayer.Denoising Depth"].shape == (256, 256)
+    assert passes.channel_names["ViewLayer.Denoising Normal"] == ("X", "Y", "Z")
+    assert passes.half["ViewLayer.Combined"] is True
+    assert all(np.isfinite(a).all() for a in passes.values())
+
+
+def test_round_trip(np, rng, tmp_path):
+    data = {
+        "Layer.Beauty": rng.random((9, 7, 4), dtype=np.float32),
+        "Layer.Depth": rng.random((9, 7), dtype=np.float32) * 100,
+        "Other.Normal": rng.normal(size=(9, 7, 3)).astype(np.float32),
+    }
+    path = tmp_path / "many.exr"
+    lull.write_exr(path, data)
+    back = lull.read_exr(path)
+    assert set(back) == set(data)
+    for key, value in data.items():
+        assert np.array_equal(back[key], value), key
+    assert back.channel_names["Other.Normal"] == ("X", "Y", "Z")
+    assert back.channel_names["Layer.Depth"] == ("Z",)
+    # half storage rounds exactly like NumPy's float16
+    lull.write_exr(path, data, half=True)
+    back = lull.read_exr(path)
+    for key, value in data.items():
+        assert np.array_equal(back[key], value.astype(np.float16).astype(np.float32)), key
+        assert back.half[key]
+    # a plain RGB image, and float16 input kept as half
+    plain = rng.random((5, 6, 3), dtype=np.float32).astype(np.float16)
+    lull.write_exr(tmp_path / "plain.exr", {"": plain})
+    back = lull.read_exr(tmp_path / "plain.exr")
+    assert list(back) == [""] and back.half[""]
+    assert np.array_equal(back[""], plain.astype(np.float32))
+    # PFM: one pass
+    lull.write_exr(tmp_path / "x.pfm", {"": plain.astype(np.float32)})
+    assert np.array_equal(lull.read_exr(tmp_path / "x.pfm")[""], plain.astype(np.float32))
+
+
+def test_add_passes_is_non_destructive(np, tmp_path):
+    src = render_path("cornell", "spp4")
+    dst = tmp_path / "with_denoised.exr"
+    original = lull.read_exr(src)
+    clean = lull.denoise(original["ViewLayer.Combined"], filter="Gaussian", sigma=1.0)
+    lull.add_passes(src, dst, {"ViewLayer.Denoised": clean},
+                    channel_names={"ViewLayer.Denoised": ("R", "G", "B", "A")})
+    back = lull.read_exr(dst)
+    assert set(back) == set(original) | {"ViewLayer.Denoised"}
+    for key in original:
+        assert np.array_equal(back[key], original[key]) and back.half[key] == original.half[key]
+    assert np.array_equal(back["ViewLayer.Denoised"], clean)
+    # adding again replaces, in place
+    lull.add_passes(dst, dst, {"ViewLayer.Denoised": clean * 2})
+    assert np.array_equal(lull.read_exr(dst)["ViewLayer.Denoised"], clean * 2)
+
+
+def test_file_errors_leave_files_intact(np, tmp_path):
+    good = tmp_path / "good.exr"
+    lull.write_exr(good, {"": np.ones((4, 4, 3), np.float32)})
+    before = good.read_bytes()
+    with pytest.raises(ValueError, match="'L.B'.*4 x 4|is 3 x 4"):
+        lull.write_exr(good, {"L.A": np.ones((4, 4, 3), np.float32),
+                              "L.B": np.ones((3, 4, 3), np.float32)})
+    with pytest.raises(TypeError, match="'L.A'"):
+        lull.write_exr(good, {"L.A": np.ones((4, 4, 3), np.float64)})
+    assert good.read_bytes() == before
+    with pytest.raises(lull.Error):
+        lull.write_exr(tmp_path / "missing" / "dir" / "x.exr", {"": np.ones((2, 2, 3), np.float32)})
+    assert not (tmp_path / "missing").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.exr"]  # no temporary left
+    with pytest.raises(lull.Error) as info:
+        lull.read_exr(tmp_path / "nope.exr")
+    assert info.value.code == lull.ERROR_INVALID_ARGUMENT and "nope.exr" in str(info.value)
+    corrupt = tmp_path / "corrupt.exr"
+    corrupt.write_bytes(b"v/1\x01" + os.urandom(200))
+    with pytest.raises(lull.Error):
+        lull.read_exr(corrupt)
+    truncated = tmp_path / "truncated.exr"
+    truncated.write_bytes(render_path("cornell", "spp4").read_bytes()[:5000])
+    with pytest.raises(lull.Error):
+        lull.read_exr(truncated)
+    with pytest.raises(lull.Error):
+        lull.add_passes(corrupt, good, {"": np.ones((4, 4, 3), np.float32)})
+    assert good.read_bytes() == before
+
+
+@pytest.mark.parametrize("scene", ["cornell", "indirect", "dof_glossy"])
+def test_denoising_real_renders_lowers_error(np, scene):
+    ref_path = DATA / scene / f"{scene}_ref.exr"
+    if not ref_path.exists():
+        pytest.skip(f"{ref_path} not present")
+    ref = lull.read_exr(ref_path)["ViewLayer.Combined"]
+    noisy = lull.read_exr(render_path(scene, "spp16"))
+    get = lambda name: noisy[f"ViewLayer.{name}"]  # noqa: E731
+    out = lull.denoise(get("Combined"), get("Denoising Albedo"), get("Denoising Normal"),
+                       get("Denoising Depth"))
+    assert np.isfinite(out).all()
+    assert np.array_equal(out[..., 3], get("Combined")[..., 3])  # alpha passes through
+    assert rel_mse(np, out, ref) < 0.5 * rel_mse(np, get("Combined"), ref)
+
+
+def _cli():
+    path = build_dir() / "bin" / "lull"
+    if not path.exists():
+        pytest.skip(f"the command-line tool is not built ({path})")
+    return path
+
+
+@pytest.mark.parametrize("filter_type", ["RT", "ATrous"])
+def test_parity_with_command_line_tool(np, tmp_path, filter_type):
+    """The module and `lull denoise` give identical output on the same file."""
+    src = render_path("cornell", "spp16")
+    out = tmp_path / "cli.exr"
+    proc = subprocess.run([str(_cli()), "denoise", str(src), "-o", str(out), "--filter",
+                           filter_type, "--device", "cpu", "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    by_cli = lull.read_exr(out)
+    key = "ViewLayer.Denoised"
+    assert key in by_cli, sorted(by_cli)
+    passes = lull.read_exr(src)
+    accepted = lull.filter_images(filter_type)
+    images = {name: passes[f"ViewLayer.{p}"] for name, p in
+              (("albedo", "Denoising Albedo"), ("normal", "Denoising Normal"),
+               ("depth", "Denoising Depth"), ("position", "Position"))
+              if name in accepted}
+    by_module = lull.denoise(passes["ViewLayer.Combined"], filter=filter_type, device="cpu",
+                             **images)
+    if by_cli.half[key]:
+        by_module = by_module.astype(np.float16).astype(np.float32)
+    assert by_cli[key].shape == by_module.shape
+    assert np.array_equal(by_cli[key], by_module)
