@@ -401,6 +401,40 @@ static void refcounts(void)
   free(pixels);
 }
 
+/* Devices come and go: each one's error slots are its own, and nothing is
+ * left behind (more devices than the system has thread keys, in turn). */
+static void many_devices(void)
+{
+  int failures = 0;
+  for (int i = 0; i < 1500; ++i) {
+    OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+    if (!device) {
+      ++failures;
+      (void)oidnGetDeviceError(NULL, NULL);
+      continue;
+    }
+    oidnCommitDevice(device);
+    (void)oidnGetDeviceInt(device, "bogus");
+    failures += oidnGetDeviceError(device, NULL) != OIDN_ERROR_INVALID_ARGUMENT;
+    oidnReleaseDevice(device);
+  }
+  CHECK_EQ_INT(failures, 0);
+  /* several alive at once keep separate slots */
+  enum { ALIVE = 64 };
+  OIDNDevice devices[ALIVE];
+  for (int i = 0; i < ALIVE; ++i) {
+    devices[i] = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+    if (i % 2)
+      (void)oidnGetDeviceInt(devices[i], "bogus");
+  }
+  for (int i = 0; i < ALIVE; ++i) {
+    CHECK_EQ_INT(oidnGetDeviceError(devices[i], NULL),
+                 i % 2 ? OIDN_ERROR_INVALID_ARGUMENT : OIDN_ERROR_NONE);
+    oidnReleaseDevice(devices[i]);
+  }
+  EXPECT_OK(NULL);
+}
+
 void api_test_devices(void)
 {
   parameters();
@@ -410,4 +444,5 @@ void api_test_devices(void)
   semaphores();
   deprecated_names();
   refcounts();
+  many_devices();
 }

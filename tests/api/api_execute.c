@@ -2,6 +2,7 @@
  * finite output also from NaN/Inf input, RT's rules for combining inputs
  * and modes, progress reporting and cancellation, asynchronous execution. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,88 @@ static void finite_output(OIDNDevice device)
   free(color);
 }
 
+/* Non-finite albedo and normal pixels do not spread into the output. */
+static void non_finite_guides(OIDNDevice device)
+{
+  float* color = api_noisy_image(W, H, 3, 0.5f, 9);
+  float* albedo = api_albedo_image(W, H);
+  float* normal = api_normal_image(W, H);
+  float* output = api_filled(3 * N, NAN);
+  albedo[3 * 7] = NAN;
+  albedo[3 * 60 + 1] = INFINITY;
+  normal[3 * 8 + 2] = NAN;
+  normal[3 * 70] = -INFINITY;
+  for (int i = 0; i < 3; ++i)
+    normal[3 * 100 + i] = 0.0f; /* zero length */
+  static const char* const types[] = {"RT", "ATrous"};
+  for (size_t t = 0; t < 2; ++t) {
+    OIDNFilter filter = oidnNewFilter(device, types[t]);
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "albedo", albedo, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "normal", normal, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnCommitFilter(filter);
+    oidnExecuteFilter(filter);
+    EXPECT_OK(device);
+    if (!lull_test_all_finite(output, 3 * N))
+      fprintf(stderr, "%s: non-finite output from non-finite guides\n", types[t]);
+    CHECK(lull_test_all_finite(output, 3 * N));
+    oidnReleaseFilter(filter);
+  }
+  free(color);
+  free(albedo);
+  free(normal);
+  free(output);
+}
+
+/* Filters of one device run from several threads at once: calls are
+ * serialised per device and every result equals the single-threaded one. */
+typedef struct concurrent_job
+{
+  OIDNDevice device;
+  float* color;
+  const float* reference;
+  int wrong;
+} concurrent_job;
+
+static void* concurrent_run(void* arg)
+{
+  concurrent_job* job = arg;
+  OIDNFilter filter = oidnNewFilter(job->device, "ATrous");
+  float* output = api_filled(3 * N, 0.0f);
+  oidnSetSharedFilterImage(filter, "color", job->color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  for (int i = 0; i < 10; ++i) {
+    memset(output, 0, 3 * N * sizeof(float));
+    oidnExecuteFilter(filter);
+    if (oidnGetDeviceError(job->device, NULL) != OIDN_ERROR_NONE ||
+        lull_test_max_abs_diff(output, job->reference, 3 * N) != 0.0)
+      ++job->wrong;
+  }
+  oidnReleaseFilter(filter);
+  free(output);
+  return NULL;
+}
+
+static void concurrent(OIDNDevice device)
+{
+  float* color = api_noisy_image(W, H, 3, 0.3f, 23);
+  float* reference = api_run_color(device, "ATrous", color, W, H);
+  concurrent_job jobs[3];
+  pthread_t threads[3];
+  for (int t = 0; t < 3; ++t) {
+    jobs[t] = (concurrent_job){device, color, reference, 0};
+    CHECK(pthread_create(&threads[t], NULL, concurrent_run, &jobs[t]) == 0);
+  }
+  for (int t = 0; t < 3; ++t) {
+    pthread_join(threads[t], NULL);
+    CHECK_EQ_INT(jobs[t].wrong, 0);
+  }
+  free(reference);
+  free(color);
+}
+
 /* -- progress and cancellation ------------------------------------------------ */
 
 typedef struct progress_log
@@ -292,6 +375,8 @@ void api_test_execute(void)
   OIDNDevice device = api_cpu_device();
   rt_rules(device);
   finite_output(device);
+  non_finite_guides(device);
+  concurrent(device);
   progress(device, "RT");
   progress(device, "ATrous");
   progress(device, "Gaussian");

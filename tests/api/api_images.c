@@ -124,6 +124,18 @@ static void argument_errors(OIDNDevice device)
                      bytes + 64 - 12 * W);
   EXPECT_OK(device);
 
+  /* replacing or unsetting an image drops its buffer (valgrind sees a leak
+   * or a use after free otherwise) */
+  OIDNBuffer first = oidnNewBuffer(device, bytes);
+  OIDNBuffer second = oidnNewBuffer(device, bytes);
+  oidnSetFilterImage(filter, "albedo", first, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetFilterImage(filter, "normal", second, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnReleaseBuffer(first);
+  oidnReleaseBuffer(second);
+  oidnSetSharedFilterImage(filter, "albedo", pixels, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnUnsetFilterImage(filter, "normal");
+  EXPECT_OK(device);
+
   /* a buffer of another device */
   OIDNDevice other = api_cpu_device();
   OIDNBuffer foreign = oidnNewBuffer(other, bytes);
@@ -242,6 +254,16 @@ static void layouts(OIDNDevice device, const char* type)
   oidnReadBuffer(both, 0, 12 * N, inplace);
   CHECK(lull_test_max_abs_diff(inplace, reference, 3 * N) == 0.0);
   oidnReleaseBuffer(both);
+  /* partly overlapping: the output starts one row and one pixel into the
+   * colour (OIDN 2.3.1 fixed corruption in exactly this case) */
+  const size_t shift = 3 * (W + 1);
+  float* shared = api_filled(3 * N + shift, 0.0f);
+  memcpy(shared, color, 3 * N * sizeof(float));
+  oidnSetSharedFilterImage(filter, "color", shared, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", shared + shift, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  CHECK_EQ_INT(commit_execute(device, filter), OIDN_ERROR_NONE);
+  CHECK(lull_test_max_abs_diff(shared + shift, reference, 3 * N) == 0.0);
+  free(shared);
 
   oidnReleaseFilter(filter);
   free(inplace);
