@@ -13,6 +13,7 @@
 
 #include "atrous.h"
 #include "gaussian.h"
+#include "poisson.h"
 #include "status.h"
 
 /* Values of OIDNStorage. */
@@ -53,6 +54,11 @@ typedef struct lull_backend_ops
   lull_status (*gaussian)(lull_backend* backend, const lull_gaussian_params* params,
                           const lull_gaussian_images* images, const lull_progress* progress,
                           int async, lull_error* err);
+  /* Gradient-domain reconstruction (NULL where a backend lacks it: the
+   * filter then reports OIDN_ERROR_UNSUPPORTED_HARDWARE). */
+  lull_status (*poisson)(lull_backend* backend, const lull_poisson_params* params,
+                         const lull_poisson_images* images, const lull_progress* progress,
+                         int async, lull_error* err);
 } lull_backend_ops;
 
 struct lull_backend

@@ -353,7 +353,8 @@ static const lull_filter_type type_rtlightmap = {
     rt_tile_overlap};
 
 static const lull_filter_type* const all_types[] = {&type_rt, &type_rtlightmap, &type_atrous,
-                                                    &type_gaussian, NULL};
+                                                    &type_gaussian, &lull_filter_type_poisson,
+                                                    NULL};
 
 const lull_filter_type* const* lull_filter_types(void)
 {

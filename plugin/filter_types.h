@@ -52,6 +52,9 @@ typedef struct lull_filter_type
   int (*tile_overlap)(const lull_filter_config* config);
 } lull_filter_type;
 
+/* Types defined in their own files (filter_types_gradient.c). */
+extern const lull_filter_type lull_filter_type_poisson;
+
 /* The type named name, or NULL. */
 const lull_filter_type* lull_filter_type_find(const char* name);
 /* Index of an image or parameter name in a type, or -1. */

@@ -1,0 +1,111 @@
+/* Per-pixel formulas of the weighted screened Poisson problem, shared by the
+ * CPU backend (poisson_cg.c, poisson_dct.c) and the CUDA kernels.
+ *
+ * The least-squares rows (Vicini 2015 §5.2, eq. 5.2) are, per pixel i and
+ * colour channel, with squared row weights w (1 for L2; IRLS weights for
+ * L1; the same weight for the three channels of a row):
+ *
+ *   data      sqrt(wa_i) alpha (x_i - b_i)
+ *   x-edge    sqrt(wx_i) (x_{i+1} - x_i - dx_i)     (wx_i = 0 in the last column)
+ *   y-edge    sqrt(wy_i) (x_{i+W} - x_i - dy_i)     (wy_i = 0 in the last row)
+ *
+ * so the normal equations A^T W^2 A x = A^T W^2 b (eq. 5.3 with weights)
+ * have a 5-point operator and right-hand side given below.  Callers pass
+ * weight 0 for an absent neighbour (and any finite value for it). */
+#pragma once
+
+#include <math.h>
+
+#include "platform.h"
+
+/* (A^T W^2 A x)_i. */
+LULL_HD float lull_poisson_apply(float alpha2, float wa, float x, float wx_left, float x_left,
+                                 float wx, float x_right, float wy_up, float x_up, float wy,
+                                 float x_down)
+{
+  return alpha2 * wa * x + wx * (x - x_right) + wx_left * (x - x_left) + wy * (x - x_down) +
+         wy_up * (x - x_up);
+}
+
+/* (A^T W^2 b)_i: alpha^2 b plus the weighted divergence of the gradients,
+ * (H^T g)_i = g_{i-1} - g_i. */
+LULL_HD float lull_poisson_rhs(float alpha2, float wa, float b, float wx_left, float dx_left,
+                               float wx, float dx, float wy_up, float dy_up, float wy, float dy)
+{
+  return alpha2 * wa * b + wx_left * dx_left - wx * dx + wy_up * dy_up - wy * dy;
+}
+
+/* Diagonal of A^T W^2 A (the Jacobi preconditioner). */
+LULL_HD float lull_poisson_diagonal(float alpha2, float wa, float wx_left, float wx, float wy_up,
+                                    float wy)
+{
+  return alpha2 * wa + wx_left + wx + wy_up + wy;
+}
+
+/* Eigenvalue of the free-boundary path-graph Laplacian of length n for
+ * DCT-II frequency k: 2 - 2 cos(pi k / n) (gradient-domain.md §3.1),
+ * written 4 sin^2(pi k / 2n) so low frequencies keep their precision.  The
+ * constant-weight operator a I + c L has eigenvalue a + c (l_x(k) + l_y(l))
+ * at frequency (k, l). */
+LULL_HD float lull_poisson_axis_eigenvalue(int k, int n)
+{
+  const float pi = 3.14159265358979323846f;
+  const float s = sinf(pi * (float)k / (2.0f * (float)n));
+  return 4.0f * s * s;
+}
+
+/* IRLS row weight (the factor on the row's squared residual) from the RGB
+ * length of its residual, |e|, and the regulariser eps (§5.2, SOLVEL1).
+ *
+ * Minimising sum |e| by least squares needs the factor 1/(|e| + eps):
+ * |e| = |e|^2 / |e|.  The thesis' pseudocode sets W = 1/(|e| + eps) and
+ * then solves with W^2, i.e. the factor 1/(|e| + eps)^2, which minimises
+ * sum log|e| (a sparsity prior), not the L1 objective.  test_poisson_l1
+ * compares both on the L1 objective; power 1 wins there and is the
+ * default (Karras' solver uses it too). */
+LULL_HD float lull_irls_weight(float residual_norm, float eps, int power)
+{
+  const float f = 1.0f / (residual_norm + eps);
+  return power == 2 ? f * f : f;
+}
+
+/* Symmetric 9x9 stencil of the patch-constraint term (GradientDomain,
+ * §5.3.4: A^T W^2 A of radius-2 patches couples pixels up to 4 apart).
+ * Tap 0 is the centre; taps 1..40 are the offsets (dx, dy) with dy > 0, or
+ * dy = 0 and dx > 0; the coefficient of the mirrored offset is read from
+ * the neighbour: (K x)_i = c_0[i] x_i + sum_t c_t[i] x_{i+o_t} + c_t[i-o_t] x_{i-o_t}. */
+enum { LULL_STENCIL_RADIUS = 4, LULL_STENCIL_TAPS = 41 };
+
+LULL_HD void lull_stencil_offset(int tap, int* dx, int* dy)
+{
+  if (tap == 0) {
+    *dx = 0;
+    *dy = 0;
+  } else if (tap <= LULL_STENCIL_RADIUS) {
+    *dx = tap;
+    *dy = 0;
+  } else {
+    const int t = tap - LULL_STENCIL_RADIUS - 1; /* 0 .. 35: rows dy = 1..4 of 9 taps */
+    *dy = 1 + t / (2 * LULL_STENCIL_RADIUS + 1);
+    *dx = t % (2 * LULL_STENCIL_RADIUS + 1) - LULL_STENCIL_RADIUS;
+  }
+}
+
+/* The tap storing the coupling of offset (dx, dy) and whether it is stored
+ * at the other pixel (mirrored); -1 when |dx| or |dy| > 4. */
+LULL_HD int lull_stencil_tap(int dx, int dy, int* mirrored)
+{
+  *mirrored = 0;
+  if (dx < -LULL_STENCIL_RADIUS || dx > LULL_STENCIL_RADIUS || dy < -LULL_STENCIL_RADIUS ||
+      dy > LULL_STENCIL_RADIUS)
+    return -1;
+  if (dy < 0 || (dy == 0 && dx < 0)) {
+    dx = -dx;
+    dy = -dy;
+    *mirrored = 1;
+  }
+  if (dy == 0)
+    return dx;
+  return LULL_STENCIL_RADIUS + 1 + (dy - 1) * (2 * LULL_STENCIL_RADIUS + 1) + dx +
+         LULL_STENCIL_RADIUS;
+}
