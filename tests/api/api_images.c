@@ -238,6 +238,27 @@ static void layouts(OIDNDevice device, const char* type)
   oidnReleaseBuffer(out);
   free(staging);
 
+  /* unaligned: images at odd byte offsets with odd row strides (pixels are
+   * read and written bytewise; UBSan checks) */
+  const size_t odd_row = 12 * W + 3, odd_total = 1 + odd_row * H;
+  unsigned char* odd_in = malloc(odd_total);
+  unsigned char* odd_out = malloc(odd_total + 2);
+  memset(odd_in, 0, odd_total);
+  for (int y = 0; y < H; ++y)
+    memcpy(odd_in + 1 + (size_t)y * odd_row, color + 3 * (size_t)y * W, 12 * W);
+  oidnSetSharedFilterImage(filter, "color", odd_in, OIDN_FORMAT_FLOAT3, W, H, 1, 0, odd_row);
+  oidnSetSharedFilterImage(filter, "output", odd_out, OIDN_FORMAT_FLOAT3, W, H, 3, 0, odd_row);
+  CHECK_EQ_INT(commit_execute(device, filter), OIDN_ERROR_NONE);
+  diff = 0;
+  for (int y = 0; y < H; ++y) {
+    float line[3 * W];
+    memcpy(line, odd_out + 3 + (size_t)y * odd_row, sizeof line);
+    diff += lull_test_max_abs_diff(line, reference + 3 * (size_t)y * W, 3 * W);
+  }
+  CHECK(diff == 0.0);
+  free(odd_in);
+  free(odd_out);
+
   /* in place: the output aliases the colour */
   float* inplace = malloc(3 * N * sizeof(float));
   memcpy(inplace, color, 3 * N * sizeof(float));
