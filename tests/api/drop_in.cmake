@@ -4,6 +4,7 @@
 #
 #   -DCC=  -DCFLAGS=(|-separated)  -DSOURCE=  -DINCLUDE_DIR=  -DLIB_DIR=
 #   -DWORK_DIR=  -DINPUTS_TOOL=  -DINPUTS_ARGS=(|-separated; OUTDIR appended)
+#   -DPROGRAM_ARGS=(|-separated options of oidn_program, e.g. -d|cuda|-b)
 # Prints "drop-in skipped" (the test's skip expression) when the inputs
 # tool exits 77.
 foreach(var CC SOURCE INCLUDE_DIR LIB_DIR WORK_DIR INPUTS_TOOL INPUTS_ARGS)
@@ -14,6 +15,7 @@ endforeach()
 
 string(REPLACE "|" ";" CFLAGS "${CFLAGS}")
 string(REPLACE "|" ";" INPUTS_ARGS "${INPUTS_ARGS}")
+string(REPLACE "|" ";" PROGRAM_ARGS "${PROGRAM_ARGS}")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -38,7 +40,7 @@ endif()
 
 execute_process(
   COMMAND "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${LIB_DIR}" --unset=OIDN_DEFAULT_DEVICE
-          "${program}" "${WORK_DIR}/color.pfm" "${WORK_DIR}/albedo.pfm" "${WORK_DIR}/normal.pfm"
+          "${program}" ${PROGRAM_ARGS} "${WORK_DIR}/color.pfm" "${WORK_DIR}/albedo.pfm" "${WORK_DIR}/normal.pfm"
           "${WORK_DIR}/ref.pfm" "${WORK_DIR}/output.pfm"
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

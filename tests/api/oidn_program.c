@@ -4,11 +4,15 @@
  * the plain C compiler (cc -I<include> oidn_program.c -L<lib>
  * -lOpenImageDenoise) and runs against lull's libOpenImageDenoise.so.2.
  *
- *   oidn_program COLOR.pfm ALBEDO.pfm NORMAL.pfm REFERENCE.pfm [OUTPUT.pfm]
+ *   oidn_program [-d default|cpu|cuda] [-b] COLOR.pfm ALBEDO.pfm NORMAL.pfm
+ *                REFERENCE.pfm [OUTPUT.pfm]
  *
  * Denoises COLOR (HDR) with its albedo and normal through the "RT" filter
- * and exits 0 when the output is finite and closer to REFERENCE (relative
- * MSE) than the noisy input; 1 otherwise, 2 for bad files or API errors.
+ * on the device asked for (default: OIDN_DEVICE_TYPE_DEFAULT) and exits 0
+ * when the output is finite and closer to REFERENCE (relative MSE) than the
+ * noisy input; 1 otherwise, 2 for bad arguments, files or API errors.
+ * Images are the program's own memory (shared images) when the device can
+ * read it, else OIDNBuffers; -b always uses buffers.
  * The PFM reader below is part of the program (a user's program brings its
  * own image I/O). */
 #include <math.h>
@@ -110,12 +114,37 @@ static void print_error(void* user, OIDNError code, const char* message)
   fprintf(stderr, "OIDN error %d: %s\n", (int)code, message);
 }
 
-/* Denoises color with albedo and normal into output; returns 0 or prints
+/* Images in OIDNBuffers: what a program does for a device that cannot read
+ * its memory (or with -b). */
+typedef struct buffers
+{
+  OIDNBuffer color, albedo, normal, output;
+} buffers;
+
+static OIDNBuffer upload(OIDNDevice device, const image* im)
+{
+  const size_t bytes = (size_t)im->width * (size_t)im->height * 3 * sizeof(float);
+  OIDNBuffer buffer = oidnNewBuffer(device, bytes);
+  oidnWriteBuffer(buffer, 0, bytes, im->data);
+  return buffer;
+}
+
+static void set_image(OIDNFilter filter, const char* name, OIDNBuffer buffer, const image* im)
+{
+  const size_t w = (size_t)im->width, h = (size_t)im->height;
+  if (buffer)
+    oidnSetFilterImage(filter, name, buffer, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  else
+    oidnSetSharedFilterImage(filter, name, im->data, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+}
+
+/* Denoises color with albedo and normal into output; returns 0, or prints
  * the first error and returns 2. */
-static int denoise(const image* color, const image* albedo, const image* normal, image* output)
+static int denoise(OIDNDeviceType type, int use_buffers, const image* color, const image* albedo,
+                   const image* normal, image* output)
 {
   /* the documented sequence: device, commit, filter, images, commit, run */
-  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+  OIDNDevice device = oidnNewDevice(type);
   const char* message = NULL;
   if (!device || oidnGetDeviceError(NULL, &message) != OIDN_ERROR_NONE) {
     fprintf(stderr, "no device: %s\n", message ? message : "?");
@@ -123,31 +152,74 @@ static int denoise(const image* color, const image* albedo, const image* normal,
   }
   oidnSetDeviceErrorFunction(device, print_error, NULL);
   oidnCommitDevice(device);
-  printf("device type %d, OIDN API version %d\n", oidnGetDeviceInt(device, "type"),
-         oidnGetDeviceInt(device, "version"));
+  use_buffers |= !oidnGetDeviceBool(device, "systemMemorySupported");
+  printf("device type %d, OIDN API version %d, %s\n", oidnGetDeviceInt(device, "type"),
+         oidnGetDeviceInt(device, "version"), use_buffers ? "buffers" : "shared images");
 
-  const size_t w = (size_t)color->width, h = (size_t)color->height;
+  buffers b = {NULL, NULL, NULL, NULL};
+  if (use_buffers) {
+    b.color = upload(device, color);
+    b.albedo = upload(device, albedo);
+    b.normal = upload(device, normal);
+    b.output = upload(device, output);
+  }
   OIDNFilter filter = oidnNewFilter(device, "RT");
-  oidnSetSharedFilterImage(filter, "color", color->data, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
-  oidnSetSharedFilterImage(filter, "albedo", albedo->data, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
-  oidnSetSharedFilterImage(filter, "normal", normal->data, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
-  oidnSetSharedFilterImage(filter, "output", output->data, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  set_image(filter, "color", b.color, color);
+  set_image(filter, "albedo", b.albedo, albedo);
+  set_image(filter, "normal", b.normal, normal);
+  set_image(filter, "output", b.output, output);
   oidnSetFilterBool(filter, "hdr", true);
   oidnCommitFilter(filter);
   oidnExecuteFilter(filter);
+  if (use_buffers)
+    oidnReadBuffer(b.output, 0, (size_t)output->width * (size_t)output->height * 3 * sizeof(float),
+                   output->data);
   const OIDNError error = oidnGetDeviceError(device, &message);
   if (error != OIDN_ERROR_NONE)
     fprintf(stderr, "denoising failed: %s\n", message);
   oidnReleaseFilter(filter);
+  if (use_buffers) {
+    oidnReleaseBuffer(b.color);
+    oidnReleaseBuffer(b.albedo);
+    oidnReleaseBuffer(b.normal);
+    oidnReleaseBuffer(b.output);
+  }
   oidnReleaseDevice(device);
   return error == OIDN_ERROR_NONE ? 0 : 2;
 }
 
+static void usage(const char* program)
+{
+  fprintf(stderr,
+          "usage: %s [-d default|cpu|cuda] [-b] COLOR.pfm ALBEDO.pfm NORMAL.pfm REFERENCE.pfm "
+          "[OUTPUT.pfm]\n",
+          program);
+}
+
 int main(int argc, char** argv)
 {
-  if (argc < 5) {
-    fprintf(stderr, "usage: %s COLOR.pfm ALBEDO.pfm NORMAL.pfm REFERENCE.pfm [OUTPUT.pfm]\n",
-            argv[0]);
+  OIDNDeviceType type = OIDN_DEVICE_TYPE_DEFAULT;
+  int use_buffers = 0, arg = 1;
+  for (; arg < argc && argv[arg][0] == '-'; ++arg) {
+    if (strcmp(argv[arg], "-b") == 0) {
+      use_buffers = 1;
+    } else if (strcmp(argv[arg], "-d") == 0 && arg + 1 < argc) {
+      const char* name = argv[++arg];
+      if (strcmp(name, "cpu") == 0) {
+        type = OIDN_DEVICE_TYPE_CPU;
+      } else if (strcmp(name, "cuda") == 0) {
+        type = OIDN_DEVICE_TYPE_CUDA;
+      } else if (strcmp(name, "default") != 0) {
+        usage(argv[0]);
+        return 2;
+      }
+    } else {
+      usage(argv[0]);
+      return 2;
+    }
+  }
+  if (argc - arg < 4) {
+    usage(argv[0]);
     return 2;
   }
   /* color, albedo, normal, reference, output */
@@ -155,7 +227,7 @@ int main(int argc, char** argv)
   memset(im, 0, sizeof im);
   int status = 2;
   for (int i = 0; i < 4; ++i)
-    if (!read_pfm(argv[i + 1], &im[i]))
+    if (!read_pfm(argv[arg + i], &im[i]))
       goto done;
   const int w = im[0].width, h = im[0].height;
   for (int i = 1; i < 4; ++i)
@@ -166,7 +238,7 @@ int main(int argc, char** argv)
   im[4].width = w;
   im[4].height = h;
   im[4].data = calloc((size_t)w * (size_t)h * 3, sizeof(float));
-  if (!im[4].data || denoise(&im[0], &im[1], &im[2], &im[4]) != 0)
+  if (!im[4].data || denoise(type, use_buffers, &im[0], &im[1], &im[2], &im[4]) != 0)
     goto done;
 
   const size_t n = (size_t)w * (size_t)h * 3;
@@ -176,8 +248,8 @@ int main(int argc, char** argv)
   const double before = rel_mse(&im[0], &im[3]), after = rel_mse(&im[4], &im[3]);
   printf("%dx%d: relMSE noisy %.6f, denoised %.6f (%.1fx lower), non-finite pixels %lu\n", w, h,
          before, after, after > 0 ? before / after : INFINITY, (unsigned long)non_finite);
-  if (argc > 5 && !write_pfm(argv[5], &im[4]))
-    fprintf(stderr, "%s: cannot write\n", argv[5]);
+  if (argc - arg > 4 && !write_pfm(argv[arg + 4], &im[4]))
+    fprintf(stderr, "%s: cannot write\n", argv[arg + 4]);
   status = non_finite == 0 && after < before ? 0 : 1;
 done:
   for (int i = 0; i < 5; ++i)
