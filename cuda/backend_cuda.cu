@@ -1,0 +1,303 @@
+/* The CUDA backend: memory of every OIDN storage kind, copies, the stream,
+ * synchronisation and asynchronous errors; the filters live in their own
+ * files and run on the backend's stream.
+ *
+ * OIDN's rules implemented here (oidn-api-and-users.md §2.6): storage
+ * UNDEFINED means managed memory when the GPU supports it, else pinned host
+ * memory; HOST is pinned host memory mapped into the device's address
+ * space; a user pointer is usable when CUDA reports it as device, managed
+ * or pinned memory of this GPU, or any host memory when the GPU reads
+ * pageable memory (HMM/ATS). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend_cuda.h"
+
+lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what)
+{
+  const lull_status status = (code == cudaErrorMemoryAllocation) ? LULL_ERROR_OUT_OF_MEMORY
+                                                                 : LULL_ERROR_UNKNOWN;
+  return lull_fail(err, status, "%s: %s", what, cudaGetErrorString(code));
+}
+
+lull_status lull_cuda_enter(const lull_cuda_backend* cuda, lull_cuda_scope* scope,
+                            lull_error* err)
+{
+  scope->changed = 0;
+  scope->previous = 0;
+  cudaError_t code = cudaGetDevice(&scope->previous);
+  if (code == cudaSuccess && scope->previous != cuda->device_id) {
+    code = cudaSetDevice(cuda->device_id);
+    scope->changed = code == cudaSuccess;
+  }
+  return code == cudaSuccess ? LULL_OK : lull_cuda_fail(err, code, "cannot select the CUDA device");
+}
+
+void lull_cuda_leave(const lull_cuda_scope* scope)
+{
+  if (scope->changed)
+    (void)cudaSetDevice(scope->previous);
+}
+
+void* lull_cuda_scratch(lull_cuda_backend* cuda, size_t bytes, lull_error* err)
+{
+  if (bytes <= cuda->scratch_bytes && cuda->scratch)
+    return cuda->scratch;
+  /* queued work may still use the old block */
+  cudaError_t code = cudaStreamSynchronize(cuda->stream);
+  if (code != cudaSuccess) {
+    lull_cuda_fail(err, code, "CUDA error in earlier work");
+    return NULL;
+  }
+  if (cuda->scratch)
+    (void)cudaFree(cuda->scratch);
+  cuda->scratch = NULL;
+  cuda->scratch_bytes = 0;
+  code = cudaMalloc(&cuda->scratch, bytes);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    cuda->scratch = NULL;
+    lull_cuda_fail(err, code, "cannot allocate filter memory");
+    return NULL;
+  }
+  cuda->scratch_bytes = bytes;
+  return cuda->scratch;
+}
+
+static lull_cuda_backend* as_cuda(lull_backend* backend)
+{
+  return (lull_cuda_backend*)backend;
+}
+
+static void cuda_destroy(lull_backend* backend)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  lull_cuda_scope scope;
+  lull_error ignored;
+  if (lull_cuda_enter(cuda, &scope, &ignored) == LULL_OK) {
+    (void)cudaStreamSynchronize(cuda->stream);
+    if (cuda->scratch)
+      (void)cudaFree(cuda->scratch);
+    lull_cuda_leave(&scope);
+  }
+  free(cuda);
+}
+
+static lull_status cuda_alloc(lull_backend* backend, size_t bytes, int storage, void** ptr,
+                              int* actual_storage, lull_error* err)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  lull_cuda_scope scope;
+  lull_status status = lull_cuda_enter(cuda, &scope, err);
+  if (status != LULL_OK)
+    return status;
+  if (storage == LULL_STORAGE_UNDEFINED)
+    storage = backend->managed_memory ? LULL_STORAGE_MANAGED : LULL_STORAGE_HOST;
+  /* at least one byte, so an empty buffer still has a unique address */
+  const size_t n = bytes ? bytes : 1;
+  cudaError_t code = cudaSuccess;
+  *ptr = NULL;
+  if (storage == LULL_STORAGE_DEVICE) {
+    code = cudaMalloc(ptr, n);
+  } else if (storage == LULL_STORAGE_HOST) {
+    code = cudaHostAlloc(ptr, n, cudaHostAllocMapped | cudaHostAllocPortable);
+  } else {
+    /* Managed memory can be oversubscribed, and a program that touches far
+     * more than the GPU holds can stall it: refuse what cannot fit. */
+    size_t free_bytes = 0, total_bytes = 0;
+    code = cudaMemGetInfo(&free_bytes, &total_bytes);
+    if (code == cudaSuccess && n > total_bytes)
+      code = cudaErrorMemoryAllocation;
+    if (code == cudaSuccess)
+      code = cudaMallocManaged(ptr, n, cudaMemAttachGlobal);
+  }
+  lull_cuda_leave(&scope);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    *ptr = NULL;
+    return lull_cuda_fail(err, code, "cannot allocate the buffer");
+  }
+  *actual_storage = storage;
+  return LULL_OK;
+}
+
+static void cuda_free(lull_backend* backend, void* ptr, int storage)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  lull_cuda_scope scope;
+  lull_error ignored;
+  if (!ptr || lull_cuda_enter(cuda, &scope, &ignored) != LULL_OK)
+    return;
+  if (storage == LULL_STORAGE_HOST)
+    (void)cudaFreeHost(ptr);
+  else
+    (void)cudaFree(ptr);
+  lull_cuda_leave(&scope);
+}
+
+static int cuda_classify(lull_backend* backend, const void* ptr)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  cudaPointerAttributes attr;
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return LULL_STORAGE_UNDEFINED;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeDevice:
+      return attr.device == cuda->device_id ? LULL_STORAGE_DEVICE : LULL_STORAGE_UNDEFINED;
+    case cudaMemoryTypeManaged:
+      return LULL_STORAGE_MANAGED;
+    case cudaMemoryTypeHost:
+      /* pinned memory: reachable when mapped into the device's space */
+      return attr.devicePointer == ptr ? LULL_STORAGE_HOST : LULL_STORAGE_UNDEFINED;
+    default:
+      /* ordinary pageable memory: only with HMM/ATS */
+      return backend->system_memory ? LULL_STORAGE_MANAGED : LULL_STORAGE_UNDEFINED;
+  }
+}
+
+static lull_status cuda_copy(lull_backend* backend, void* dst, const void* src, size_t bytes,
+                             int async, lull_error* err)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  if (bytes == 0)
+    return LULL_OK;
+  lull_cuda_scope scope;
+  lull_status status = lull_cuda_enter(cuda, &scope, err);
+  if (status != LULL_OK)
+    return status;
+  cudaError_t code = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cuda->stream);
+  if (code == cudaSuccess && !async)
+    code = cudaStreamSynchronize(cuda->stream);
+  lull_cuda_leave(&scope);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    return lull_cuda_fail(err, code, "CUDA copy failed");
+  }
+  return LULL_OK;
+}
+
+static lull_status cuda_sync(lull_backend* backend, lull_error* err)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  lull_cuda_scope scope;
+  lull_status status = lull_cuda_enter(cuda, &scope, err);
+  if (status != LULL_OK)
+    return status;
+  const cudaError_t code = cudaStreamSynchronize(cuda->stream);
+  lull_cuda_leave(&scope);
+  if (cuda->parked.code != LULL_OK) {
+    if (err)
+      *err = cuda->parked;
+    status = cuda->parked.code;
+    cuda->parked.code = LULL_OK;
+    return status;
+  }
+  if (code != cudaSuccess)
+    return lull_cuda_fail(err, code, "CUDA error in asynchronous work");
+  return LULL_OK;
+}
+
+/* Asynchronous calls report errors at the next sync, as OIDN does. */
+static lull_status park(lull_cuda_backend* cuda, lull_status status, const lull_error* local)
+{
+  if (status != LULL_OK && cuda->parked.code == LULL_OK)
+    cuda->parked = *local;
+  return LULL_OK;
+}
+
+/* Runs one filter on the stream: errors of asynchronous calls are parked
+ * until the next sync; synchronous calls wait for the GPU. */
+typedef struct filter_call
+{
+  const lull_atrous_params* atrous_params; /* one of the two filters */
+  const lull_atrous_images* atrous_images;
+  int schedule;
+  const lull_gaussian_params* gaussian_params;
+  const lull_gaussian_images* gaussian_images;
+} filter_call;
+
+static lull_status run_filter(lull_backend* backend, const filter_call* call,
+                              const lull_progress* progress, int async, lull_error* err)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  lull_error local = {LULL_OK, ""};
+  lull_error* e = async ? &local : err;
+  lull_cuda_scope scope;
+  lull_status status = lull_cuda_enter(cuda, &scope, e);
+  if (status == LULL_OK) {
+    status = call->atrous_params
+                 ? lull_cuda_atrous(cuda, call->atrous_params, call->atrous_images,
+                                    call->schedule, 0, progress, e)
+                 : lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images,
+                                      progress, e);
+    if (status == LULL_OK && !async) {
+      const cudaError_t code = cudaStreamSynchronize(cuda->stream);
+      if (code != cudaSuccess)
+        status = lull_cuda_fail(e, code, "CUDA error in the filter");
+    }
+    lull_cuda_leave(&scope);
+  }
+  return async ? park(cuda, status, &local) : status;
+}
+
+static lull_status cuda_atrous(lull_backend* backend, const lull_atrous_params* params,
+                               const lull_atrous_images* images, int schedule,
+                               const lull_progress* progress, int async, lull_error* err)
+{
+  const filter_call call = {params, images, schedule, NULL, NULL};
+  return run_filter(backend, &call, progress, async, err);
+}
+
+static lull_status cuda_gaussian(lull_backend* backend, const lull_gaussian_params* params,
+                                 const lull_gaussian_images* images,
+                                 const lull_progress* progress, int async, lull_error* err)
+{
+  const filter_call call = {NULL, NULL, 0, params, images};
+  return run_filter(backend, &call, progress, async, err);
+}
+
+extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lull_backend** out,
+                                                lull_error* err)
+{
+  if (device_id < 0 || device_id >= lull_cuda_device_count())
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE, "unsupported CUDA device %d", device_id);
+  if (!lull_cuda_device_supported(device_id))
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "unsupported CUDA device %d: lull needs compute capability 7.5 or newer",
+                     device_id);
+  lull_cuda_backend* cuda = (lull_cuda_backend*)calloc(1, sizeof *cuda);
+  if (!cuda)
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  cuda->device_id = device_id;
+  cuda->stream = (cudaStream_t)stream;
+  int managed = 0, pageable = 0, sms = 0;
+  cudaError_t code = cudaDeviceGetAttribute(&managed, cudaDevAttrManagedMemory, device_id);
+  if (code == cudaSuccess)
+    code = cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device_id);
+  if (code == cudaSuccess)
+    code = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_id);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    free(cuda);
+    return lull_cuda_fail(err, code, "cannot query the CUDA device");
+  }
+  cuda->num_sms = sms;
+  /* operations this backend lacks stay NULL (calloc) */
+  cuda->ops.destroy = cuda_destroy;
+  cuda->ops.alloc = cuda_alloc;
+  cuda->ops.free = cuda_free;
+  cuda->ops.classify = cuda_classify;
+  cuda->ops.copy = cuda_copy;
+  cuda->ops.sync = cuda_sync;
+  cuda->ops.atrous = cuda_atrous;
+  cuda->ops.gaussian = cuda_gaussian;
+  cuda->base.ops = &cuda->ops;
+  cuda->base.device_type = 3; /* OIDN_DEVICE_TYPE_CUDA */
+  cuda->base.num_threads = 0;
+  cuda->base.system_memory = pageable != 0;
+  cuda->base.managed_memory = managed != 0;
+  *out = &cuda->base;
+  return LULL_OK;
+}

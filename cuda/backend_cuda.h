@@ -1,0 +1,62 @@
+/* The CUDA backend's state, shared by its source files (backend_cuda.cu
+ * owns it; the filter files enqueue work on its stream).
+ *
+ * Every entry point makes the backend's GPU current for the duration of
+ * the call and restores the caller's device afterwards, as OIDN does, so
+ * an application's own CUDA state is left as it was. */
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core_c.h"
+
+typedef struct lull_cuda_backend
+{
+  lull_backend base;
+  lull_backend_ops ops; /* base.ops points here */
+  int device_id;
+  cudaStream_t stream;  /* the application's stream, or 0 (default stream) */
+  int num_sms;          /* multiprocessors, for grid sizing */
+  /* Scratch memory reused by consecutive filter runs.  Work is ordered on
+   * the stream, so a run may reuse it while an earlier asynchronous run is
+   * still queued; growing it synchronises first. */
+  void* scratch;
+  size_t scratch_bytes;
+  lull_error parked;    /* first error of asynchronous work since the last sync */
+} lull_cuda_backend;
+
+/* The caller's current device, saved by lull_cuda_enter and restored by
+ * lull_cuda_leave. */
+typedef struct lull_cuda_scope
+{
+  int previous;
+  int changed;
+} lull_cuda_scope;
+
+lull_status lull_cuda_enter(const lull_cuda_backend* cuda, lull_cuda_scope* scope,
+                            lull_error* err);
+void lull_cuda_leave(const lull_cuda_scope* scope);
+
+/* 1 when lull has code for the device's architecture (devices_cuda.cu). */
+#if defined(__cplusplus)
+extern "C"
+#endif
+int lull_cuda_device_supported(int device_id);
+
+/* Turns a CUDA error into a lull status with "what: CUDA's message";
+ * out-of-memory errors become LULL_ERROR_OUT_OF_MEMORY. */
+lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what);
+
+/* Device pointer to at least `bytes` of scratch memory, or NULL with err
+ * filled.  The memory stays valid until the next call. */
+void* lull_cuda_scratch(lull_cuda_backend* cuda, size_t bytes, lull_error* err);
+
+/* The filters (atrous_cuda.cu, gaussian_cuda.cu).  Called with the device
+ * current; they enqueue on cuda->stream and synchronise only when asked
+ * (progress reporting synchronises per level). */
+lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* params,
+                             const lull_atrous_images* images, int schedule, int packed,
+                             const lull_progress* progress, lull_error* err);
+lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,
+                               const lull_gaussian_images* images,
+                               const lull_progress* progress, lull_error* err);

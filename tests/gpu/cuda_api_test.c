@@ -1,0 +1,239 @@
+/* OIDN's API behaviours on the CUDA device (oidn-api-and-users.md §2):
+ * physical-device queries, device creation by type, ID, UUID and PCI
+ * address and with a user stream, buffer storage kinds, shared buffers and
+ * images from cudaMalloc pointers, host pointers the GPU cannot reach,
+ * commit rules, in-place filtering, asynchronous execution and copies,
+ * cancellation, and out-of-memory errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu_test_util.h"
+#include "test_util.h"
+
+enum { W = 64, H = 48 };
+
+static int cuda_physical_id(void)
+{
+  for (int i = 0; i < oidnGetNumPhysicalDevices(); ++i)
+    if (oidnGetPhysicalDeviceInt(i, "type") == OIDN_DEVICE_TYPE_CUDA)
+      return i;
+  return -1;
+}
+
+static void check_physical(void)
+{
+  const int id = cuda_physical_id();
+  CHECK_EQ_INT(id, 0); /* the GPU is listed first */
+  const char* name = oidnGetPhysicalDeviceString(id, "name");
+  CHECK(name && strlen(name) > 0);
+  CHECK(oidnGetPhysicalDeviceBool(id, "uuidSupported"));
+  size_t size = 0;
+  const void* uuid = oidnGetPhysicalDeviceData(id, "uuid", &size);
+  CHECK(uuid != NULL);
+  CHECK_EQ_INT(size, OIDN_UUID_SIZE);
+  unsigned char copy[OIDN_UUID_SIZE];
+  memcpy(copy, uuid, sizeof copy);
+  OIDNDevice by_uuid = oidnNewDeviceByUUID(copy);
+  CHECK(by_uuid != NULL);
+  oidnCommitDevice(by_uuid);
+  CHECK_EQ_INT(oidnGetDeviceInt(by_uuid, "type"), OIDN_DEVICE_TYPE_CUDA);
+  oidnReleaseDevice(by_uuid);
+  CHECK(oidnGetPhysicalDeviceBool(id, "pciAddressSupported"));
+  OIDNDevice by_pci = oidnNewDeviceByPCIAddress(
+      oidnGetPhysicalDeviceInt(id, "pciDomain"), oidnGetPhysicalDeviceInt(id, "pciBus"),
+      oidnGetPhysicalDeviceInt(id, "pciDevice"), oidnGetPhysicalDeviceInt(id, "pciFunction"));
+  CHECK(by_pci != NULL);
+  oidnReleaseDevice(by_pci);
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_NONE);
+  /* bad creations */
+  const int ids[2] = {0, 0};
+  CHECK(oidnNewCUDADevice(ids, NULL, 2) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_INVALID_ARGUMENT);
+  const int bad = 999;
+  CHECK(oidnNewCUDADevice(&bad, NULL, 1) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+}
+
+static void check_buffers(OIDNDevice d)
+{
+  const OIDNStorage kinds[3] = {OIDN_STORAGE_HOST, OIDN_STORAGE_DEVICE, OIDN_STORAGE_MANAGED};
+  float in[256], out[256];
+  for (int i = 0; i < 256; ++i)
+    in[i] = (float)i * 0.5f;
+  for (int k = 0; k < 3; ++k) {
+    if (kinds[k] == OIDN_STORAGE_MANAGED && !oidnGetDeviceBool(d, "managedMemorySupported"))
+      continue;
+    OIDNBuffer b = oidnNewBufferWithStorage(d, sizeof in, kinds[k]);
+    CHECK(b != NULL);
+    CHECK_EQ_INT(oidnGetBufferStorage(b), kinds[k]);
+    memset(out, 0, sizeof out);
+    oidnWriteBuffer(b, 0, sizeof in, in);
+    oidnReadBuffer(b, 0, sizeof out, out);
+    CHECK_EQ_INT(memcmp(in, out, sizeof in), 0);
+    /* asynchronous copies complete at sync */
+    memset(out, 0, sizeof out);
+    oidnWriteBufferAsync(b, 0, sizeof in / 2, in + 128);
+    oidnReadBufferAsync(b, 0, sizeof out / 2, out);
+    oidnSyncDevice(d);
+    CHECK_EQ_INT(memcmp(in + 128, out, sizeof in / 2), 0);
+    oidnReadBuffer(b, 1000, 100, out);
+    CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_INVALID_ARGUMENT);
+    oidnReleaseBuffer(b);
+  }
+  OIDNBuffer def = oidnNewBuffer(d, 64);
+  CHECK_EQ_INT(oidnGetBufferStorage(def), oidnGetDeviceBool(d, "managedMemorySupported")
+                                              ? OIDN_STORAGE_MANAGED : OIDN_STORAGE_HOST);
+  oidnReleaseBuffer(def);
+  /* far more than any GPU holds */
+  CHECK(oidnNewBufferWithStorage(d, (size_t)1 << 50, OIDN_STORAGE_DEVICE) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_OUT_OF_MEMORY);
+  CHECK(oidnNewBufferWithStorage(d, (size_t)1 << 50, OIDN_STORAGE_MANAGED) == NULL);
+  CHECK(oidnGetDeviceError(d, NULL) != OIDN_ERROR_NONE);
+  /* shared buffer from cudaMalloc */
+  void* p = NULL;
+  CHECK_EQ_INT(cudaMalloc(&p, 1024), cudaSuccess);
+  OIDNBuffer shared = oidnNewSharedBuffer(d, p, 1024);
+  CHECK_EQ_INT(oidnGetBufferStorage(shared), OIDN_STORAGE_DEVICE);
+  CHECK(oidnGetBufferData(shared) == p);
+  oidnReleaseBuffer(shared);
+  cudaFree(p);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+}
+
+/* ATrous on shared images in cudaMalloc memory, in place (output = color),
+ * asynchronously, equals the same filter run out of place from buffers. */
+static void check_shared_inplace_async(OIDNDevice d)
+{
+  gpu_scene s;
+  gpu_scene_make(&s, W, H, 7u);
+  const size_t bytes = (size_t)W * H * 3 * sizeof(float);
+  float* expect = malloc(bytes);
+  gpu_image images[4] = {{"color", s.color, 3}, {"albedo", s.albedo, 3},
+                         {"normal", s.normal, 3}, {"depth", s.depth, 1}};
+  gpu_param params[1] = {{"schedule", 0, 1}};
+  CHECK_EQ_INT(gpu_run_filter(d, "ATrous", W, H, images, 4, 3, params, 1, expect), OIDN_ERROR_NONE);
+
+  void *dc = NULL, *da = NULL, *dn = NULL, *dz = NULL;
+  cudaMalloc(&dc, bytes);
+  cudaMalloc(&da, bytes);
+  cudaMalloc(&dn, bytes);
+  cudaMalloc(&dz, bytes / 3);
+  cudaMemcpy(dc, s.color, bytes, cudaMemcpyHostToDevice);
+  cudaMemcpy(da, s.albedo, bytes, cudaMemcpyHostToDevice);
+  cudaMemcpy(dn, s.normal, bytes, cudaMemcpyHostToDevice);
+  cudaMemcpy(dz, s.depth, bytes / 3, cudaMemcpyHostToDevice);
+  OIDNFilter f = oidnNewFilter(d, "ATrous");
+  oidnSetSharedFilterImage(f, "color", dc, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "albedo", da, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "normal", dn, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "depth", dz, OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "output", dc, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0); /* in place */
+  oidnExecuteFilter(f); /* not committed yet */
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_INVALID_OPERATION);
+  oidnCommitFilter(f);
+  oidnSetFilterInt(f, "iterations", 4);
+  oidnExecuteFilter(f); /* changed after the commit */
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_INVALID_OPERATION);
+  oidnSetFilterInt(f, "iterations", 5);
+  oidnCommitFilter(f);
+  oidnExecuteFilterAsync(f);
+  oidnSyncDevice(d);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  float* got = malloc(bytes);
+  cudaMemcpy(got, dc, bytes, cudaMemcpyDeviceToHost);
+  CHECK_EQ_INT(memcmp(got, expect, bytes), 0);
+
+  /* a host pointer the GPU cannot reach */
+  if (!oidnGetDeviceBool(d, "systemMemorySupported")) {
+    oidnSetSharedFilterImage(f, "color", s.color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_INVALID_ARGUMENT);
+  }
+  oidnReleaseFilter(f);
+  cudaFree(dc);
+  cudaFree(da);
+  cudaFree(dn);
+  cudaFree(dz);
+  free(got);
+  free(expect);
+  gpu_scene_free(&s);
+}
+
+static bool cancel_after_first(void* user, double done)
+{
+  int* calls = user;
+  ++*calls;
+  return done <= 0.0;
+}
+
+/* Half formats, strides, a user stream, and cancellation that leaves the
+ * output untouched. */
+static void check_formats_stream_cancel(void)
+{
+  cudaStream_t stream = NULL;
+  CHECK_EQ_INT(cudaStreamCreate(&stream), cudaSuccess);
+  const int id = 0;
+  OIDNDevice d = oidnNewCUDADevice(&id, &stream, 1);
+  CHECK(d != NULL);
+  oidnCommitDevice(d);
+  /* RGBA half colour with a padded pixel stride (8 halves per pixel) */
+  const size_t pixel = 16, bytes = (size_t)W * H * pixel;
+  unsigned short* host = calloc(1, bytes);
+  for (size_t i = 0; i < (size_t)W * H; ++i)
+    for (int c = 0; c < 4; ++c)
+      host[i * 8 + (size_t)c] = 0x3800; /* 0.5 */
+  OIDNBuffer b = oidnNewBufferWithStorage(d, bytes, OIDN_STORAGE_DEVICE);
+  OIDNBuffer o = oidnNewBufferWithStorage(d, bytes, OIDN_STORAGE_DEVICE);
+  oidnWriteBuffer(b, 0, bytes, host);
+  oidnWriteBuffer(o, 0, bytes, host);
+  OIDNFilter f = oidnNewFilter(d, "ATrous");
+  oidnSetFilterImage(f, "color", b, OIDN_FORMAT_HALF4, W, H, 0, pixel, 0);
+  oidnSetFilterImage(f, "output", o, OIDN_FORMAT_HALF4, W, H, 0, pixel, 0);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  unsigned short* back = malloc(bytes);
+  oidnReadBuffer(o, 0, bytes, back);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  int same = 1;
+  for (size_t i = 0; i < (size_t)W * H; ++i)
+    for (int c = 0; c < 4; ++c)
+      same &= back[i * 8 + (size_t)c] == 0x3800; /* a constant image stays constant */
+  CHECK(same);
+  /* cancellation after the first report: error, output not written */
+  for (size_t i = 0; i < (size_t)W * H; ++i)
+    host[i * 8] = 0x3c00; /* 1.0 in the input's red */
+  oidnWriteBuffer(b, 0, bytes, host);
+  int calls = 0;
+  oidnSetFilterProgressMonitorFunction(f, cancel_after_first, &calls);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_CANCELLED);
+  CHECK(calls >= 2);
+  oidnReadBuffer(o, 0, bytes, back);
+  CHECK_EQ_INT(back[0], 0x3800);
+  oidnReleaseFilter(f);
+  oidnReleaseBuffer(b);
+  oidnReleaseBuffer(o);
+  oidnReleaseDevice(d);
+  cudaStreamDestroy(stream);
+  free(host);
+  free(back);
+}
+
+int main(void)
+{
+  check_physical();
+  OIDNDevice d = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
+  CHECK(d != NULL);
+  if (!d)
+    return lull_test_result("cuda_api");
+  oidnCommitDevice(d);
+  CHECK_EQ_INT(oidnGetDeviceInt(d, "type"), OIDN_DEVICE_TYPE_CUDA);
+  check_buffers(d);
+  check_shared_inplace_async(d);
+  check_formats_stream_cancel();
+  oidnReleaseDevice(d);
+  return lull_test_result("cuda_api");
+}

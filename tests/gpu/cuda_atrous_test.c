@@ -1,0 +1,248 @@
+/* The CUDA à-trous filter against the CPU implementation, run at run time
+ * (so tuning of the CPU filter flows through), and the two CUDA schedules
+ * against each other:
+ *   - baseline (schedule 0) equals the CPU output within 1e-4 relative;
+ *   - permuted (schedule 1) equals the baseline bit for bit away from the
+ *     border (gpu_atrous_margin) and stays close at the border, where the
+ *     mirrored sub-images of Dolp et al. 2024 §3.4/§4.1 change the taps;
+ *   - on the test renders, permuted is as close to the reference as the
+ *     baseline;
+ *   - the Gaussian filter equals the CPU's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_test_util.h"
+#include "test_util.h"
+
+/* Border difference of the permuted schedule, mean |perm - base| / mean
+ * |base| over the border band: the measured values are ~1e-2 (test log);
+ * 0.1 flags a broken embedding (a wrong tap moves whole sub-images). */
+#define BORDER_TOLERANCE 0.1
+
+typedef struct config
+{
+  const char* name;
+  int width, height, channels;
+  int use_albedo, use_normal, geometry; /* 0 none, 1 depth, 2 position */
+  int color_mode, iterations, hdr, srgb, variance_channels;
+  float input_scale;
+  int poison; /* non-finite values in the inputs */
+} config;
+
+static OIDNDevice new_device(OIDNDeviceType type)
+{
+  OIDNDevice d = oidnNewDevice(type);
+  if (d)
+    oidnCommitDevice(d);
+  return d;
+}
+
+static void run_config(OIDNDevice cpu, OIDNDevice gpu, const config* c)
+{
+  gpu_scene s;
+  gpu_scene_make(&s, c->width, c->height, 1234u);
+  const size_t n = (size_t)c->width * (size_t)c->height;
+  float* color = malloc(n * 4 * sizeof(float));
+  float* variance = malloc(n * 3 * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < c->channels; ++k) {
+      float v = s.color[3 * i + (size_t)(k < 3 ? k : 0)];
+      if (k == 3)
+        v = (float)(i % 7) / 7.0f; /* alpha */
+      if (!c->hdr)
+        v = v > 1.0f ? 1.0f : v;
+      color[(size_t)c->channels * i + (size_t)k] = v;
+    }
+    for (int k = 0; k < 3; ++k)
+      variance[3 * i + (size_t)k] = 0.01f * s.color[3 * i + (size_t)k];
+  }
+  if (c->poison) {
+    color[c->channels * 17] = NAN;
+    color[c->channels * 200 + 1] = INFINITY;
+    color[c->channels * (n / 2)] = -INFINITY;
+    s.albedo[3 * 40] = NAN;
+    s.normal[3 * 41 + 2] = INFINITY;
+    s.depth[42] = NAN;
+    s.position[3 * 43] = NAN;
+  }
+  gpu_image images[6];
+  int ni = 0;
+  images[ni++] = (gpu_image){"color", color, c->channels};
+  if (c->use_albedo)
+    images[ni++] = (gpu_image){"albedo", s.albedo, 3};
+  if (c->use_normal)
+    images[ni++] = (gpu_image){"normal", s.normal, 3};
+  if (c->geometry == 1)
+    images[ni++] = (gpu_image){"depth", s.depth, 1};
+  if (c->geometry == 2)
+    images[ni++] = (gpu_image){"position", s.position, 3};
+  if (c->variance_channels)
+    images[ni++] = (gpu_image){"variance", variance, c->variance_channels};
+  gpu_param params[8] = {
+      {"iterations", 0, c->iterations}, {"colorMode", 0, c->color_mode},
+      {"hdr", 0, c->hdr},               {"srgb", 0, c->srgb},
+      {"inputScale", 1, c->input_scale}, {"schedule", 0, 0},
+  };
+  const size_t count = n * (size_t)c->channels;
+  float* ref = malloc(count * sizeof(float));
+  float* base = malloc(count * sizeof(float));
+  float* perm = malloc(count * sizeof(float));
+  for (size_t i = 0; i < count; ++i)
+    ref[i] = base[i] = perm[i] = -12345.0f; /* poison: every value must be written */
+  CHECK_EQ_INT(gpu_run_filter(cpu, "ATrous", c->width, c->height, images, ni, c->channels, params,
+                              6, ref), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", c->width, c->height, images, ni, c->channels, params,
+                              6, base), OIDN_ERROR_NONE);
+  params[5].value = 1;
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", c->width, c->height, images, ni, c->channels, params,
+                              6, perm), OIDN_ERROR_NONE);
+
+  double scale = 0;
+  for (size_t i = 0; i < count; ++i)
+    scale = fmax(scale, fabs(ref[i]));
+  const double rel = gpu_max_rel_diff(base, ref, count, 1e-3 * scale);
+  const int margin = gpu_atrous_margin(c->iterations);
+  const double interior = gpu_interior_max_abs_diff(perm, base, c->width, c->height,
+                                                    c->channels, margin);
+  const double border = gpu_border_rel_l1(perm, base, c->width, c->height, c->channels, margin);
+  printf("%-22s baseline vs CPU max rel %.2e | permuted vs baseline: interior max %.1e, "
+         "border rel L1 %.2e\n", c->name, rel, interior, border);
+  CHECK(rel <= 1e-4);
+  CHECK(interior <= 0.0); /* -1: no interior; 0: bitwise equal */
+  CHECK(lull_test_all_finite(perm, count));
+  if (interior >= 0.0) /* tiny images are all border: only finiteness counts */
+    CHECK(border <= BORDER_TOLERANCE);
+  if (c->channels == 4) /* alpha passes through unchanged */
+    for (size_t i = 0; i < n; i += 97) {
+      CHECK_EQ_INT(base[4 * i + 3] == color[4 * i + 3], 1);
+      CHECK_EQ_INT(perm[4 * i + 3] == color[4 * i + 3], 1);
+    }
+  free(ref);
+  free(base);
+  free(perm);
+  free(color);
+  free(variance);
+  gpu_scene_free(&s);
+}
+
+/* The test renders (exported by export_testdata.py): baseline vs CPU, and
+ * both schedules' error against the reference render. */
+static void run_render(OIDNDevice cpu, OIDNDevice gpu, const char* scene)
+{
+  char path[512];
+  int w = 0, h = 0, ch = 0, w2, h2, ch2;
+  const char* names[4] = {"color", "albedo", "normal", "depth"};
+  float* data[4] = {0};
+  for (int k = 0; k < 4; ++k) {
+    snprintf(path, sizeof path, "%s/%s_spp4_%s.pfm", LULL_GPU_TESTDATA_DIR, scene, names[k]);
+    data[k] = gpu_read_pfm(path, &w2, &h2, &ch2);
+    if (k == 0) {
+      w = w2;
+      h = h2;
+      ch = ch2;
+    }
+  }
+  if (!data[0]) {
+    fprintf(stderr, "%s: no exported render (run tests/gpu/export_testdata.py)\n", scene);
+    ++lull_test_failures;
+    return;
+  }
+  gpu_image images[4];
+  int ni = 0;
+  for (int k = 0; k < 4; ++k)
+    if (data[k])
+      images[ni++] = (gpu_image){names[k], data[k], k == 3 ? 1 : 3};
+  const size_t count = (size_t)w * (size_t)h * (size_t)ch;
+  float* ref = malloc(count * sizeof(float));
+  float* base = malloc(count * sizeof(float));
+  float* perm = malloc(count * sizeof(float));
+  gpu_param params[1] = {{"schedule", 0, 0}};
+  CHECK_EQ_INT(gpu_run_filter(cpu, "ATrous", w, h, images, ni, 3, params, 1, ref), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, ni, 3, params, 1, base), OIDN_ERROR_NONE);
+  params[0].value = 1;
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, ni, 3, params, 1, perm), OIDN_ERROR_NONE);
+  double scale = 0;
+  for (size_t i = 0; i < count; ++i)
+    scale = fmax(scale, fabs(ref[i]));
+  const double rel = gpu_max_rel_diff(base, ref, count, 1e-3 * scale);
+  const int margin = gpu_atrous_margin(5);
+  const double interior = gpu_interior_max_abs_diff(perm, base, w, h, 3, margin);
+  printf("%-22s baseline vs CPU max rel %.2e | permuted vs baseline interior max %.1e, border "
+         "rel L1 %.2e\n", scene, rel, interior, gpu_border_rel_l1(perm, base, w, h, 3, margin));
+  CHECK(rel <= 1e-4);
+  CHECK(interior <= 0.0);
+  snprintf(path, sizeof path, "%s/%s_ref_color.pfm", LULL_GPU_TESTDATA_DIR, scene);
+  float* truth = gpu_read_pfm(path, &w2, &h2, &ch2);
+  if (truth && w2 == w && h2 == h && ch2 == 3) {
+    double eb = 0, ep = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const double t2 = (double)truth[i] * truth[i] + 1e-2;
+      eb += ((double)base[i] - truth[i]) * ((double)base[i] - truth[i]) / t2;
+      ep += ((double)perm[i] - truth[i]) * ((double)perm[i] - truth[i]) / t2;
+    }
+    printf("%-22s relMSE vs reference: baseline %.5f, permuted %.5f\n", scene, eb / (double)count,
+           ep / (double)count);
+    CHECK(ep <= 1.05 * eb);
+  }
+  free(truth);
+  free(ref);
+  free(base);
+  free(perm);
+  for (int k = 0; k < 4; ++k)
+    free(data[k]);
+}
+
+static void run_gaussian(OIDNDevice cpu, OIDNDevice gpu)
+{
+  gpu_scene s;
+  gpu_scene_make(&s, 77, 45, 99u);
+  s.color[3 * 100] = NAN;
+  const size_t count = 77 * 45 * 3;
+  float* a = malloc(count * sizeof(float));
+  float* b = malloc(count * sizeof(float));
+  gpu_image images[1] = {{"color", s.color, 3}};
+  gpu_param params[1] = {{"sigma", 1, 2.5}};
+  CHECK_EQ_INT(gpu_run_filter(cpu, "Gaussian", 77, 45, images, 1, 3, params, 1, a), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(gpu_run_filter(gpu, "Gaussian", 77, 45, images, 1, 3, params, 1, b), OIDN_ERROR_NONE);
+  const double rel = gpu_max_rel_diff(b, a, count, 1e-6);
+  printf("Gaussian               CUDA vs CPU max rel %.2e\n", rel);
+  CHECK(rel <= 1e-5);
+  free(a);
+  free(b);
+  gpu_scene_free(&s);
+}
+
+int main(void)
+{
+  OIDNDevice cpu = new_device(OIDN_DEVICE_TYPE_CPU);
+  OIDNDevice gpu = new_device(OIDN_DEVICE_TYPE_CUDA);
+  if (!gpu) {
+    fprintf(stderr, "cuda_atrous: no CUDA device\n");
+    return 1;
+  }
+  static const config configs[] = {
+      /* name              w    h  ch alb nrm geo mode it hdr srgb var scale poison */
+      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 1, 0, 0, 1.0f, 0},
+      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 1, 0, 0, 1.0f, 0},
+      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 1, 0, 0, 1.0f, 0},
+      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 1, 0, 0, 1.0f, 1},
+      {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 0, 1, 0, 0.5f, 0},
+      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 1, 0, 1, 1.0f, 0},
+      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 1, 0, 3, 1.0f, 0},
+      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 1, 0, 0, 1.0f, 0},
+      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 1, 0, 0, 1.0f, 0},
+      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 1, 0, 0, 1.0f, 0},
+      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
+      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 1, 0, 0, 1.0f, 0},
+      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
+  };
+  for (size_t i = 0; i < sizeof configs / sizeof configs[0]; ++i)
+    run_config(cpu, gpu, &configs[i]);
+  run_render(cpu, gpu, "cornell");
+  run_gaussian(cpu, gpu);
+  oidnReleaseDevice(cpu);
+  oidnReleaseDevice(gpu);
+  return lull_test_result("cuda_atrous");
+}

@@ -1,0 +1,87 @@
+#define _POSIX_C_SOURCE 200809L
+/* The CUDA device's presence rules, on any machine (no "gpu" label): in a
+ * CUDA-enabled build on a machine without an NVIDIA driver or GPU, lull
+ * loads, lists only the CPU, refuses CUDA devices with
+ * UNSUPPORTED_HARDWARE and runs filters on the CPU; with a GPU, the CUDA
+ * device is listed first and is the default, and OIDN_DEVICE_CUDA=0 /
+ * OIDN_DEFAULT_DEVICE=cpu hide it or pick the CPU. */
+#include <stdlib.h>
+
+#include <OpenImageDenoise/oidn.h>
+
+#include "test_util.h"
+
+static int count_cuda(void)
+{
+  int n = 0;
+  for (int i = 0; i < oidnGetNumPhysicalDevices(); ++i)
+    n += oidnGetPhysicalDeviceInt(i, "type") == OIDN_DEVICE_TYPE_CUDA;
+  return n;
+}
+
+/* A 4x3 ATrous run on the given device gives finite output close to input
+ * for a constant image. */
+static void run_constant(OIDNDevice device)
+{
+  float img[4 * 3 * 3], out[4 * 3 * 3];
+  for (int i = 0; i < 36; ++i)
+    img[i] = 0.5f;
+  OIDNBuffer in = oidnNewBuffer(device, sizeof img);
+  OIDNBuffer ob = oidnNewBuffer(device, sizeof out);
+  oidnWriteBuffer(in, 0, sizeof img, img);
+  OIDNFilter f = oidnNewFilter(device, "ATrous");
+  oidnSetFilterImage(f, "color", in, OIDN_FORMAT_FLOAT3, 4, 3, 0, 0, 0);
+  oidnSetFilterImage(f, "output", ob, OIDN_FORMAT_FLOAT3, 4, 3, 0, 0, 0);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  oidnReadBuffer(ob, 0, sizeof out, out);
+  CHECK_EQ_INT(oidnGetDeviceError(device, NULL), OIDN_ERROR_NONE);
+  for (int i = 0; i < 36; ++i)
+    CHECK_NEAR(out[i], 0.5f, 1e-5);
+  oidnReleaseFilter(f);
+  oidnReleaseBuffer(in);
+  oidnReleaseBuffer(ob);
+}
+
+int main(void)
+{
+  const int n = oidnGetNumPhysicalDevices();
+  const int gpus = count_cuda();
+  CHECK_EQ_INT(n, gpus + 1);
+  CHECK_EQ_INT(oidnGetPhysicalDeviceInt(n - 1, "type"), OIDN_DEVICE_TYPE_CPU);
+
+  OIDNDevice def = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+  CHECK(def != NULL);
+  oidnCommitDevice(def);
+  CHECK_EQ_INT(oidnGetDeviceInt(def, "type"), gpus ? OIDN_DEVICE_TYPE_CUDA : OIDN_DEVICE_TYPE_CPU);
+  run_constant(def);
+  oidnReleaseDevice(def);
+
+  if (gpus == 0) {
+    /* no driver or GPU: CUDA is unsupported, never a crash */
+    CHECK(!oidnIsCUDADeviceSupported(0));
+    CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
+    CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+    const int id = 0;
+    CHECK(oidnNewCUDADevice(&id, NULL, 1) == NULL);
+    CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  } else {
+    CHECK_EQ_INT(oidnGetPhysicalDeviceInt(0, "type"), OIDN_DEVICE_TYPE_CUDA);
+    CHECK(oidnIsCUDADeviceSupported(0));
+    setenv("OIDN_DEFAULT_DEVICE", "cpu", 1);
+    OIDNDevice cpu = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+    oidnCommitDevice(cpu);
+    CHECK_EQ_INT(oidnGetDeviceInt(cpu, "type"), OIDN_DEVICE_TYPE_CPU);
+    oidnReleaseDevice(cpu);
+    unsetenv("OIDN_DEFAULT_DEVICE");
+    setenv("OIDN_DEVICE_CUDA", "0", 1);
+    CHECK_EQ_INT(oidnGetNumPhysicalDevices(), 1);
+    CHECK(!oidnIsCUDADeviceSupported(0));
+    OIDNDevice d2 = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+    oidnCommitDevice(d2);
+    CHECK_EQ_INT(oidnGetDeviceInt(d2, "type"), OIDN_DEVICE_TYPE_CPU);
+    oidnReleaseDevice(d2);
+    unsetenv("OIDN_DEVICE_CUDA");
+  }
+  return lull_test_result("cuda_devices");
+}

@@ -1,0 +1,168 @@
+#include "gpu_test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static OIDNFormat float_format(int channels)
+{
+  static const OIDNFormat formats[] = {OIDN_FORMAT_UNDEFINED, OIDN_FORMAT_FLOAT, OIDN_FORMAT_FLOAT2,
+                                       OIDN_FORMAT_FLOAT3, OIDN_FORMAT_FLOAT4};
+  return formats[channels];
+}
+
+int gpu_run_filter(OIDNDevice device, const char* type, int width, int height,
+                   const gpu_image* images, int num_images, int out_channels,
+                   const gpu_param* params, int num_params, float* out)
+{
+  OIDNBuffer buffers[16] = {0};
+  const size_t pixels = (size_t)width * (size_t)height;
+  OIDNFilter f = oidnNewFilter(device, type);
+  for (int i = 0; i < num_images && i < 16; ++i) {
+    const size_t bytes = pixels * (size_t)images[i].channels * sizeof(float);
+    buffers[i] = oidnNewBuffer(device, bytes);
+    oidnWriteBuffer(buffers[i], 0, bytes, images[i].data);
+    oidnSetFilterImage(f, images[i].name, buffers[i], float_format(images[i].channels),
+                       (size_t)width, (size_t)height, 0, 0, 0);
+  }
+  const size_t out_bytes = pixels * (size_t)out_channels * sizeof(float);
+  OIDNBuffer ob = oidnNewBuffer(device, out_bytes);
+  oidnSetFilterImage(f, "output", ob, float_format(out_channels), (size_t)width, (size_t)height,
+                     0, 0, 0);
+  for (int i = 0; i < num_params; ++i) {
+    if (params[i].is_float)
+      oidnSetFilterFloat(f, params[i].name, (float)params[i].value);
+    else
+      oidnSetFilterInt(f, params[i].name, (int)params[i].value);
+  }
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  oidnReadBuffer(ob, 0, out_bytes, out);
+  const char* message = NULL;
+  const int code = oidnGetDeviceError(device, &message);
+  if (code != OIDN_ERROR_NONE)
+    fprintf(stderr, "%s: error %d: %s\n", type, code, message ? message : "");
+  oidnReleaseFilter(f);
+  oidnReleaseBuffer(ob);
+  for (int i = 0; i < num_images && i < 16; ++i)
+    oidnReleaseBuffer(buffers[i]);
+  return code;
+}
+
+double gpu_max_rel_diff(const float* a, const float* b, size_t n, double floor)
+{
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = fabs((double)a[i] - (double)b[i]) / (fabs((double)b[i]) + floor);
+    if (!(d <= m))
+      m = isnan(d) ? INFINITY : d;
+  }
+  return m;
+}
+
+double gpu_interior_max_abs_diff(const float* a, const float* b, int width, int height,
+                                 int channels, int margin)
+{
+  double m = -1;
+  for (int y = margin; y < height - margin; ++y)
+    for (int x = margin; x < width - margin; ++x)
+      for (int c = 0; c < channels; ++c) {
+        const size_t i = ((size_t)y * (size_t)width + (size_t)x) * (size_t)channels + (size_t)c;
+        const double d = fabs((double)a[i] - (double)b[i]);
+        if (m < 0)
+          m = 0;
+        if (!(d <= m))
+          m = isnan(d) ? INFINITY : d;
+      }
+  return m;
+}
+
+double gpu_border_rel_l1(const float* a, const float* b, int width, int height, int channels,
+                         int margin)
+{
+  double diff = 0, ref = 0;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      if (x >= margin && x < width - margin && y >= margin && y < height - margin)
+        continue;
+      for (int c = 0; c < channels; ++c) {
+        const size_t i = ((size_t)y * (size_t)width + (size_t)x) * (size_t)channels + (size_t)c;
+        diff += fabs((double)a[i] - (double)b[i]);
+        ref += fabs((double)b[i]);
+      }
+    }
+  return ref > 0 ? diff / ref : diff;
+}
+
+int gpu_atrous_margin(int iterations)
+{
+  return 2 * ((1 << iterations) - 1) + iterations + 1;
+}
+
+void gpu_scene_make(gpu_scene* s, int width, int height, unsigned seed)
+{
+  const size_t n = (size_t)width * (size_t)height;
+  s->width = width;
+  s->height = height;
+  s->color = malloc(n * 3 * sizeof(float));
+  s->albedo = malloc(n * 3 * sizeof(float));
+  s->normal = malloc(n * 3 * sizeof(float));
+  s->depth = malloc(n * sizeof(float));
+  s->position = malloc(n * 3 * sizeof(float));
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const size_t i = (size_t)y * (size_t)width + (size_t)x;
+      const int right = x * 3 > width + y; /* a slanted edge */
+      const float shade = 0.2f + 0.6f * (float)y / (float)height;
+      for (int c = 0; c < 3; ++c) {
+        const float a = right ? 0.7f - 0.2f * (float)c : 0.3f + 0.1f * (float)c;
+        s->albedo[3 * i + (size_t)c] = a;
+        const float noise = 2.0f * lull_test_random(&seed) - 1.0f;
+        s->color[3 * i + (size_t)c] = a * shade * (1.0f + 0.5f * noise) * (right ? 2.0f : 1.0f);
+      }
+      s->normal[3 * i + 0] = right ? 0.6f : 0.0f;
+      s->normal[3 * i + 1] = 0.0f;
+      s->normal[3 * i + 2] = right ? 0.8f : 1.0f;
+      s->depth[i] = right ? 5.0f + 0.01f * (float)x : 3.0f + 0.02f * (float)y;
+      s->position[3 * i + 0] = (float)x * 0.01f * s->depth[i];
+      s->position[3 * i + 1] = (float)y * 0.01f * s->depth[i];
+      s->position[3 * i + 2] = s->depth[i];
+    }
+}
+
+void gpu_scene_free(gpu_scene* s)
+{
+  free(s->color);
+  free(s->albedo);
+  free(s->normal);
+  free(s->depth);
+  free(s->position);
+}
+
+float* gpu_read_pfm(const char* path, int* width, int* height, int* channels)
+{
+  FILE* f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char kind[3] = {0};
+  float scale = 0;
+  if (fscanf(f, "%2s %d %d %f", kind, width, height, &scale) != 4 || fgetc(f) == EOF ||
+      *width <= 0 || *height <= 0 || scale >= 0 || (strcmp(kind, "PF") && strcmp(kind, "Pf"))) {
+    fclose(f);
+    return NULL;
+  }
+  *channels = strcmp(kind, "PF") == 0 ? 3 : 1;
+  const size_t row = (size_t)*width * (size_t)*channels;
+  float* data = malloc(row * (size_t)*height * sizeof(float));
+  /* PFM stores the bottom row first */
+  for (int y = *height - 1; y >= 0 && data; --y)
+    if (fread(data + (size_t)y * row, sizeof(float), row, f) != row) {
+      free(data);
+      data = NULL;
+    }
+  fclose(f);
+  return data;
+}

@@ -1,0 +1,60 @@
+/* Helpers of the GPU tests: running a filter through the public API on any
+ * device with float images, comparing outputs, synthetic scenes, and the
+ * exported test renders. */
+#pragma once
+
+#include <stddef.h>
+
+#include <OpenImageDenoise/oidn.h>
+
+typedef struct gpu_image
+{
+  const char* name;
+  const float* data; /* width x height x channels floats */
+  int channels;
+} gpu_image;
+
+typedef struct gpu_param
+{
+  const char* name;
+  int is_float;
+  double value;
+} gpu_param;
+
+/* Runs `type` on device: images are copied into new buffers, the output
+ * (out_channels floats per pixel) is read back into out.  Returns the
+ * device's error code (OIDN_ERROR_NONE on success). */
+int gpu_run_filter(OIDNDevice device, const char* type, int width, int height,
+                   const gpu_image* images, int num_images, int out_channels,
+                   const gpu_param* params, int num_params, float* out);
+
+/* Largest |a - b| / (|b| + floor) over n values; NaN counts as infinite. */
+double gpu_max_rel_diff(const float* a, const float* b, size_t n, double floor);
+
+/* Largest |a - b| over the pixels at least `margin` pixels from the border
+ * (channels values per pixel); -1 when no such pixel exists. */
+double gpu_interior_max_abs_diff(const float* a, const float* b, int width, int height,
+                                 int channels, int margin);
+
+/* Mean |a - b| / mean |b| over the pixels closer than `margin` to the border. */
+double gpu_border_rel_l1(const float* a, const float* b, int width, int height, int channels,
+                         int margin);
+
+/* Pixels on each side that level-by-level border effects of an à-trous run
+ * of `iterations` levels can reach: the taps (2 (2^N - 1)) plus the 3x3
+ * variance prefilter of every level. */
+int gpu_atrous_margin(int iterations);
+
+/* A synthetic scene: colour with edges, a smooth gradient and noise,
+ * albedo and normals of two regions, a depth ramp, positions. */
+typedef struct gpu_scene
+{
+  int width, height;
+  float *color, *albedo, *normal, *depth, *position; /* 3, 3, 3, 1, 3 channels */
+} gpu_scene;
+
+void gpu_scene_make(gpu_scene* s, int width, int height, unsigned seed);
+void gpu_scene_free(gpu_scene* s);
+
+/* Reads a PFM file (1 or 3 channels) into a new array; NULL when absent. */
+float* gpu_read_pfm(const char* path, int* width, int* height, int* channels);
