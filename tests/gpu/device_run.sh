@@ -27,7 +27,7 @@ grep -E "tests passed|Failed|max rel|relMSE|interior|Gaussian|CHECK|error" "$out
 for tool in memcheck racecheck; do
   say "compute-sanitizer $tool"
   for t in test_cuda_atrous test_cuda_api; do
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" >"$out/$tool-$t.log" 2>&1
+    timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" >"$out/$tool-$t.log" 2>&1
     printf '%s %s: exit %s; %s\n' "$tool" "$t" "$?" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool-$t.log" | tail -1)" | tee -a "$log"
   done
 done
