@@ -480,3 +480,21 @@ def test_reconstruct(np, rng):
     assert np.allclose(in_place, out, atol=1e-5)
     with pytest.raises(ValueError, match="'gradientX'.*same size"):
         lull.reconstruct(image, dx[:-1], dy)
+
+
+def test_metrics(np, rng):
+    ref = rng.random((24, 32, 4), dtype=np.float32) * 2
+    same = lull.metrics(ref, ref)
+    assert same["relmse"] == 0 and same["ssim"] == pytest.approx(1.0) and same["psnr"] == float("inf")
+    brighter = ref * 1.1
+    rgb = ref[..., :3].astype(np.float64)
+    expected = np.mean((0.1 * rgb) ** 2 / (rgb ** 2 + 0.01))  # Rousselle et al. 2011
+    assert lull.metrics(brighter, ref)["relmse"] == pytest.approx(expected, rel=1e-5)
+    clamped = np.clip(ref, 0, 1)  # PSNR and SSIM see tone-mapped (clamped) values
+    assert lull.metrics(clamped, ref)["psnr"] == float("inf")
+    worse = lull.metrics(ref + rng.normal(0, 0.3, ref.shape).astype(np.float32), ref)
+    assert worse["ssim"] < lull.metrics(brighter, ref)["ssim"] < 1
+    with pytest.raises(ValueError, match="reference"):
+        lull.metrics(ref, ref[:-1])
+    with pytest.raises(ValueError, match="3 or 4 channels"):
+        lull.metrics(ref[..., 0], ref[..., 0])

@@ -72,12 +72,13 @@ from ._lull import (  # noqa: F401  (re-exported API)
     filter_images,
     filter_params,
     filter_types,
+    metrics,
     physical_devices,
 )
 
 __all__ = [
     "Device", "Filter", "Error", "Passes", "denoise", "reconstruct", "read_exr", "write_exr",
-    "add_passes", "filter_types", "filter_params", "filter_images", "physical_devices",
+    "add_passes", "metrics", "filter_types", "filter_params", "filter_images", "physical_devices",
     "__version__",
 ]
 

@@ -10,6 +10,8 @@
 
 #include "pylull.h"
 
+#include "../../../core/half.h"
+
 /* The scalar type of a struct-module format string: 'f' (float32), 'e'
  * (float16) in native or little-endian byte order; 0 for anything else. */
 static char scalar_code(const char* format, int* big_endian)
@@ -192,4 +194,29 @@ void lull_py_binding_unpack(const lull_py_binding* b, const void* src)
                  (size_t)b->item_size);
       in += pixel_size;
     }
+}
+
+float* lull_py_binding_floats(const lull_py_binding* b)
+{
+  const size_t count = (size_t)b->width * (size_t)b->height * (size_t)b->channels;
+  float* out = PyMem_RawMalloc(count * sizeof(float));
+  if (!out) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  if (b->item_size == 4) {
+    lull_py_binding_pack(b, out);
+    return out;
+  }
+  uint16_t* halves = PyMem_RawMalloc(count * sizeof *halves);
+  if (!halves) {
+    PyMem_RawFree(out);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  lull_py_binding_pack(b, halves);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = lull_half_to_float(halves[i]);
+  PyMem_RawFree(halves);
+  return out;
 }

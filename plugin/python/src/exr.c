@@ -17,7 +17,6 @@
 
 #if defined(LULL_PY_HAVE_IO)
 
-#include "../../../core/half.h"
 #include "../../io/lull_io.h"
 
 enum { ERR_SIZE = 512 };
@@ -92,23 +91,9 @@ static float* pass_pixels(PyObject* array, const char* name, int* width, int* he
   lull_py_binding b;
   if (!lull_py_binding_init(&b, array, name, 0))
     return NULL;
-  const size_t count = (size_t)b.width * (size_t)b.height * (size_t)b.channels;
-  float* out = PyMem_RawMalloc(count * sizeof(float));
-  uint16_t* halves = NULL;
-  if (out && b.item_size == 2) {
-    halves = PyMem_RawMalloc(count * sizeof *halves);
-    if (halves) {
-      lull_py_binding_pack(&b, halves);
-      for (size_t i = 0; i < count; ++i)
-        out[i] = lull_half_to_float(halves[i]);
-      PyMem_RawFree(halves);
-    }
-  } else if (out)
-    lull_py_binding_pack(&b, out);
-  if (!out || (b.item_size == 2 && !halves)) {
-    PyMem_RawFree(out);
+  float* out = lull_py_binding_floats(&b);
+  if (!out) {
     lull_py_binding_clear(&b);
-    PyErr_NoMemory();
     return NULL;
   }
   *width = b.width;

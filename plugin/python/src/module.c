@@ -121,6 +121,9 @@ static PyMethodDef module_methods[] = {
      "filter_images(type) -> list of the image names a filter type accepts."},
     {"physical_devices", physical_devices, METH_NOARGS,
      "physical_devices() -> list of dicts: id, type ('cpu'/'cuda'), name[, uuid]."},
+    {"metrics", lull_py_metrics, METH_VARARGS,
+     "metrics(image, reference) -> dict: relmse (linear HDR), psnr and ssim (clamped,\n"
+     "sRGB-encoded), over RGB; as `lull compare` reports them (core/metrics.h)."},
     {"_read_image", lull_py_read_image, METH_VARARGS, NULL},
     {"_write_image", (PyCFunction)(void (*)(void))lull_py_write_image, METH_VARARGS | METH_KEYWORDS,
      NULL},

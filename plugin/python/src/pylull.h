@@ -69,6 +69,9 @@ void lull_py_binding_clear(lull_py_binding* b);
 /* Copies the view's pixels into dst, tightly packed; and back. */
 void lull_py_binding_pack(const lull_py_binding* b, void* dst);
 void lull_py_binding_unpack(const lull_py_binding* b, const void* src);
+/* The pixels as packed float32 (half widened), PyMem_RawMalloc'd; NULL with
+ * MemoryError set when out of memory. */
+float* lull_py_binding_floats(const lull_py_binding* b);
 
 /* -- device.c / filter.c ----------------------------------------------------- */
 
@@ -118,3 +121,7 @@ PyObject* lull_py_param_info_dict(const LullParamInfo* info);
 PyObject* lull_py_read_image(PyObject* module, PyObject* args);
 PyObject* lull_py_write_image(PyObject* module, PyObject* args, PyObject* kwargs);
 PyObject* lull_py_add_passes(PyObject* module, PyObject* args);
+
+/* -- metrics.c -------------------------------------------------------------------- */
+
+PyObject* lull_py_metrics(PyObject* module, PyObject* args);
