@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""lull side by side with Open Image Denoise on the test renders.
+
+Denoises each noisy Cycles render of tests/data with OIDN's neural RT filter
+(the official binaries, through the `pyoidn` package from PyPI) and with
+lull's classical filters on the same device class, and prints relMSE, PSNR
+and SSIM against the high-spp reference (lull.metrics: relMSE on linear
+HDR, PSNR/SSIM on clamped sRGB, see core/metrics.h) and the time per image
+(median of --repeats runs after a warm-up; execution only on the CPU, with
+the host<->device copies on CUDA for both).
+
+    pip install pyoidn                      # into the environment with lull
+    PYTHONPATH=build/python python examples/compare_oidn.py [--device cpu|cuda]
+        [--data tests/data] [--scenes cornell indirect] [--spp 4 16 64]
+        [--repeats 5] [--threads N]
+
+Without pyoidn the lull rows are printed alone.  Both libraries use the
+same inputs: colour (RGB), albedo, normal, plus depth where a row says so.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import lull
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
+
+
+def median_time(run, repeats):
+    run()  # warm-up: first-touch allocations, OIDN's weight upload
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+# -- OIDN through pyoidn -------------------------------------------------------------
+
+
+class OidnRT:
+    name = "OIDN RT (neural)"
+
+    def __init__(self, pyoidn, kind, threads):
+        self.pyoidn = pyoidn
+        self.kind = kind
+        types = {"cpu": pyoidn.OIDN_DEVICE_TYPE_CPU, "cuda": pyoidn.OIDN_DEVICE_TYPE_CUDA}
+        self.device = pyoidn.Device(types[kind])
+        if threads and kind == "cpu":
+            self.device.set_int("numThreads", threads)
+        self.device.commit()
+        error = self.device.get_error()
+        if error:
+            raise RuntimeError(f"OIDN {kind} device: {error}")
+
+    def prepare(self, inputs):
+        p = self.pyoidn
+        color = inputs["color"]
+        self.out = np.zeros_like(color)
+        self.filter = p.Filter(self.device, "RT")
+        self.buffers = {}
+        for name in ("color", "albedo", "normal", "output"):
+            array = self.out if name == "output" else inputs[name]
+            if self.kind == "cpu":
+                self.filter.set_image(name, array, p.OIDN_FORMAT_FLOAT3)
+            else:
+                buf = p.Buffer(self.device, array.nbytes)
+                self.buffers[name] = (buf, array)
+                self.filter.set_image(name, buf, p.OIDN_FORMAT_FLOAT3, array.shape[1],
+                                      array.shape[0])
+        self.filter.set_bool("hdr", True)
+        self.filter.commit()
+        error = self.device.get_error()
+        if error:
+            raise RuntimeError(f"OIDN: {error}")
+
+    def run(self):
+        if self.kind == "cuda":
+            for name, (buf, array) in self.buffers.items():
+                if name != "output":
+                    buf.write(0, array.nbytes, array)
+        self.filter.execute()
+        if self.kind == "cuda":
+            buf, array = self.buffers["output"]
+            buf.read(0, array.nbytes, self.out)
+        self.device.wait()
+        return self.out
+
+    def release(self):
+        for buf, _ in self.buffers.values():
+            buf.release()
+        self.filter.release()
+
+
+# -- lull ---------------------------------------------------------------------------------
+
+
+class LullFilter:
+    def __init__(self, device, filter_type, images, name, **params):
+        self.device = device
+        self.filter_type = filter_type
+        self.images = images
+        self.name = name
+        self.params = params
+
+    def prepare(self, inputs):
+        self.out = np.zeros_like(inputs["color"])
+        self.filter = self.device.new_filter(self.filter_type)
+        for image in ("color",) + self.images:
+            self.filter.set_image(image, inputs[image])
+        self.filter.set_image("output", self.out)
+        for key, value in self.params.items():
+            self.filter[key] = value
+        self.filter.commit()
+
+    def run(self):
+        self.filter.execute()
+        return self.out
+
+    def release(self):
+        self.filter.close()
+
+
+def load(data, scene, spp):
+    noisy_path = os.path.join(data, scene, f"{scene}_spp{spp}.exr")
+    ref_path = os.path.join(data, scene, f"{scene}_ref.exr")
+    if not (os.path.exists(noisy_path) and os.path.exists(ref_path)):
+        return None
+    passes = lull.read_exr(noisy_path)
+    get = lambda name: np.ascontiguousarray(passes[f"ViewLayer.{name}"])  # noqa: E731
+    inputs = {
+        "color": np.ascontiguousarray(get("Combined")[..., :3]),
+        "albedo": get("Denoising Albedo"),
+        "normal": get("Denoising Normal"),
+        "depth": get("Denoising Depth"),
+    }
+    ref = np.ascontiguousarray(lull.read_exr(ref_path)["ViewLayer.Combined"][..., :3])
+    return inputs, ref
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=DEFAULT_DATA)
+    parser.add_argument("--scenes", nargs="+", default=["cornell", "indirect", "dof_glossy"])
+    parser.add_argument("--spp", nargs="+", type=int, default=[4, 16, 64])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: all)")
+    args = parser.parse_args(argv)
+
+    device = lull.Device(args.device, num_threads=args.threads or None)
+    methods = [
+        LullFilter(device, "RT", ("albedo", "normal"), "lull RT", hdr=True),
+        LullFilter(device, "RT", ("albedo", "normal", "depth"), "lull RT +depth", hdr=True),
+        LullFilter(device, "ATrous", ("albedo", "normal", "depth"), "lull ATrous +depth"),
+    ]
+    try:
+        import pyoidn
+
+        methods.insert(0, OidnRT(pyoidn, args.device, args.threads))
+    except ImportError:
+        print("pyoidn is not installed (pip install pyoidn): lull only\n")
+
+    names = ", ".join(d["name"] for d in lull.physical_devices() if d["type"] == args.device)
+    print(f"device: {args.device} ({names}), lull {lull.__version__}, "
+          f"median of {args.repeats} runs\n")
+    print("| scene | spp | method | relMSE | PSNR (dB) | SSIM | time (ms) |")
+    print("|---|---|---|---|---|---|---|")
+    for scene in args.scenes:
+        for spp in args.spp:
+            loaded = load(args.data, scene, spp)
+            if loaded is None:
+                print(f"| {scene} | {spp} | (files missing) | | | | |")
+                continue
+            inputs, ref = loaded
+            m = lull.metrics(inputs["color"], ref)
+            print(f"| {scene} | {spp} | noisy input | {m['relmse']:.4f} | {m['psnr']:.2f} | "
+                  f"{m['ssim']:.4f} | |")
+            for method in methods:
+                method.prepare(inputs)
+                seconds = median_time(method.run, args.repeats)
+                m = lull.metrics(method.run(), ref)
+                method.release()
+                print(f"| {scene} | {spp} | {method.name} | {m['relmse']:.4f} | "
+                      f"{m['psnr']:.2f} | {m['ssim']:.4f} | {1000 * seconds:.1f} |")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
