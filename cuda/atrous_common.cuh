@@ -82,7 +82,14 @@ LULL_DEVICE void atrous_accumulate(atrous_sums* s, const atrous_center* c, const
                   lull_edge_normal(c->nx * q->nx + c->ny * q->ny + c->nz * q->nz, a->k_normal) +
                   lull_edge_geometry(dist2, c->inv_g, inv_d2) +
                   lull_edge_albedo(c->ar - q->ar, c->ag - q->ag, c->ab - q->ab, a->k_albedo);
+#if defined(LULL_ATROUS_FAST_EXP)
+  /* measurement variant (bench_atrous_cuda_fastexp): the GPU's exp2 unit
+   * instead of lull_exp_neg's polynomial; same clamp, NaN gives exp(-80) */
+  const float ec = e < LULL_EXP_CUTOFF ? e : LULL_EXP_CUTOFF;
+  const float wgt = h * exp2f(-1.44269504088896341f * ec);
+#else
   const float wgt = h * lull_edge_weight(e);
+#endif
   s->w += wgt;
   s->r += wgt * q->r;
   s->g += wgt * q->g;

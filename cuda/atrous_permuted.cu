@@ -26,11 +26,15 @@
 #include "atrous_common.cuh"
 #include "atrous_layout.h"
 
+#if !defined(LULL_PERMUTED_STRIP_ROWS)
+  #define LULL_PERMUTED_STRIP_ROWS 2
+#endif
+
 enum
 {
   BLOCK_W = 32,                         /* threads per strip row: one warp */
-  BLOCK_H = 8,                          /* strip rows per block */
-  STRIP_ROWS = 2,                       /* pixels per thread, vertically */
+  BLOCK_H = 16 / LULL_PERMUTED_STRIP_ROWS, /* strip rows per block */
+  STRIP_ROWS = LULL_PERMUTED_STRIP_ROWS, /* pixels per thread, vertically */
   OUT_H = BLOCK_H * STRIP_ROWS,         /* output rows per block */
   TILE_W = BLOCK_W + 4,
   TILE_H = OUT_H + 4,

@@ -34,5 +34,9 @@ done
 
 say "benchmark"
 "$build/bin/bench_atrous_cuda" "${1:-50}" >"$out/bench.log" 2>&1
+for v in fastexp strip4; do
+  printf '\n== variant %s\n' "$v" >>"$out/bench.log"
+  "$build/bin/bench_atrous_cuda_$v" "${1:-50}" >>"$out/bench.log" 2>&1
+done
 cat "$out/bench.log" >>"$log"
-cat "$out/bench.log"
+grep -E "^==|device|level|total|H2D" "$out/bench.log"
