@@ -24,16 +24,20 @@ bl_info = {
     "category": "Render",
 }
 
-from . import operators, panel, properties  # noqa: E402  (after bl_info, as Blender expects)
 
-_modules = (properties, operators, panel)
+def _modules():
+    # imported here, not at the top: loader, passes and pipeline work
+    # without bpy (tests, scripts), only these need Blender
+    from . import operators, panel, properties
+
+    return (properties, operators, panel)
 
 
 def register():
-    for module in _modules:
+    for module in _modules():
         module.register()
 
 
 def unregister():
-    for module in reversed(_modules):
+    for module in reversed(_modules()):
         module.unregister()

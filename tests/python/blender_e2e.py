@@ -116,6 +116,7 @@ how, ADDON = install_addon()
 result["install"] = how
 result["addon_loaded"] = ADDON is not None
 result["operators"] = sorted(op for op in dir(bpy.ops.lull))
+result["panel"] = hasattr(bpy.types, "RENDER_PT_lull") and hasattr(bpy.types.Scene, "lull")
 lull = sys.modules[ADDON.__name__ + ".loader"].require()
 result["lull_source"] = sys.modules[ADDON.__name__ + ".loader"].source()
 

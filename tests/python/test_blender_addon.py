@@ -49,6 +49,7 @@ def test_installs_from_zip_with_bundled_module(e2e):
     assert e2e["install"] == "extension" and e2e["addon_loaded"]
     assert e2e["lull_source"] == "bundled with the add-on"
     assert {"enable_passes", "denoise_render", "denoise_animation"} <= set(e2e["operators"])
+    assert e2e["panel"]
 
 
 def test_enable_passes(e2e):

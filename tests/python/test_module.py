@@ -498,3 +498,20 @@ def test_metrics(np, rng):
         lull.metrics(ref, ref[:-1])
     with pytest.raises(ValueError, match="3 or 4 channels"):
         lull.metrics(ref[..., 0], ref[..., 0])
+
+
+def test_mismatched_compiled_module_is_named(tmp_path):
+    """A package whose compiled module was built for another Python says so."""
+    import shutil
+    import subprocess
+
+    package = tmp_path / "lull"
+    package.mkdir()
+    shutil.copy(lull.__file__, package / "__init__.py")
+    (package / "_lull.cpython-39-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    proc = subprocess.run([sys.executable, "-c", "import lull"], cwd=tmp_path,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode != 0
+    assert "does not match this Python" in proc.stderr
+    assert "_lull.cpython-39-x86_64-linux-gnu.so" in proc.stderr

@@ -1,0 +1,109 @@
+"""The add-on's Blender-free parts (addon/lull_denoise: loader, passes,
+pipeline) outside Blender: pass selection, cancellation, failures, and the
+loader's message for a compiled module built for another Python."""
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import lull
+from conftest import ROOT, render_path
+
+ADDON = ROOT / "addon" / "lull_denoise"
+
+
+@pytest.fixture(scope="module")
+def addon():
+    """passes and pipeline as a package (their relative imports need one)."""
+    sys.path.insert(0, str(ADDON.parent))
+    try:
+        yield (importlib.import_module("lull_denoise.passes"),
+               importlib.import_module("lull_denoise.pipeline"))
+        assert "bpy" not in sys.modules  # these parts need no Blender
+    finally:
+        sys.path.pop(0)
+
+
+def test_pass_selection(np, addon):
+    passes, _ = addon
+    a = np.zeros((2, 2, 4), np.float32)
+    g = np.zeros((2, 2, 3), np.float32)
+    data = {"L.Combined": a, "L.Noisy Image": a + 1, "L.Denoising Normal": g,
+            "L.Denoising Depth": g[..., 0], "M.Combined": a, "M.Denoising Albedo": g,
+            "M.Denoising Normal": g}
+    assert passes.layers(data) == ["L", "M"]
+    inputs = passes.filter_inputs(data, "L", lull.filter_images("RT"))
+    assert inputs["color"] is data["L.Noisy Image"]  # Cycles' own denoiser ran
+    assert "normal" not in inputs  # no albedo: OIDN's rule
+    assert "depth" in inputs
+    inputs = passes.filter_inputs(data, "M", lull.filter_images("Gaussian"))
+    assert set(inputs) == {"color"}  # Gaussian takes no guides
+    with pytest.raises(KeyError, match="'X'"):
+        passes.filter_inputs(data, "X", ["color"])
+
+
+def test_denoise_file_and_cancel(np, addon, tmp_path):
+    _, pipeline = addon
+    src = render_path("cornell", "spp4")
+    dst = tmp_path / "out.exr"
+    settings = pipeline.Settings("ATrous", "cpu", {"iterations": 4})
+    seen = []
+    keys = pipeline.denoise_file(lull, str(src), str(dst), settings, progress=seen.append)
+    assert keys == ["ViewLayer.Denoised"] and dst.exists()
+    assert seen[0] == 0.0 and seen[-1] == 1.0
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(pipeline.Cancelled):
+        pipeline.denoise_file(lull, str(src), str(tmp_path / "never.exr"), settings,
+                              cancel=cancel)
+    # cancelled inside the filter, at a progress step
+    cancel.clear()
+
+    def stop_at_half(fraction):
+        if fraction > 0.3:
+            cancel.set()
+
+    with pytest.raises(pipeline.Cancelled):
+        pipeline.denoise_file(lull, str(src), str(tmp_path / "never.exr"), settings,
+                              progress=stop_at_half, cancel=cancel)
+    assert not (tmp_path / "never.exr").exists()
+    assert pipeline.denoised_path("/a/f_0001.exr") == "/a/f_0001_denoised.exr"
+
+
+def test_worker_reports_failures(addon, tmp_path):
+    _, pipeline = addon
+    bad = tmp_path / "bad.exr"
+    bad.write_bytes(b"not an exr")
+    good = render_path("cornell", "spp4")
+    worker = pipeline.Worker(lull)
+    settings = pipeline.Settings("RT", "cpu")
+    worker.submit(str(bad), str(tmp_path / "bad_out.exr"), settings)
+    worker.submit(str(good), str(tmp_path / "good_out.exr"), settings)
+    assert worker.wait(timeout=120)
+    assert [d for d, _ in worker.done] == [str(good)]
+    assert worker.failed[0][0] == str(bad) and "bad.exr" in worker.failed[0][1]
+    assert "1 denoised, 1 failed" in worker.status()
+    assert not (tmp_path / "bad_out.exr").exists()
+
+
+def test_loader_explains_a_mismatched_module(tmp_path):
+    package = tmp_path / "lull_denoise"
+    shutil.copytree(ADDON, package)
+    (package / "lull").mkdir()
+    shutil.copy(lull.__file__, package / "lull" / "__init__.py")
+    (package / "lull" / "_lull.cpython-39-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    code = "from lull_denoise import loader; print(loader.error())"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, env=env)
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "bundled lull module cannot be loaded" in out
+    assert "does not match this Python" in out
+    assert "Blender's Python is %d.%d" % sys.version_info[:2] in out
