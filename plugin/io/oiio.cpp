@@ -23,6 +23,7 @@
 
 #include <unistd.h>
 
+#include "atrous_math.h"
 #include "io_internal.h"
 
 namespace {
@@ -209,12 +210,6 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
 }
 
 // -- writing --------------------------------------------------------------------
-
-// sRGB encoding of a linear value in [0, 1] (IEC 61966-2-1).
-float srgb_encode(float v)
-{
-  return v <= 0.0031308f ? 12.92f * v : 1.055f * std::pow(v, 1.0f / 2.4f) - 0.055f;
-}
 
 const State* state_of(const lull_io_image* image)
 {
@@ -422,7 +417,7 @@ int write_single(ImageOutput* out, const char* temp, const char* path,
       if (integer) {  // clamp (NaN to 0); encode colour, never alpha
         v = std::isnan(v) ? 0.0f : std::min(std::max(v, 0.0f), 1.0f);
         if (srgb && c != spec.alpha_channel)
-          v = srgb_encode(v);
+          v = lull_linear_to_srgb(v);  // the core's formula (IEC 61966-2-1)
       }
       buffer[i * size_t(channels) + size_t(c)] = v;
     }

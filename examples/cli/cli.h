@@ -1,0 +1,200 @@
+/* The command-line tool `lull`: shared types of its parts.
+ *
+ * The tool denoises through the public API only (OpenImageDenoise/oidn.h
+ * and lull.h, as any program using lull would), reads and writes files
+ * with lull_io, and computes image metrics with the core's metrics.h. */
+#pragma once
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <lull.h>
+
+#include "lull_io.h"
+
+/* Exit statuses. */
+enum
+{
+  CLI_OK = 0,
+  CLI_FAILED = 1,       /* a file or a frame failed */
+  CLI_USAGE = 2,        /* bad command line */
+  CLI_INTERRUPTED = 130 /* Ctrl-C / SIGTERM: stopped between or inside frames */
+};
+
+enum
+{
+  CLI_PATH_SIZE = 4096,
+  CLI_MAX_PARAMS = 64,
+  CLI_MAX_SOURCES = 16,
+  CLI_MAX_TARGETS = 64,
+  CLI_ERROR_SIZE = 1024
+};
+
+/* -- signals.c ------------------------------------------------------------------ */
+
+/* Blocks SIGINT, SIGTERM and SIGHUP for the whole process (call first, before
+ * any thread exists): a signal then waits until cli_interrupted() sees it,
+ * so a write is never cut in half and the progress monitor can cancel the
+ * filter cleanly. */
+void cli_block_signals(void);
+/* 1 when SIGINT, SIGTERM or SIGHUP is pending. */
+int cli_interrupted(void);
+
+/* -- progress.c ----------------------------------------------------------------- */
+
+typedef struct cli_progress
+{
+  int tty;         /* a bar redrawn in place on stderr; else plain lines */
+  int quiet;
+  int total;       /* frames */
+  int index;       /* frames started */
+  char label[160]; /* what the current frame is */
+  double fraction; /* progress inside the current frame */
+  double last_draw;
+  int drawn;       /* a bar is on the screen */
+} cli_progress;
+
+void cli_progress_init(cli_progress* progress, int quiet, int total);
+void cli_progress_frame(cli_progress* progress, const char* label);
+void cli_progress_update(cli_progress* progress, double fraction);
+/* Prints a line (message + newline) above the bar; errors print even when quiet. */
+void cli_progress_message(cli_progress* progress, int is_error, const char* format, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
+void cli_progress_finish(cli_progress* progress);
+
+/* A one-line error on stderr, "lull: message". */
+void cli_error(const char* format, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 1, 2)))
+#endif
+  ;
+
+/* -- params.c -------------------------------------------------------------------- */
+
+/* A filter parameter from the command line, before typing. */
+typedef struct cli_param_text
+{
+  char name[64];
+  char value[64];
+  char flag[48]; /* the option it came from, for messages ("--param", "--srgb") */
+  int optional;  /* from an OIDN-style flag: ignored with a warning when the filter lacks it */
+} cli_param_text;
+
+/* A typed parameter, ready for oidnSetFilter{Bool,Int,Float}. */
+typedef struct cli_param
+{
+  char name[64];
+  LullParamType type;
+  double value;
+} cli_param;
+
+/* Types every parameter through lullGetFilterParamInfo; returns 0, or
+ * non-zero with a message in err (unknown name, not a number, out of
+ * range, read-only).  Optional ones the filter lacks are dropped with a
+ * warning on stderr unless quiet. */
+int cli_params_resolve(const char* filter, const cli_param_text* text, int count, cli_param* out,
+                       int* out_count, int quiet, char* err, size_t err_size);
+/* The value of a parameter of the filter: the one given, or its default.
+ * Returns 0 when the filter has no such parameter. */
+int cli_param_value(const char* filter, const cli_param* params, int count, const char* name,
+                    double* value);
+/* "bool", "int" or "float". */
+const char* cli_param_type_name(LullParamType type);
+/* 1 when the filter type has a parameter of this name. */
+int cli_filter_has_param(const char* filter, const char* name);
+/* 1 when the filter type accepts an image of this name. */
+int cli_filter_has_image(const char* filter, const char* name);
+
+/* -- passes.c -------------------------------------------------------------------- */
+
+/* What to denoise in a file: one layer (and view) and its colour pass. */
+typedef struct cli_target
+{
+  char layer[LULL_IO_NAME_SIZE];
+  char view[LULL_IO_NAME_SIZE];
+  const lull_io_pass* color;
+} cli_target;
+
+/* The colour pass of a layer and view: "Noisy Image" when present, else
+ * "Combined", else the unnamed pass; NULL when none. */
+const lull_io_pass* cli_color_pass(const lull_io_image* image, const char* layer,
+                                   const char* view);
+/* The colour passes of a file (one per layer and view; only `layer` when
+ * not NULL/empty; `pass` overrides the name looked for).  Returns the number
+ * found (0 with err filled when none). */
+int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
+                     const char* pass, cli_target* targets, int max, char* err, size_t err_size);
+/* The pass Blender writes for a filter image ("albedo": "Denoising Albedo",
+ * "normal": "Denoising Normal", "depth": "Denoising Depth", "position":
+ * "Position") in a layer and view, or NULL. */
+const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image_name,
+                                   const char* layer, const char* view);
+/* The pass of a separate file that holds a filter image: the guide pass by
+ * Blender's name, else the colour pass, else the only pass; NULL when the
+ * file has several and none of these. */
+const lull_io_pass* cli_file_pass(const lull_io_image* image, const char* image_name);
+/* A pass by name in a layer and view ("Layer.Pass" also accepted). */
+const lull_io_pass* cli_named_pass(const lull_io_image* image, const char* name,
+                                   const char* layer, const char* view);
+
+/* Channels of a pass: the colour channels (up to 3, all but "A") and the
+ * alpha channel (-1 when none).  Returns the number of colour channels. */
+int cli_pass_channels(const lull_io_pass* pass, int color[3], int* alpha);
+
+/* -- sequence.c ------------------------------------------------------------------ */
+
+/* A file name with a frame number: "####" (as many digits as #, at least),
+ * "%04d" or "%d"; at most one per name. */
+typedef struct cli_pattern
+{
+  char prefix[CLI_PATH_SIZE];
+  char suffix[CLI_PATH_SIZE];
+  int width;      /* zero padding */
+  int is_pattern; /* 0: a plain file name (prefix holds it) */
+} cli_pattern;
+
+/* Parses a name; returns non-zero (err filled) when it holds two frame
+ * placeholders or the placeholder is in a directory name. */
+int cli_pattern_parse(const char* name, cli_pattern* pattern, char* err, size_t err_size);
+/* The file name of a frame (the name itself for a plain file). */
+int cli_pattern_format(const cli_pattern* pattern, long frame, char* out, size_t size);
+/* Frames for which a file matching the pattern exists, ascending; returns
+ * the count (frames is malloc'ed) or -1 with err. */
+long cli_pattern_scan(const cli_pattern* pattern, long** frames, char* err, size_t err_size);
+/* Frames of a range list: "1-100", "7", "1-10,20,30-40"; returns the count
+ * (malloc'ed, ascending, unique) or -1 with err. */
+long cli_frames_parse(const char* text, long** frames, char* err, size_t err_size);
+/* 1 when frame belongs to shard index of count (frame mod count). */
+int cli_shard_has(long frame, int index, int count);
+/* 1 when output exists and was modified after input (so resuming skips it). */
+int cli_output_is_newer(const char* output, const char* input);
+
+/* -- images.c: colour, metrics and side-by-side PNGs --------------------------- */
+
+/* The colour of a pass as packed RGB floats (grey replicated, alpha
+ * dropped); malloc'ed, NULL when out of memory. */
+float* cli_pass_rgb(const lull_io_pass* pass, int width, int height);
+/* Writes RGB panels of width x height side by side as one PNG; encoded[i]
+ * says panel i already holds display values in [0, 1] (else it is
+ * tone-mapped: clamped and sRGB-encoded, the way the PSNR and SSIM of
+ * metrics.h see it).  Returns 0 or non-zero with err. */
+int cli_write_panels(const char* path, const float* const* panels, const int* encoded, int count,
+                     int width, int height, char* err, size_t err_size);
+/* An error heat map (RGB, display-encoded) of image against reference:
+ * per-pixel relative squared error (the relMSE of metrics.h, Rousselle et
+ * al. 2011) on a log scale from 1e-4 (black) to 1 (white).  Returns
+ * malloc'ed width * height * 3 floats, NULL when out of memory. */
+float* cli_heat_map(const float* image, const float* reference, int width, int height);
+/* Prints "label  relMSE x  PSNR y dB  SSIM z" for RGB image against reference. */
+void cli_print_metrics(FILE* out, const char* label, const float* image, const float* reference,
+                       int width, int height);
+
+/* -- commands -------------------------------------------------------------------- */
+
+int cli_denoise_main(int argc, char** argv);
+int cli_compare_main(int argc, char** argv);
+int cli_info_main(int argc, char** argv);
+int cli_filters_main(int argc, char** argv);

@@ -1,0 +1,128 @@
+/* `lull compare OUT REF`: relMSE, PSNR and SSIM of an image against a
+ * reference (core/metrics.h), and a side-by-side PNG with a heat map of the
+ * error. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: lull compare IMAGE REFERENCE [--pass NAME] [--layer NAME] [--png SIDE.png]\n"
+    "\n"
+    "Prints relMSE (mean of (x - y)^2 / (y^2 + 0.01), linear values), PSNR and SSIM\n"
+    "(of the images clamped to [0, 1] and sRGB-encoded) of IMAGE against REFERENCE.\n"
+    "IMAGE's pass: NAME, else 'Denoised', else 'Noisy Image' / 'Combined' / the plain\n"
+    "colour; REFERENCE's: NAME when it has one, else its colour.  --png writes IMAGE |\n"
+    "REFERENCE | error heat map (log relative squared error, black 1e-4, white 1).\n";
+
+static const lull_io_pass* pick(const lull_io_image* image, const char* pass, const char* layer,
+                                int prefer_denoised)
+{
+  const char* l = layer && *layer ? layer : NULL;
+  const lull_io_pass* p = pass && *pass ? cli_named_pass(image, pass, l, NULL) : NULL;
+  if (!p && prefer_denoised && !(pass && *pass))
+    p = lull_io_find_pass(image, l, "Denoised");
+  if (!p && !(prefer_denoised && pass && *pass))
+    p = cli_color_pass(image, l, NULL);
+  if (!p && !(prefer_denoised && pass && *pass) && image->num_passes == 1)
+    p = &image->passes[0];
+  return p;
+}
+
+int cli_compare_main(int argc, char** argv)
+{
+  const char* files[2] = {NULL, NULL};
+  const char* pass = NULL;
+  const char* layer = NULL;
+  const char* png = NULL;
+  int count = 0;
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    const char** target = NULL;
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      fputs(usage_text, stdout);
+      return CLI_OK;
+    }
+    if (strcmp(arg, "--pass") == 0)
+      target = &pass;
+    else if (strcmp(arg, "--layer") == 0)
+      target = &layer;
+    else if (strcmp(arg, "--png") == 0)
+      target = &png;
+    if (target) {
+      if (i + 1 >= argc) {
+        cli_error("%s needs a value", arg);
+        return CLI_USAGE;
+      }
+      *target = argv[++i];
+    } else if (arg[0] == '-' && arg[1]) {
+      cli_error("unknown option %s (lull compare --help)", arg);
+      return CLI_USAGE;
+    } else if (count < 2) {
+      files[count++] = arg;
+    } else {
+      cli_error("compare takes two files (lull compare --help)");
+      return CLI_USAGE;
+    }
+  }
+  if (count != 2) {
+    cli_error("compare needs IMAGE and REFERENCE (lull compare --help)");
+    return CLI_USAGE;
+  }
+
+  char err[CLI_ERROR_SIZE];
+  lull_io_image images[2];
+  memset(images, 0, sizeof images);
+  int status = CLI_FAILED;
+  float* rgb[2] = {NULL, NULL};
+  float* heat = NULL;
+  const lull_io_pass* passes[2] = {NULL, NULL};
+  for (int k = 0; k < 2; ++k) {
+    if (lull_io_read(files[k], &images[k], err, sizeof err)) {
+      cli_error("%s", err);
+      goto done;
+    }
+    passes[k] = pick(&images[k], pass, layer, k == 0);
+    if (!passes[k]) {
+      cli_error("%s: no pass '%s'", files[k], pass ? pass : "Denoised/Combined/colour");
+      goto done;
+    }
+  }
+  const int width = images[0].width, height = images[0].height;
+  if (images[1].width != width || images[1].height != height) {
+    cli_error("%s is %dx%d, %s is %dx%d", files[0], width, height, files[1], images[1].width,
+              images[1].height);
+    goto done;
+  }
+  for (int k = 0; k < 2; ++k)
+    if (!(rgb[k] = cli_pass_rgb(passes[k], width, height))) {
+      cli_error("out of memory");
+      goto done;
+    }
+  printf("%s against %s\n", files[0], files[1]);
+  cli_print_metrics(stdout, "  image", rgb[0], rgb[1], width, height);
+  fflush(stdout);
+  if (png) {
+    if (!(heat = cli_heat_map(rgb[0], rgb[1], width, height))) {
+      cli_error("out of memory");
+      goto done;
+    }
+    lull_io_file_info info[2];
+    lull_io_get_file_info(&images[0], &info[0]);
+    lull_io_get_file_info(&images[1], &info[1]);
+    const float* panels[3] = {rgb[0], rgb[1], heat};
+    const int encoded[3] = {info[0].integer, info[1].integer, 1};
+    if (cli_write_panels(png, panels, encoded, 3, width, height, err, sizeof err)) {
+      cli_error("%s", err);
+      goto done;
+    }
+  }
+  status = CLI_OK;
+done:
+  free(rgb[0]);
+  free(rgb[1]);
+  free(heat);
+  lull_io_free(&images[0]);
+  lull_io_free(&images[1]);
+  return status;
+}

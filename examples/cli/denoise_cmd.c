@@ -1,0 +1,633 @@
+/* `lull denoise`: the command line, the device, and the loop over frames. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "denoise.h"
+
+static const char usage_text[] =
+    "usage: lull denoise [options] INPUT [-o OUTPUT]\n"
+    "       lull denoise [options] --hdr COLOR [--alb ALBEDO] [--nrm NORMAL] -o OUTPUT\n"
+    "\n"
+    "Denoises a render.  INPUT is an EXR (Blender multilayer: every view layer with a\n"
+    "'Noisy Image' or 'Combined' pass, with the guides 'Denoising Albedo', 'Denoising\n"
+    "Normal', 'Denoising Depth' and 'Position' when the filter takes them), a PFM, or\n"
+    "an image OpenImageIO reads (PNG, HDR, TIFF, JPEG; 8/16-bit files are LDR sRGB).\n"
+    "An EXR OUTPUT gets every pass of INPUT plus '<Layer>.Denoised' (a plain image gets\n"
+    "its colour replaced); other formats get the denoised colour only.  The default\n"
+    "OUTPUT is INPUT with '_denoised' before the extension.  Files are replaced\n"
+    "atomically: a failed run leaves an existing OUTPUT as it was.\n"
+    "\n"
+    "Sequences: INPUT 'frames/####.exr' or 'frames/%04d.exr' (OUTPUT likewise) denoises\n"
+    "every frame that exists (or --frames); a frame whose output is newer than its\n"
+    "input is skipped (resume) unless --overwrite.  Exit status 1 if any frame failed.\n"
+    "\n"
+    "Filter:\n"
+    "  -f, --filter NAME       RT (default), RTLightmap, ATrous, Gaussian, ... (lull filters)\n"
+    "  -p, --param NAME=VALUE  set a filter parameter (lull filters NAME lists them)\n"
+    "      --pass IMAGE=PASS   filter image IMAGE from pass PASS of INPUT, or 'none':\n"
+    "                          --pass color='Noisy Image', --pass albedo=none\n"
+    "      --image IMAGE=FILE  filter image IMAGE from another file (pattern in sequences)\n"
+    "      --layer NAME        only this view layer\n"
+    "      --output-pass NAME  name of the added pass (default Denoised)\n"
+    "Device:\n"
+    "  -d, --device NAME       default, cpu, cuda, or a physical device number\n"
+    "      --threads N         CPU threads (0: all)\n"
+    "Sequences:\n"
+    "      --frames LIST       e.g. 1-100 or 1,5,10-20 (default: the frames that exist)\n"
+    "      --shard I/N         only frames k with k mod N = I (split over N machines)\n"
+    "      --overwrite         also denoise frames whose output is up to date\n"
+    "Checking:\n"
+    "      --reference FILE    print relMSE, PSNR and SSIM of noisy and denoised vs FILE\n"
+    "      --side-by-side PNG  write noisy | denoised | reference side by side\n"
+    "Other:\n"
+    "      --quiet             print errors only\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Flags of Open Image Denoise's oidnDenoise, for its scripts:\n"
+    "  --hdr FILE, --ldr FILE  colour input (HDR / LDR)   --srgb       LDR colour is sRGB\n"
+    "  --alb FILE, --nrm FILE  albedo, normal inputs      --clean_aux  they are noise-free\n"
+    "  --dir FILE              directional lightmap (-f RTLightmap)\n"
+    "  -q, --quality Q         default, high, balanced, fast\n"
+    "  --is, --input_scale X   colour scale               --maxmem MB  memory limit\n"
+    "  -r, --ref FILE          as --reference             -t, --type float|half  buffers\n"
+    "  -n N                    run the filter N times, print the median time\n"
+    "  --inplace               denoise into the colour buffer\n"
+    "  -v, --verbose N         device verbosity           --affinity 0|1\n"
+    "  --ll, --list_devices    list the devices and exit\n";
+
+typedef struct parsed_args
+{
+  cli_denoise_options options;
+  cli_param_text params[CLI_MAX_PARAMS];
+  int num_params;
+  char device[32];
+  int threads;  /* -1: unset */
+  int affinity; /* -1: unset */
+  int verbose;  /* -1: unset */
+  char frames[256];
+  int shard_index, shard_count; /* count 0: no shards */
+  int overwrite;
+  int list_devices;
+  int help;
+} parsed_args;
+
+/* -- parsing ------------------------------------------------------------------------ */
+
+static int copy(char* dst, size_t size, const char* src, const char* what)
+{
+  if (strlen(src) >= size) {
+    cli_error("%s: too long", what);
+    return 1;
+  }
+  memcpy(dst, src, strlen(src) + 1);
+  return 0;
+}
+
+static int add_param(parsed_args* a, const char* name, const char* value, const char* flag,
+                     int optional)
+{
+  if (a->num_params == CLI_MAX_PARAMS) {
+    cli_error("too many parameters");
+    return 1;
+  }
+  cli_param_text* p = &a->params[a->num_params];
+  if (strlen(name) >= sizeof p->name || strlen(value) >= sizeof p->value) {
+    cli_error("%s %s=%s: too long", flag, name, value);
+    return 1;
+  }
+  memset(p, 0, sizeof *p);
+  memcpy(p->name, name, strlen(name) + 1);
+  memcpy(p->value, value, strlen(value) + 1);
+  snprintf(p->flag, sizeof p->flag, "%s", flag);
+  p->optional = optional;
+  ++a->num_params;
+  return 0;
+}
+
+/* "NAME=VALUE" into its halves (name at most name_size - 1 characters). */
+static int split_assignment(const char* text, const char* flag, char* name, size_t name_size,
+                            const char** value)
+{
+  const char* eq = strchr(text, '=');
+  if (!eq || eq == text || (size_t)(eq - text) >= name_size) {
+    cli_error("%s %s: expected NAME=VALUE", flag, text);
+    return 1;
+  }
+  memcpy(name, text, (size_t)(eq - text));
+  name[eq - text] = '\0';
+  *value = eq + 1;
+  return 0;
+}
+
+static int add_source(parsed_args* a, const char* image, const char* file, const char* pass,
+                      const char* flag)
+{
+  cli_denoise_options* o = &a->options;
+  if (o->num_sources == CLI_MAX_SOURCES) {
+    cli_error("%s: too many images", flag);
+    return 1;
+  }
+  cli_source* s = &o->sources[o->num_sources];
+  memset(s, 0, sizeof *s);
+  if (copy(s->image, sizeof s->image, image, flag) || copy(s->file, sizeof s->file, file, flag) ||
+      copy(s->pass, sizeof s->pass, pass, flag))
+    return 1;
+  ++o->num_sources;
+  return 0;
+}
+
+static int set_input(parsed_args* a, const char* path, const char* flag)
+{
+  if (a->options.input[0]) {
+    cli_error("%s %s: an input was already given (%s)", flag, path, a->options.input);
+    return 1;
+  }
+  return copy(a->options.input, sizeof a->options.input, path, flag);
+}
+
+static int parse_int(const char* text, const char* flag, long lo, long hi, int* out)
+{
+  char* end;
+  errno = 0;
+  const long v = strtol(text, &end, 10);
+  if (errno || end == text || *end || v < lo || v > hi) {
+    cli_error("%s %s: expected an integer from %ld to %ld", flag, text, lo, hi);
+    return 1;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+static int quality_value(const char* text, const char** value)
+{
+  static const char* const names[][2] = {{"default", "0"}, {"h", "6"},        {"high", "6"},
+                                         {"b", "5"},       {"balanced", "5"}, {"f", "4"},
+                                         {"fast", "4"}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+    if (strcasecmp(text, names[i][0]) == 0) {
+      *value = names[i][1];
+      return 0;
+    }
+  cli_error("-q %s: expected default, high, balanced or fast", text);
+  return 1;
+}
+
+/* The device type a name means (also OIDN's sycl, hip, metal: lull reports
+ * them unsupported); 0 for an unknown name.  Numbers are physical devices. */
+static int device_type(const char* name, OIDNDeviceType* type)
+{
+  static const struct
+  {
+    const char* name;
+    OIDNDeviceType type;
+  } types[] = {{"default", OIDN_DEVICE_TYPE_DEFAULT}, {"cpu", OIDN_DEVICE_TYPE_CPU},
+               {"sycl", OIDN_DEVICE_TYPE_SYCL},       {"cuda", OIDN_DEVICE_TYPE_CUDA},
+               {"hip", OIDN_DEVICE_TYPE_HIP},         {"metal", OIDN_DEVICE_TYPE_METAL}};
+  char* end;
+  errno = 0;
+  const long id = strtol(name, &end, 10);
+  if (end != name && *end == '\0')
+    return errno == 0 && id >= 0 && id < 1000;
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
+    if (strcasecmp(types[i].name, name) == 0) {
+      if (type)
+        *type = types[i].type;
+      return 1;
+    }
+  return 0;
+}
+
+/* One option (argv[*i], value maybe in argv[*i + 1] or after '='). */
+static int parse_option(parsed_args* a, int argc, char** argv, int* i)
+{
+  cli_denoise_options* o = &a->options;
+  char flag[64];
+  const char* arg = argv[*i];
+  const char* inline_value = NULL;
+  const char* eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+  if (eq && (size_t)(eq - arg) < sizeof flag) {
+    memcpy(flag, arg, (size_t)(eq - arg));
+    flag[eq - arg] = '\0';
+    inline_value = eq + 1;
+  } else {
+    snprintf(flag, sizeof flag, "%s", arg);
+  }
+  static const char* const no_value[] = {"--help", "--inplace", "--overwrite", "--quiet",
+                                         "--list_devices", "--ll", "--srgb", "--clean_aux"};
+  for (size_t k = 0; inline_value && k < sizeof no_value / sizeof no_value[0]; ++k)
+    if (strcmp(flag, no_value[k]) == 0) {
+      cli_error("%s takes no value", flag);
+      return 1;
+    }
+#define IS(x) (strcmp(flag, x) == 0)
+#define VALUE()                                                                   \
+  (inline_value ? inline_value                                                    \
+                : (*i + 1 < argc ? argv[++*i]                                     \
+                                 : (cli_error("%s needs a value", flag), (char*)NULL)))
+  const char* v;
+  char name[64];
+  const char* value;
+  if (IS("-h") || IS("--help")) {
+    a->help = 1;
+  } else if (IS("-o") || IS("--output")) {
+    if (!(v = VALUE()) || copy(o->output, sizeof o->output, v, flag))
+      return 1;
+  } else if (IS("-f") || IS("--filter")) {
+    if (!(v = VALUE()) || copy(o->filter, sizeof o->filter, v, flag))
+      return 1;
+  } else if (IS("-p") || IS("--param")) {
+    if (!(v = VALUE()) || split_assignment(v, flag, name, sizeof name, &value) ||
+        add_param(a, name, value, flag, 0))
+      return 1;
+  } else if (IS("--pass")) {
+    if (!(v = VALUE()) || split_assignment(v, flag, name, sizeof name, &value))
+      return 1;
+    if (strcmp(name, "color") == 0)
+      return copy(o->color_pass, sizeof o->color_pass, value, flag);
+    return add_source(a, name, "", value, flag);
+  } else if (IS("--image")) {
+    if (!(v = VALUE()) || split_assignment(v, flag, name, sizeof name, &value))
+      return 1;
+    if (strcmp(name, "color") == 0)
+      return set_input(a, value, flag);
+    return add_source(a, name, value, "", flag);
+  } else if (IS("--alb") || IS("--albedo")) {
+    return !(v = VALUE()) || add_source(a, "albedo", v, "", flag);
+  } else if (IS("--nrm") || IS("--normal")) {
+    return !(v = VALUE()) || add_source(a, "normal", v, "", flag);
+  } else if (IS("--hdr") || IS("--ldr")) {
+    o->hdr_mode = IS("--hdr");
+    return !(v = VALUE()) || set_input(a, v, flag);
+  } else if (IS("--dir")) {
+    return !(v = VALUE()) || set_input(a, v, flag) || add_param(a, "directional", "1", flag, 1);
+  } else if (IS("--srgb")) {
+    return add_param(a, "srgb", "1", flag, 1);
+  } else if (IS("--clean_aux")) {
+    return add_param(a, "cleanAux", "1", flag, 1);
+  } else if (IS("-q") || IS("--quality")) {
+    return !(v = VALUE()) || quality_value(v, &value) || add_param(a, "quality", value, flag, 1);
+  } else if (IS("--is") || IS("--input_scale")) {
+    return !(v = VALUE()) || add_param(a, "inputScale", v, flag, 1);
+  } else if (IS("--maxmem")) {
+    return !(v = VALUE()) || add_param(a, "maxMemoryMB", v, flag, 1);
+  } else if (IS("-d") || IS("--device")) {
+    if (!(v = VALUE()) || copy(a->device, sizeof a->device, v, flag))
+      return 1;
+    if (!device_type(v, NULL)) {
+      cli_error("%s %s: expected default, cpu, cuda or a device number", flag, v);
+      return 1;
+    }
+  } else if (IS("--threads")) {
+    return !(v = VALUE()) || parse_int(v, flag, 0, 4096, &a->threads);
+  } else if (IS("--affinity")) {
+    return !(v = VALUE()) || parse_int(v, flag, 0, 1, &a->affinity);
+  } else if (IS("-v") || IS("--verbose")) {
+    return !(v = VALUE()) || parse_int(v, flag, 0, 4, &a->verbose);
+  } else if (IS("-t") || IS("--type")) {
+    if (!(v = VALUE()))
+      return 1;
+    if (strcmp(v, "half") != 0 && strcmp(v, "float") != 0 && strcmp(v, "f") != 0 &&
+        strcmp(v, "h") != 0) {
+      cli_error("%s %s: expected float or half", flag, v);
+      return 1;
+    }
+    o->half = v[0] == 'h';
+  } else if (IS("--inplace")) {
+    o->inplace = 1;
+  } else if (IS("-n")) {
+    return !(v = VALUE()) || parse_int(v, flag, 1, 64, &o->repeat);
+  } else if (IS("-w") || IS("--weights")) {
+    cli_error("%s: lull has no neural network, so no weights to load", flag);
+    return 1;
+  } else if (IS("-r") || IS("--ref") || IS("--reference")) {
+    return !(v = VALUE()) || copy(o->reference, sizeof o->reference, v, flag);
+  } else if (IS("--side-by-side")) {
+    return !(v = VALUE()) || copy(o->side_by_side, sizeof o->side_by_side, v, flag);
+  } else if (IS("--layer")) {
+    return !(v = VALUE()) || copy(o->layer, sizeof o->layer, v, flag);
+  } else if (IS("--output-pass")) {
+    return !(v = VALUE()) || copy(o->output_pass, sizeof o->output_pass, v, flag);
+  } else if (IS("--frames")) {
+    return !(v = VALUE()) || copy(a->frames, sizeof a->frames, v, flag);
+  } else if (IS("--shard")) {
+    if (!(v = VALUE()))
+      return 1;
+    char* end;
+    errno = 0;
+    const long index = strtol(v, &end, 10);
+    const long count = *end == '/' ? strtol(end + 1, &end, 10) : 0;
+    if (errno || *end || count < 1 || count > 1000000 || index < 0 || index >= count) {
+      cli_error("--shard %s: expected I/N with 0 <= I < N", v);
+      return 1;
+    }
+    a->shard_index = (int)index;
+    a->shard_count = (int)count;
+  } else if (IS("--overwrite")) {
+    a->overwrite = 1;
+  } else if (IS("--quiet")) {
+    o->quiet = 1;
+  } else if (IS("--ll") || IS("--list_devices")) {
+    a->list_devices = 1;
+  } else if (arg[0] == '-' && arg[1] != '\0') {
+    cli_error("unknown option %s (lull denoise --help lists them)", arg);
+    return 1;
+  } else {
+    return set_input(a, arg, "input");
+  }
+#undef IS
+#undef VALUE
+  return 0;
+}
+
+static int parse(parsed_args* a, int argc, char** argv)
+{
+  memset(a, 0, sizeof *a);
+  snprintf(a->options.filter, sizeof a->options.filter, "RT");
+  snprintf(a->options.output_pass, sizeof a->options.output_pass, "Denoised");
+  snprintf(a->device, sizeof a->device, "default");
+  a->options.hdr_mode = -1;
+  a->options.repeat = 1;
+  a->threads = a->affinity = a->verbose = -1;
+  for (int i = 1; i < argc; ++i)
+    if (parse_option(a, argc, argv, &i))
+      return 1;
+  return 0;
+}
+
+/* Checks the filter name, types the parameters, checks image names. */
+static int check_filter(parsed_args* a)
+{
+  cli_denoise_options* o = &a->options;
+  if (lullGetFilterParamCount(o->filter) < 0) {
+    char names[256] = "";
+    for (int i = 0; i < lullGetFilterTypeCount(); ++i) {
+      const size_t used = strlen(names);
+      snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", lullGetFilterTypeName(i));
+    }
+    cli_error("unknown filter '%s' (filters: %s)", o->filter, names);
+    return 1;
+  }
+  char err[CLI_ERROR_SIZE];
+  if (cli_params_resolve(o->filter, a->params, a->num_params, o->params, &o->num_params,
+                         o->quiet, err, sizeof err)) {
+    cli_error("%s", err);
+    return 1;
+  }
+  for (int i = 0; i < o->num_sources; ++i)
+    if (!cli_filter_has_image(o->filter, o->sources[i].image)) {
+      cli_error("filter %s takes no '%s' image", o->filter, o->sources[i].image);
+      return 1;
+    }
+  return 0;
+}
+
+/* INPUT with "_denoised" before its extension. */
+static int default_output(const char* input, char* out, size_t size)
+{
+  const char* slash = strrchr(input, '/');
+  const char* dot = strrchr(input, '.');
+  if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : input))
+    return snprintf(out, size, "%s_denoised.exr", input) >= (int)size;
+  return snprintf(out, size, "%.*s_denoised%s", (int)(dot - input), input, dot) >= (int)size;
+}
+
+/* -- the device ------------------------------------------------------------------------ */
+
+static void list_devices(void)
+{
+  const int n = oidnGetNumPhysicalDevices();
+  printf("%d device%s\n", n, n == 1 ? "" : "s");
+  for (int i = 0; i < n; ++i) {
+    const char* name = oidnGetPhysicalDeviceString(i, "name");
+    const int type = oidnGetPhysicalDeviceInt(i, "type");
+    printf("  %d: %s (%s)\n", i, name ? name : "?",
+           type == OIDN_DEVICE_TYPE_CPU ? "cpu" : type == OIDN_DEVICE_TYPE_CUDA ? "cuda" : "other");
+  }
+}
+
+static OIDNDevice make_device(const parsed_args* a)
+{
+  OIDNDeviceType type = OIDN_DEVICE_TYPE_DEFAULT;
+  char* end;
+  const long id = strtol(a->device, &end, 10);
+  OIDNDevice device = NULL;
+  if (end != a->device && *end == '\0')
+    device = oidnNewDeviceByID((int)id);
+  else if (device_type(a->device, &type))
+    device = oidnNewDevice(type);
+  const char* message = NULL;
+  if (!device || oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
+    if (!device)
+      oidnGetDeviceError(NULL, &message);
+    cli_error("device %s: %s", a->device, message && *message ? message : "cannot create it");
+    if (device)
+      oidnReleaseDevice(device);
+    return NULL;
+  }
+  if (a->threads >= 0)
+    oidnSetDeviceInt(device, "numThreads", a->threads);
+  if (a->affinity >= 0)
+    oidnSetDeviceBool(device, "setAffinity", a->affinity);
+  if (a->verbose >= 0)
+    oidnSetDeviceInt(device, "verbose", a->verbose);
+  oidnCommitDevice(device);
+  if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
+    cli_error("device %s: %s", a->device, message && *message ? message : "error");
+    oidnReleaseDevice(device);
+    return NULL;
+  }
+  return device;
+}
+
+/* -- frames ------------------------------------------------------------------------------ */
+
+typedef struct plan
+{
+  cli_pattern input, output, reference, side_by_side;
+  cli_pattern sources[CLI_MAX_SOURCES];
+  int sequence;
+  long* frames;
+  long num_frames;
+} plan;
+
+static int make_plan(parsed_args* a, plan* p)
+{
+  cli_denoise_options* o = &a->options;
+  char err[CLI_ERROR_SIZE];
+  memset(p, 0, sizeof *p);
+  if (cli_pattern_parse(o->input, &p->input, err, sizeof err) ||
+      cli_pattern_parse(o->output, &p->output, err, sizeof err) ||
+      cli_pattern_parse(o->reference, &p->reference, err, sizeof err) ||
+      cli_pattern_parse(o->side_by_side, &p->side_by_side, err, sizeof err)) {
+    cli_error("%s", err);
+    return 1;
+  }
+  for (int i = 0; i < o->num_sources; ++i)
+    if (cli_pattern_parse(o->sources[i].file, &p->sources[i], err, sizeof err)) {
+      cli_error("%s", err);
+      return 1;
+    }
+  p->sequence = p->input.is_pattern;
+  if (!p->sequence) {
+    if (p->output.is_pattern) {
+      cli_error("%s has a frame number but %s has none", o->output, o->input);
+      return 1;
+    }
+    if (a->frames[0] || a->shard_count) {
+      cli_error("--frames and --shard need a sequence (an input with #### or %%04d)");
+      return 1;
+    }
+    p->num_frames = 1;
+    p->frames = calloc(1, sizeof *p->frames);
+    return p->frames == NULL;
+  }
+  if (!p->output.is_pattern) {
+    cli_error("%s is a sequence: the output needs a frame number too (#### or %%04d)", o->input);
+    return 1;
+  }
+  if (o->side_by_side[0] && !p->side_by_side.is_pattern) {
+    cli_error("--side-by-side %s: a sequence needs a frame number in it", o->side_by_side);
+    return 1;
+  }
+  p->num_frames = a->frames[0] ? cli_frames_parse(a->frames, &p->frames, err, sizeof err)
+                               : cli_pattern_scan(&p->input, &p->frames, err, sizeof err);
+  if (p->num_frames < 0) {
+    cli_error("%s", err);
+    return 1;
+  }
+  if (p->num_frames == 0) {
+    cli_error("%s: no frames found", o->input);
+    return 1;
+  }
+  if (a->shard_count) {
+    long kept = 0;
+    for (long i = 0; i < p->num_frames; ++i)
+      if (cli_shard_has(p->frames[i], a->shard_index, a->shard_count))
+        p->frames[kept++] = p->frames[i];
+    p->num_frames = kept;
+  }
+  return 0;
+}
+
+static int frame_files(const cli_denoise_options* o, const plan* p, long frame,
+                       cli_frame_files* files)
+{
+  int bad = cli_pattern_format(&p->input, frame, files->input, sizeof files->input) ||
+            cli_pattern_format(&p->output, frame, files->output, sizeof files->output) ||
+            cli_pattern_format(&p->reference, frame, files->reference, sizeof files->reference) ||
+            cli_pattern_format(&p->side_by_side, frame, files->side_by_side,
+                               sizeof files->side_by_side);
+  for (int i = 0; i < o->num_sources; ++i)
+    bad |= cli_pattern_format(&p->sources[i], frame, files->sources[i], sizeof files->sources[i]);
+  return bad;
+}
+
+static const char* base_name(const char* path)
+{
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+static int run(parsed_args* a)
+{
+  cli_denoise_options* o = &a->options;
+  plan p;
+  if (make_plan(a, &p)) {
+    free(p.frames);
+    return CLI_USAGE;
+  }
+  if (p.num_frames == 0) {
+    if (!o->quiet)
+      cli_error("shard %d/%d: no frames to denoise", a->shard_index, a->shard_count);
+    free(p.frames);
+    return CLI_OK;
+  }
+  OIDNDevice device = make_device(a);
+  if (!device) {
+    free(p.frames);
+    return CLI_FAILED;
+  }
+  cli_frame_files* files = malloc(sizeof *files);
+  cli_progress progress;
+  cli_progress_init(&progress, o->quiet, (int)p.num_frames);
+  long done = 0, skipped = 0, failed = 0;
+  int interrupted = 0;
+  for (long i = 0; files && i < p.num_frames && !interrupted; ++i) {
+    if (cli_interrupted()) {
+      interrupted = 1;
+      break;
+    }
+    memset(files, 0, sizeof *files);
+    if (frame_files(o, &p, p.frames[i], files)) {
+      cli_progress_message(&progress, 1, "frame %ld: file name too long", p.frames[i]);
+      ++failed;
+      continue;
+    }
+    if (p.sequence && !a->overwrite && cli_output_is_newer(files->output, files->input)) {
+      ++skipped;
+      if (!progress.tty)
+        cli_progress_message(&progress, 0, "%s: up to date, skipped", files->output);
+      continue;
+    }
+    cli_progress_frame(&progress, base_name(files->input));
+    char err[CLI_ERROR_SIZE];
+    const int status = cli_denoise_frame(o, files, device, &progress, err, sizeof err);
+    if (status == CLI_OK) {
+      ++done;
+    } else if (status == CLI_INTERRUPTED) {
+      interrupted = 1;
+    } else {
+      ++failed;
+      cli_progress_message(&progress, 1, "%s", err);
+    }
+  }
+  cli_progress_finish(&progress);
+  if (!files) {
+    cli_error("out of memory");
+    ++failed;
+  }
+  if (interrupted)
+    cli_error("interrupted: %ld frame%s done; the file being written was left as it was", done,
+              done == 1 ? "" : "s");
+  if (p.sequence && (!o->quiet || failed))
+    cli_error("%ld frame%s: %ld denoised, %ld up to date (skipped), %ld failed", p.num_frames,
+              p.num_frames == 1 ? "" : "s", done, skipped, failed);
+  free(files);
+  free(p.frames);
+  oidnReleaseDevice(device);
+  return interrupted ? CLI_INTERRUPTED : failed ? CLI_FAILED : CLI_OK;
+}
+
+int cli_denoise_main(int argc, char** argv)
+{
+  parsed_args* a = malloc(sizeof *a);
+  if (!a) {
+    cli_error("out of memory");
+    return CLI_FAILED;
+  }
+  int status = CLI_OK;
+  if (parse(a, argc, argv)) {
+    status = CLI_USAGE;
+  } else if (a->help) {
+    fputs(usage_text, stdout);
+  } else if (a->list_devices) {
+    list_devices();
+  } else if (!a->options.input[0]) {
+    cli_error("no input (lull denoise --help)");
+    status = CLI_USAGE;
+  } else if (check_filter(a)) {
+    status = CLI_USAGE;
+  } else if (!a->options.output[0] &&
+             default_output(a->options.input, a->options.output, sizeof a->options.output)) {
+    cli_error("%s: name too long", a->options.input);
+    status = CLI_USAGE;
+  } else {
+    status = run(a);
+  }
+  free(a);
+  return status;
+}

@@ -1,0 +1,607 @@
+/* Denoising one file through the public API, the way any program using
+ * lull (or Open Image Denoise) would: device buffers, filter images with
+ * byte offsets and strides (RGBA passes are given as FLOAT3 with a 16-byte
+ * pixel stride, as OIDN's documentation recommends), typed parameters, a
+ * progress monitor that can cancel, and error checks after each step. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "denoise.h"
+#include "half.h"
+
+/* Everything one frame holds. */
+typedef struct frame_state
+{
+  lull_io_image input;
+  lull_io_image sources[CLI_MAX_SOURCES]; /* separate files (options->sources[i].file) */
+  lull_io_image reference;
+  cli_target targets[CLI_MAX_TARGETS];
+  int color_index[CLI_MAX_TARGETS]; /* the target's colour pass in input.passes */
+  int num_targets;
+  float* results[CLI_MAX_TARGETS];  /* denoised colour, packed */
+  int result_channels[CLI_MAX_TARGETS];
+  char guides[CLI_MAX_TARGETS][160]; /* which guide images were used, for the log */
+  double seconds;
+} frame_state;
+
+static double now_seconds(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The first error of the device, as "context: message"; 0 when none. */
+static OIDNError device_error(OIDNDevice device, const char* context, char* err, size_t err_size)
+{
+  const char* message = NULL;
+  const OIDNError code = oidnGetDeviceError(device, &message);
+  if (code != OIDN_ERROR_NONE)
+    snprintf(err, err_size, "%s: %s", context, message && *message ? message : "error");
+  return code;
+}
+
+/* -- device images ------------------------------------------------------------------ */
+
+typedef struct device_image
+{
+  OIDNBuffer buffer;
+  OIDNFormat format;
+  size_t offset;       /* bytes to the first channel */
+  size_t pixel_stride; /* bytes */
+  size_t bytes;        /* buffer size */
+  int channels;
+  int half;
+} device_image;
+
+static OIDNFormat format_of(int channels, int half)
+{
+  return (OIDNFormat)((half ? OIDN_FORMAT_HALF : OIDN_FORMAT_FLOAT) + channels - 1);
+}
+
+/* A buffer holding the colour channels (not alpha) of a pass. */
+static int upload(OIDNDevice device, const lull_io_pass* pass, int width, int height, int half,
+                  device_image* out)
+{
+  memset(out, 0, sizeof *out);
+  int color[3], alpha;
+  const int n = cli_pass_channels(pass, color, &alpha);
+  if (n == 0)
+    return 1;
+  const size_t pixels = (size_t)width * (size_t)height;
+  int contiguous = 1;
+  for (int k = 1; k < n; ++k)
+    contiguous &= color[k] == color[0] + k;
+  out->channels = n;
+  out->half = half;
+  out->format = format_of(n, half);
+  if (contiguous && !half) {
+    /* the pass as it is; the image skips the other channels by its stride */
+    out->bytes = pixels * (size_t)pass->channels * sizeof(float);
+    out->offset = (size_t)color[0] * sizeof(float);
+    out->pixel_stride = (size_t)pass->channels * sizeof(float);
+    out->buffer = oidnNewBuffer(device, out->bytes);
+    if (out->buffer)
+      oidnWriteBuffer(out->buffer, 0, out->bytes, pass->data);
+    return out->buffer == NULL;
+  }
+  const size_t element = half ? sizeof(uint16_t) : sizeof(float);
+  out->pixel_stride = (size_t)n * element;
+  out->bytes = pixels * out->pixel_stride;
+  unsigned char* packed = malloc(out->bytes);
+  if (!packed)
+    return 1;
+  for (size_t i = 0; i < pixels; ++i)
+    for (int k = 0; k < n; ++k) {
+      const float v = pass->data[i * (size_t)pass->channels + (size_t)color[k]];
+      unsigned char* dst = packed + i * out->pixel_stride + (size_t)k * element;
+      if (half) {
+        const uint16_t h = lull_float_to_half(v);
+        memcpy(dst, &h, sizeof h);
+      } else {
+        memcpy(dst, &v, sizeof v);
+      }
+    }
+  out->buffer = oidnNewBuffer(device, out->bytes);
+  if (out->buffer)
+    oidnWriteBuffer(out->buffer, 0, out->bytes, packed);
+  free(packed);
+  return out->buffer == NULL;
+}
+
+/* An empty packed buffer for the output. */
+static int allocate(OIDNDevice device, int channels, int width, int height, int half,
+                    device_image* out)
+{
+  memset(out, 0, sizeof *out);
+  const size_t element = half ? sizeof(uint16_t) : sizeof(float);
+  out->channels = channels;
+  out->half = half;
+  out->format = format_of(channels, half);
+  out->pixel_stride = (size_t)channels * element;
+  out->bytes = (size_t)width * (size_t)height * out->pixel_stride;
+  out->buffer = oidnNewBuffer(device, out->bytes);
+  return out->buffer == NULL;
+}
+
+/* The image's channels as packed floats (malloc'ed). */
+static float* download(const device_image* image, int width, int height)
+{
+  const size_t pixels = (size_t)width * (size_t)height;
+  unsigned char* bytes = malloc(image->bytes);
+  float* out = malloc(pixels * (size_t)image->channels * sizeof(float));
+  if (!bytes || !out) {
+    free(bytes);
+    free(out);
+    return NULL;
+  }
+  oidnReadBuffer(image->buffer, 0, image->bytes, bytes);
+  for (size_t i = 0; i < pixels; ++i)
+    for (int k = 0; k < image->channels; ++k) {
+      const unsigned char* src = bytes + image->offset + i * image->pixel_stride +
+                                 (size_t)k * (image->half ? 2u : 4u);
+      float v;
+      if (image->half) {
+        uint16_t h;
+        memcpy(&h, src, sizeof h);
+        v = lull_half_to_float(h);
+      } else {
+        memcpy(&v, src, sizeof v);
+      }
+      out[i * (size_t)image->channels + (size_t)k] = v;
+    }
+  free(bytes);
+  return out;
+}
+
+static void set_image(OIDNFilter filter, const char* name, const device_image* image, int width,
+                      int height)
+{
+  oidnSetFilterImage(filter, name, image->buffer, image->format, (size_t)width, (size_t)height,
+                     image->offset, image->pixel_stride, 0);
+}
+
+/* -- one target ------------------------------------------------------------------------ */
+
+typedef struct monitor
+{
+  cli_progress* progress;
+  double base, span;
+} monitor;
+
+static bool on_progress(void* user, double done)
+{
+  const monitor* m = user;
+  cli_progress_update(m->progress, m->base + m->span * done);
+  return !cli_interrupted(); /* false cancels the filter */
+}
+
+static const cli_source* source_for(const cli_denoise_options* options, const char* image,
+                                    int* index)
+{
+  for (int i = options->num_sources - 1; i >= 0; --i) /* the last one given wins */
+    if (strcmp(options->sources[i].image, image) == 0) {
+      *index = i;
+      return &options->sources[i];
+    }
+  return NULL;
+}
+
+/* The pass that feeds filter image `name` for a target, NULL when none;
+ * non-zero return (err filled) when an explicit source is missing. */
+static int guide_for(const cli_denoise_options* options, const cli_frame_files* files,
+                     const frame_state* s, const cli_target* target, const char* name,
+                     const lull_io_pass** pass, const lull_io_image** owner, char* err,
+                     size_t err_size)
+{
+  int index = 0;
+  const cli_source* source = source_for(options, name, &index);
+  *pass = NULL;
+  *owner = &s->input;
+  if (!source) {
+    *pass = cli_guide_pass(&s->input, name, target->layer, target->view);
+    return 0;
+  }
+  if (source->file[0]) {
+    *owner = &s->sources[index];
+    *pass = cli_file_pass(*owner, name);
+    if (!*pass)
+      snprintf(err, err_size, "%s: no pass for the %s image", files->sources[index], name);
+    return *pass == NULL;
+  }
+  if (strcmp(source->pass, "none") == 0)
+    return 0;
+  *pass = cli_named_pass(&s->input, source->pass, target->layer, target->view);
+  if (!*pass)
+    snprintf(err, err_size, "%s: no pass '%s' (for the %s image)", files->input, source->pass,
+             name);
+  return *pass == NULL;
+}
+
+static void set_params(const cli_denoise_options* options, OIDNFilter filter, int integer_input)
+{
+  /* Files of integers (PNG, JPEG) hold sRGB-encoded LDR values; float files
+   * (EXR, PFM, HDR) linear HDR radiance.  OIDN-style --hdr/--ldr say it. */
+  if (cli_filter_has_param(options->filter, "hdr")) {
+    const int hdr = options->hdr_mode >= 0 ? options->hdr_mode : !integer_input;
+    oidnSetFilterBool(filter, "hdr", hdr);
+    if (cli_filter_has_param(options->filter, "srgb") && options->hdr_mode < 0)
+      oidnSetFilterBool(filter, "srgb", !hdr);
+  }
+  for (int i = 0; i < options->num_params; ++i) {
+    const cli_param* p = &options->params[i];
+    switch (p->type) {
+      case LULL_PARAM_TYPE_BOOL: oidnSetFilterBool(filter, p->name, p->value != 0); break;
+      case LULL_PARAM_TYPE_INT: oidnSetFilterInt(filter, p->name, (int)p->value); break;
+      case LULL_PARAM_TYPE_FLOAT: oidnSetFilterFloat(filter, p->name, (float)p->value); break;
+    }
+  }
+}
+
+static int compare_double(const void* a, const void* b)
+{
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static int denoise_target(const cli_denoise_options* options, const cli_frame_files* files,
+                          OIDNDevice device, frame_state* s, int t, cli_progress* progress,
+                          char* err, size_t err_size)
+{
+  const cli_target* target = &s->targets[t];
+  const lull_io_pass* color = &s->input.passes[s->color_index[t]];
+  const int width = s->input.width, height = s->input.height;
+  char context[CLI_PATH_SIZE + 300];
+  snprintf(context, sizeof context, "%s%s%s%s%s", files->input, target->layer[0] ? ": layer " : "",
+           target->layer, target->view[0] ? ", view " : "", target->view);
+
+  int status = CLI_FAILED;
+  enum { MAX_IMAGES = 16 };
+  device_image images[MAX_IMAGES];
+  int num_images = 0;
+  device_image output;
+  memset(&output, 0, sizeof output);
+  OIDNFilter filter = oidnNewFilter(device, options->filter);
+  if (!filter) {
+    device_error(device, context, err, err_size);
+    return CLI_FAILED;
+  }
+  lull_io_file_info info;
+  lull_io_get_file_info(&s->input, &info);
+  set_params(options, filter, info.integer);
+
+  int color_channels[3], alpha;
+  const int n = cli_pass_channels(color, color_channels, &alpha);
+  if (n == 2 || n == 0) {
+    snprintf(err, err_size, "%s: colour pass '%s' has %d colour channels (1 or 3 needed)", context,
+             color->name, n);
+    goto done;
+  }
+  if (upload(device, color, width, height, options->half, &images[num_images])) {
+    snprintf(err, err_size, "%s: cannot allocate the colour buffer", context);
+    goto done;
+  }
+  set_image(filter, "color", &images[num_images++], width, height);
+
+  /* every other image the filter accepts, from the file's passes */
+  s->guides[t][0] = '\0';
+  const int image_count = lullGetFilterImageCount(options->filter);
+  for (int i = 0; i < image_count && num_images < MAX_IMAGES; ++i) {
+    const char* name = lullGetFilterImageName(options->filter, i);
+    if (!name || strcmp(name, "color") == 0 || strcmp(name, "output") == 0)
+      continue;
+    const lull_io_pass* pass;
+    const lull_io_image* owner;
+    if (guide_for(options, files, s, target, name, &pass, &owner, err, err_size))
+      goto done;
+    if (!pass)
+      continue;
+    if (owner->width != width || owner->height != height) {
+      snprintf(err, err_size, "%s: the %s image is %dx%d, the colour %dx%d", context, name,
+               owner->width, owner->height, width, height);
+      goto done;
+    }
+    if (upload(device, pass, width, height, options->half, &images[num_images])) {
+      snprintf(err, err_size, "%s: cannot allocate the %s buffer", context, name);
+      goto done;
+    }
+    set_image(filter, name, &images[num_images++], width, height);
+    const size_t used = strlen(s->guides[t]);
+    snprintf(s->guides[t] + used, sizeof s->guides[t] - used, "%s%s", used ? ", " : "", name);
+  }
+
+  if (options->inplace) {
+    output = images[0]; /* the colour buffer, denoised in place */
+    output.buffer = NULL;
+  } else if (allocate(device, n, width, height, options->half, &output)) {
+    snprintf(err, err_size, "%s: cannot allocate the output buffer", context);
+    goto done;
+  }
+  set_image(filter, "output", options->inplace ? &images[0] : &output, width, height);
+
+  monitor m = {progress, (double)t / s->num_targets, 1.0 / s->num_targets};
+  oidnSetFilterProgressMonitorFunction(filter, on_progress, &m);
+  oidnCommitFilter(filter);
+  if (device_error(device, context, err, err_size))
+    goto done;
+
+  double times[64];
+  const int runs = options->repeat < 1 ? 1 : options->repeat > 64 ? 64 : options->repeat;
+  for (int r = 0; r < runs; ++r) {
+    const double start = now_seconds();
+    oidnExecuteFilter(filter);
+    times[r] = now_seconds() - start;
+    const OIDNError code = device_error(device, context, err, err_size);
+    if (code == OIDN_ERROR_CANCELLED) {
+      status = CLI_INTERRUPTED;
+      goto done;
+    }
+    if (code)
+      goto done;
+  }
+  qsort(times, (size_t)runs, sizeof times[0], compare_double);
+  s->seconds += times[runs / 2];
+  if (runs > 1 && !options->quiet)
+    cli_progress_message(progress, 0, "%s: filter %s: median %.3f ms over %d runs (min %.3f ms)",
+                         context, options->filter, 1e3 * times[runs / 2], runs, 1e3 * times[0]);
+
+  s->results[t] = download(options->inplace ? &images[0] : &output, width, height);
+  s->result_channels[t] = n;
+  if (!s->results[t]) {
+    snprintf(err, err_size, "%s: out of memory", context);
+    goto done;
+  }
+  status = CLI_OK;
+done:
+  if (status != CLI_OK && !err[0])
+    snprintf(err, err_size, "%s: failed", context);
+  oidnReleaseFilter(filter);
+  for (int i = 0; i < num_images; ++i)
+    oidnReleaseBuffer(images[i].buffer);
+  if (output.buffer)
+    oidnReleaseBuffer(output.buffer);
+  return status;
+}
+
+/* -- output ------------------------------------------------------------------------------ */
+
+static int is_exr(const char* path)
+{
+  const char* slash = strrchr(path, '/');
+  const char* dot = strrchr(path, '.');
+  return dot && (!slash || dot > slash) && strcasecmp(dot, ".exr") == 0;
+}
+
+/* A copy of the colour pass's data with its colour channels replaced. */
+static float* merged(const lull_io_pass* color, const float* result, int n, size_t pixels)
+{
+  int channels[3], alpha;
+  cli_pass_channels(color, channels, &alpha);
+  const size_t count = pixels * (size_t)color->channels;
+  float* data = malloc(count * sizeof(float));
+  if (!data)
+    return NULL;
+  memcpy(data, color->data, count * sizeof(float));
+  for (size_t i = 0; i < pixels; ++i)
+    for (int k = 0; k < n; ++k)
+      data[i * (size_t)color->channels + (size_t)channels[k]] = result[i * (size_t)n + (size_t)k];
+  return data;
+}
+
+/* EXR: the input with the denoised passes added (or, for a plain image,
+ * its colour replaced), so nothing of the input is lost. */
+static int add_results(const cli_denoise_options* options, frame_state* s, const char* path,
+                       char* err, size_t err_size)
+{
+  const size_t pixels = (size_t)s->input.width * (size_t)s->input.height;
+  for (int t = 0; t < s->num_targets; ++t) {
+    const lull_io_pass* color = &s->input.passes[s->color_index[t]];
+    float* data = merged(color, s->results[t], s->result_channels[t], pixels);
+    if (!data) {
+      snprintf(err, err_size, "%s: out of memory", path);
+      return 1;
+    }
+    if (!color->layer[0] && !color->name[0]) {
+      lull_io_pass* plain = &s->input.passes[s->color_index[t]];
+      free(plain->data);
+      plain->data = data;
+      continue;
+    }
+    lull_io_pass* existing =
+        lull_io_find_pass_view(&s->input, color->layer, options->output_pass, color->view);
+    if (existing && existing->channels == color->channels) { /* a second run replaces it */
+      free(existing->data);
+      existing->data = data;
+      continue;
+    }
+    const int half = color->half;
+    const char* names[LULL_IO_MAX_CHANNELS];
+    for (int c = 0; c < color->channels; ++c)
+      names[c] = color->channel_names[c];
+    lull_io_pass* added =
+        existing ? NULL
+                 : lull_io_add_pass_view(&s->input, color->layer, options->output_pass,
+                                         color->view, color->channels, names, data);
+    free(data);
+    if (!added) {
+      snprintf(err, err_size, "%s: cannot add pass '%s' to layer '%s'%s", path,
+               options->output_pass, color->layer,
+               existing ? " (a pass of that name with other channels exists)" : "");
+      return 1;
+    }
+    added->half = half; /* stored like the colour it comes from */
+  }
+  return 0;
+}
+
+static int write_output(const cli_denoise_options* options, const cli_frame_files* files,
+                        frame_state* s, char* err, size_t err_size)
+{
+  lull_io_file_info info;
+  lull_io_get_file_info(&s->input, &info);
+  const int srgb = !info.integer; /* linear values get encoded for 8-bit files */
+  if (is_exr(files->output)) {
+    if (add_results(options, s, files->output, err, err_size))
+      return 1;
+    return lull_io_write(files->output, &s->input, srgb, err, err_size);
+  }
+  /* one image: the denoised colour (with the input's alpha) */
+  const lull_io_pass* color = &s->input.passes[s->color_index[0]];
+  const size_t pixels = (size_t)s->input.width * (size_t)s->input.height;
+  float* data = merged(color, s->results[0], s->result_channels[0], pixels);
+  lull_io_image out;
+  memset(&out, 0, sizeof out);
+  out.width = s->input.width;
+  out.height = s->input.height;
+  const char* names[LULL_IO_MAX_CHANNELS];
+  for (int c = 0; c < color->channels; ++c)
+    names[c] = color->channel_names[c];
+  const int ok = data && lull_io_add_pass(&out, "", "", color->channels, names, data);
+  free(data);
+  const int status = ok ? lull_io_write(files->output, &out, srgb, err, err_size)
+                        : (snprintf(err, err_size, "%s: out of memory", files->output), 1);
+  lull_io_free(&out);
+  return status;
+}
+
+/* -- metrics and pictures ----------------------------------------------------------------- */
+
+static const lull_io_pass* reference_pass(const lull_io_image* reference, const cli_target* target)
+{
+  const lull_io_pass* pass = cli_color_pass(reference, target->layer, target->view);
+  if (!pass)
+    pass = cli_color_pass(reference, NULL, NULL);
+  if (!pass && reference->num_passes == 1)
+    pass = &reference->passes[0];
+  return pass;
+}
+
+static int report(const cli_frame_files* files, frame_state* s, char* err, size_t err_size)
+{
+  const int width = s->input.width, height = s->input.height;
+  const lull_io_pass* color = &s->input.passes[s->color_index[0]];
+  const lull_io_pass* ref = NULL;
+  if (files->reference[0]) {
+    if (lull_io_read(files->reference, &s->reference, err, err_size))
+      return 1;
+    ref = reference_pass(&s->reference, &s->targets[0]);
+    if (!ref) {
+      snprintf(err, err_size, "%s: no colour pass", files->reference);
+      return 1;
+    }
+    if (s->reference.width != width || s->reference.height != height) {
+      snprintf(err, err_size, "%s is %dx%d, %s is %dx%d", files->reference, s->reference.width,
+               s->reference.height, files->input, width, height);
+      return 1;
+    }
+  }
+  const size_t pixels = (size_t)width * (size_t)height;
+  float* noisy = cli_pass_rgb(color, width, height);
+  float* denoised = malloc(pixels * 3 * sizeof(float));
+  float* reference = ref ? cli_pass_rgb(ref, width, height) : NULL;
+  int status = !noisy || !denoised || (ref && !reference);
+  if (status)
+    snprintf(err, err_size, "%s: out of memory", files->input);
+  if (!status) {
+    const int n = s->result_channels[0];
+    for (size_t i = 0; i < pixels; ++i)
+      for (int c = 0; c < 3; ++c)
+        denoised[i * 3 + (size_t)c] = s->results[0][i * (size_t)n + (size_t)(c < n ? c : 0)];
+    if (reference) {
+      printf("%s against %s\n", files->input, files->reference);
+      cli_print_metrics(stdout, "  noisy", noisy, reference, width, height);
+      cli_print_metrics(stdout, "  denoised", denoised, reference, width, height);
+      fflush(stdout);
+    }
+    if (files->side_by_side[0]) {
+      lull_io_file_info info, ref_info;
+      lull_io_get_file_info(&s->input, &info);
+      lull_io_get_file_info(&s->reference, &ref_info);
+      const float* panels[3] = {noisy, denoised, reference};
+      const int encoded[3] = {info.integer, info.integer, ref_info.integer};
+      status = cli_write_panels(files->side_by_side, panels, encoded, reference ? 3 : 2, width,
+                                height, err, err_size);
+    }
+  }
+  free(noisy);
+  free(denoised);
+  free(reference);
+  return status;
+}
+
+/* -- the frame -------------------------------------------------------------------------------- */
+
+static int load(const cli_denoise_options* options, const cli_frame_files* files, frame_state* s,
+                char* err, size_t err_size)
+{
+  if (lull_io_read(files->input, &s->input, err, err_size))
+    return 1;
+  s->num_targets = cli_find_targets(&s->input, files->input, options->layer, options->color_pass,
+                                    s->targets, CLI_MAX_TARGETS, err, err_size);
+  if (s->num_targets == 0)
+    return 1;
+  for (int t = 0; t < s->num_targets; ++t) {
+    s->color_index[t] = (int)(s->targets[t].color - s->input.passes);
+    const lull_io_pass* color = s->targets[t].color;
+    if (color->layer[0] && strcmp(color->name, options->output_pass) == 0) {
+      snprintf(err, err_size, "%s: the output pass '%s' would replace the colour pass", files->input,
+               options->output_pass);
+      return 1;
+    }
+  }
+  if (!is_exr(files->output) && s->num_targets > 1) {
+    snprintf(err, err_size,
+             "%s holds one image, %s has %d layers/views to denoise: pick one with --layer, "
+             "or write an EXR",
+             files->output, files->input, s->num_targets);
+    return 1;
+  }
+  for (int i = 0; i < options->num_sources; ++i)
+    if (options->sources[i].file[0] &&
+        lull_io_read(files->sources[i], &s->sources[i], err, err_size))
+      return 1;
+  return 0;
+}
+
+int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files* files,
+                      OIDNDevice device, cli_progress* progress, char* err, size_t err_size)
+{
+  err[0] = '\0';
+  frame_state* s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(err, err_size, "%s: out of memory", files->input);
+    return CLI_FAILED;
+  }
+  int status = load(options, files, s, err, err_size) ? CLI_FAILED : CLI_OK;
+  for (int t = 0; t < s->num_targets && status == CLI_OK; ++t)
+    status = denoise_target(options, files, device, s, t, progress, err, err_size);
+  if (status == CLI_OK && cli_interrupted())
+    status = CLI_INTERRUPTED;
+  /* metrics and pictures first: writing a plain image replaces its colour */
+  if (status == CLI_OK && (files->reference[0] || files->side_by_side[0]) &&
+      report(files, s, err, err_size))
+    status = CLI_FAILED;
+  if (status == CLI_OK && write_output(options, files, s, err, err_size))
+    status = CLI_FAILED;
+  for (int t = 0; t < s->num_targets && status == CLI_OK && !options->quiet; ++t) {
+    char where[2 * LULL_IO_NAME_SIZE + 8] = "";
+    if (s->targets[t].layer[0] || s->targets[t].view[0])
+      snprintf(where, sizeof where, " [%s%s%s]", s->targets[t].layer,
+               s->targets[t].view[0] ? "/" : "", s->targets[t].view);
+    cli_progress_message(progress, 0, "%s%s -> %s (%s%s%s) %.2f s", files->input, where,
+                         files->output, options->filter, s->guides[t][0] ? ": " : ", no guides",
+                         s->guides[t], s->seconds);
+  }
+  lull_io_free(&s->input);
+  lull_io_free(&s->reference);
+  for (int i = 0; i < CLI_MAX_SOURCES; ++i)
+    lull_io_free(&s->sources[i]);
+  for (int t = 0; t < CLI_MAX_TARGETS; ++t)
+    free(s->results[t]);
+  free(s);
+  return status;
+}

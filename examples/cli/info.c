@@ -1,0 +1,76 @@
+/* `lull info FILE`: what a file holds, the way lull sees it. */
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: lull info FILE...\n"
+    "\n"
+    "Lists each file's format, size, layers, passes (with channels and storage) and\n"
+    "attributes.  The passes are the names `lull denoise --pass` and `--layer` take.\n";
+
+static int print_file(const char* path)
+{
+  lull_io_image image;
+  char err[CLI_ERROR_SIZE];
+  if (lull_io_read(path, &image, err, sizeof err)) {
+    cli_error("%s", err);
+    return CLI_FAILED;
+  }
+  lull_io_file_info info;
+  lull_io_get_file_info(&image, &info);
+  int channels = 0;
+  for (int i = 0; i < image.num_passes; ++i)
+    channels += image.passes[i].channels;
+  printf("%s: %s, %d x %d, %d part%s, %d channel%s, %d-bit %s\n", path, info.format, image.width,
+         image.height, info.parts, info.parts == 1 ? "" : "s", channels, channels == 1 ? "" : "s",
+         info.bits, info.integer ? "integer (display-encoded)" : "float");
+  for (int i = 0; i < image.num_passes; ++i) {
+    const lull_io_pass* p = &image.passes[i];
+    int first = 1; /* a heading for each new layer and view */
+    for (int j = 0; j < i; ++j)
+      first &= strcmp(image.passes[j].layer, p->layer) != 0 ||
+               strcmp(image.passes[j].view, p->view) != 0;
+    if (first)
+      printf("  layer '%s'%s%s%s\n", p->layer, p->view[0] ? " view '" : "", p->view,
+             p->view[0] ? "'" : "");
+    char names[64] = "";
+    for (int c = 0; c < p->channels; ++c) {
+      const size_t used = strlen(names);
+      snprintf(names + used, sizeof names - used, "%s%s", c ? " " : "",
+               p->channel_names[c][0] ? p->channel_names[c] : "-");
+    }
+    printf("    %-24s %-10s %s\n", p->name[0] ? p->name : "(colour)", names,
+           p->half ? "half" : "float");
+  }
+  for (int i = 0; i < info.attributes; ++i) {
+    char name[128], value[256];
+    if (lull_io_get_attribute(&image, i, name, sizeof name, value, sizeof value) == 0)
+      printf("  %s = %s\n", name, value);
+  }
+  lull_io_free(&image);
+  return CLI_OK;
+}
+
+int cli_info_main(int argc, char** argv)
+{
+  int status = CLI_OK, files = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      fputs(usage_text, stdout);
+      return CLI_OK;
+    }
+    if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error("unknown option %s (lull info --help)", argv[i]);
+      return CLI_USAGE;
+    }
+  }
+  for (int i = 1; i < argc; ++i, ++files)
+    if (print_file(argv[i]) != CLI_OK)
+      status = CLI_FAILED;
+  if (files == 0) {
+    cli_error("info needs a file (lull info --help)");
+    return CLI_USAGE;
+  }
+  return status;
+}

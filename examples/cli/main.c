@@ -1,0 +1,55 @@
+/* lull: denoise renders from the command line.
+ *
+ *   lull denoise IN [-o OUT]      (and sequences, OIDN-style flags)
+ *   lull compare OUT REF          relMSE, PSNR, SSIM, side-by-side PNG
+ *   lull info FILE                layers, passes, channels
+ *   lull filters [NAME]           filter types and parameters */
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: lull COMMAND [options]\n"
+    "\n"
+    "Removes Monte Carlo noise from renders without a neural network (edge-avoiding\n"
+    "a-trous wavelets and gradient-domain reconstruction, behind Open Image\n"
+    "Denoise's API).\n"
+    "\n"
+    "commands:\n"
+    "  denoise IN [-o OUT]   denoise a render or a sequence (EXR, PFM, PNG, ...)\n"
+    "  compare OUT REF       relMSE, PSNR and SSIM against a reference, side-by-side PNG\n"
+    "  info FILE             layers, passes and channels of a file\n"
+    "  filters [NAME]        filter types, their images and parameters\n"
+    "\n"
+    "lull COMMAND --help says more.  lull --version prints the version.\n";
+
+int main(int argc, char** argv)
+{
+  cli_block_signals(); /* before any thread exists: see signals.c */
+  if (argc < 2) {
+    fputs(usage_text, stderr);
+    return CLI_USAGE;
+  }
+  const char* command = argv[1];
+  if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 ||
+      strcmp(command, "help") == 0) {
+    fputs(usage_text, stdout);
+    return CLI_OK;
+  }
+  if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
+    printf("lull %s (Open Image Denoise API %d.%d.%d, image files: %s)\n", lullGetVersionString(),
+           OIDN_VERSION_MAJOR, OIDN_VERSION_MINOR, OIDN_VERSION_PATCH,
+           lull_io_has_oiio() ? "OpenImageIO and PFM" : "PFM only");
+    return CLI_OK;
+  }
+  if (strcmp(command, "denoise") == 0)
+    return cli_denoise_main(argc - 1, argv + 1);
+  if (strcmp(command, "compare") == 0)
+    return cli_compare_main(argc - 1, argv + 1);
+  if (strcmp(command, "info") == 0)
+    return cli_info_main(argc - 1, argv + 1);
+  if (strcmp(command, "filters") == 0)
+    return cli_filters_main(argc - 1, argv + 1);
+  cli_error("unknown command '%s' (lull --help lists them)", command);
+  return CLI_USAGE;
+}

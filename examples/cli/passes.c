@@ -1,0 +1,165 @@
+/* Which passes of a file the filter gets: Blender's names.
+ *
+ * Cycles writes the beauty as "Combined" and, with denoising data enabled,
+ * the unfiltered beauty as "Noisy Image" (then "Combined" may already be
+ * denoised, so "Noisy Image" wins), the guides as "Denoising Albedo",
+ * "Denoising Normal" and "Denoising Depth", and the world position as
+ * "Position".  Files that are one plain image have one unnamed pass. */
+#include <string.h>
+
+#include "cli.h"
+
+static const char* const color_names[] = {"Noisy Image", "Combined", ""};
+
+const lull_io_pass* cli_color_pass(const lull_io_image* image, const char* layer,
+                                   const char* view)
+{
+  for (int i = 0; i < 3; ++i) {
+    const lull_io_pass* pass = lull_io_find_pass_view(image, layer, color_names[i], view);
+    if (pass)
+      return pass;
+  }
+  return NULL;
+}
+
+const lull_io_pass* cli_named_pass(const lull_io_image* image, const char* name,
+                                   const char* layer, const char* view)
+{
+  const lull_io_pass* pass = lull_io_find_pass_view(image, layer, name, view);
+  if (pass)
+    return pass;
+  /* "Layer.Pass" names the layer too */
+  const char* dot = strchr(name, '.');
+  if (!dot || (size_t)(dot - name) >= LULL_IO_NAME_SIZE)
+    return NULL;
+  char qualified_layer[LULL_IO_NAME_SIZE];
+  memcpy(qualified_layer, name, (size_t)(dot - name));
+  qualified_layer[dot - name] = '\0';
+  if (layer && *layer && strcmp(layer, qualified_layer) != 0)
+    return NULL;
+  return lull_io_find_pass_view(image, qualified_layer, dot + 1, view);
+}
+
+static int seen(const cli_target* targets, int count, const lull_io_pass* pass)
+{
+  for (int i = 0; i < count; ++i)
+    if (strcmp(targets[i].layer, pass->layer) == 0 && strcmp(targets[i].view, pass->view) == 0)
+      return 1;
+  return 0;
+}
+
+int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
+                     const char* pass_name, cli_target* targets, int max, char* err,
+                     size_t err_size)
+{
+  int count = 0;
+  layer = layer ? layer : "";
+  const int want_layer = *layer != '\0';
+  if (!image->passes)
+    return snprintf(err, err_size, "%s: no passes", path), 0;
+  /* every layer and view that has a colour pass, in file order */
+  for (int i = 0; i < image->num_passes && count < max; ++i) {
+    const lull_io_pass* p = &image->passes[i];
+    if (want_layer && strcmp(p->layer, layer) != 0)
+      continue;
+    if (seen(targets, count, p))
+      continue;
+    const lull_io_pass* color = pass_name && *pass_name
+                                    ? cli_named_pass(image, pass_name, p->layer, p->view)
+                                    : cli_color_pass(image, p->layer, p->view);
+    if (!color || strcmp(color->layer, p->layer) != 0)
+      continue;
+    cli_target* t = &targets[count++];
+    memcpy(t->layer, p->layer, sizeof t->layer);
+    memcpy(t->view, p->view, sizeof t->view);
+    t->color = color;
+  }
+  /* a file of one pass (a PFM, a PNG, an EXR with only "Foo.R/G/B") is its colour */
+  if (count == 0 && !want_layer && !(pass_name && *pass_name) && image->num_passes == 1) {
+    memset(&targets[0], 0, sizeof targets[0]);
+    targets[0].color = &image->passes[0];
+    memcpy(targets[0].layer, image->passes[0].layer, sizeof targets[0].layer);
+    memcpy(targets[0].view, image->passes[0].view, sizeof targets[0].view);
+    count = 1;
+  }
+  if (count > 0)
+    return count;
+
+  /* say what there is */
+  char layers[512] = "";
+  size_t used = 0;
+  for (int i = 0; i < image->num_passes; ++i) {
+    const char* l = image->passes[i].layer;
+    int dup = 0;
+    for (int j = 0; j < i; ++j)
+      dup |= strcmp(image->passes[j].layer, l) == 0;
+    if (dup || !*l)
+      continue;
+    const int n = snprintf(layers + used, sizeof layers - used, "%s'%s'", used ? ", " : "", l);
+    if (n < 0 || (size_t)n >= sizeof layers - used)
+      break;
+    used += (size_t)n;
+  }
+  if (want_layer)
+    snprintf(err, err_size, "%s: no layer '%s'%s%s", path, layer, used ? " (layers: " : "",
+             used ? layers : "");
+  else if (pass_name && *pass_name)
+    snprintf(err, err_size, "%s: no pass '%s'", path, pass_name);
+  else
+    snprintf(err, err_size, "%s: no colour pass ('Noisy Image', 'Combined' or plain RGB)", path);
+  if (want_layer && used)
+    strncat(err, ")", err_size - strlen(err) - 1);
+  return 0;
+}
+
+typedef struct guide_name
+{
+  const char* image;
+  const char* pass;
+} guide_name;
+
+static const guide_name guides[] = {
+    {"albedo", "Denoising Albedo"},
+    {"normal", "Denoising Normal"},
+    {"depth", "Denoising Depth"},
+    {"position", "Position"},
+};
+
+static const char* blender_pass_of(const char* image_name)
+{
+  for (size_t i = 0; i < sizeof guides / sizeof guides[0]; ++i)
+    if (strcmp(guides[i].image, image_name) == 0)
+      return guides[i].pass;
+  return NULL;
+}
+
+const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image_name,
+                                   const char* layer, const char* view)
+{
+  const char* pass = blender_pass_of(image_name);
+  return pass ? lull_io_find_pass_view(image, layer, pass, view) : NULL;
+}
+
+const lull_io_pass* cli_file_pass(const lull_io_image* image, const char* image_name)
+{
+  const char* guide = blender_pass_of(image_name);
+  const lull_io_pass* pass = guide ? lull_io_find_pass(image, NULL, guide) : NULL;
+  if (!pass)
+    pass = cli_color_pass(image, NULL, NULL);
+  if (!pass && image->num_passes == 1)
+    pass = &image->passes[0];
+  return pass;
+}
+
+int cli_pass_channels(const lull_io_pass* pass, int color[3], int* alpha)
+{
+  int n = 0;
+  *alpha = -1;
+  for (int c = 0; c < pass->channels; ++c) {
+    if (strcmp(pass->channel_names[c], "A") == 0 && *alpha < 0)
+      *alpha = c;
+    else if (n < 3)
+      color[n++] = c;
+  }
+  return n;
+}
