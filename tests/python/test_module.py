@@ -515,3 +515,25 @@ def test_mismatched_compiled_module_is_named(tmp_path):
     assert proc.returncode != 0
     assert "does not match this Python" in proc.stderr
     assert "_lull.cpython-39-x86_64-linux-gnu.so" in proc.stderr
+
+
+def test_works_without_numpy():
+    """With NumPy unavailable the module imports, takes plain buffers and
+    returns memoryviews."""
+    import subprocess
+
+    code = """
+import sys, array
+sys.modules['numpy'] = None  # import numpy now fails
+import lull
+h, w = 6, 5
+data = array.array('f', [0.5] * (h * w * 3))
+out = lull.denoise(memoryview(data).cast('B').cast('f', (h, w, 3)), filter='Gaussian')
+assert isinstance(out, memoryview) and out.shape == (h, w, 3) and out.format == 'f'
+assert all(abs(v - 0.5) < 1e-6 for v in out.cast('B').cast('f'))
+print('ok')
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.path.dirname(
+                              os.path.dirname(lull.__file__))})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
