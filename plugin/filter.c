@@ -14,6 +14,14 @@
  * arithmetic can overflow. */
 enum { MAX_IMAGE_SIDE = 65536 };
 
+double lull_param_initial_value(const lull_filter_type* type, int index)
+{
+  /* OIDN reports an alignment of 1 until the first commit sets it */
+  if (strcmp(type->params[index].name, "tileAlignment") == 0)
+    return 1;
+  return type->params[index].default_value;
+}
+
 OIDN_API OIDNFilter oidnNewFilter(OIDNDevice device, const char* type)
 {
   if (!lull_check_device(device) || !lull_check_string(device, type))
@@ -41,11 +49,7 @@ OIDN_API OIDNFilter oidnNewFilter(OIDNDevice device, const char* type)
   filter->device = device;
   filter->type = ft;
   for (int i = 0; i < ft->num_params; ++i)
-    filter->values[i] = ft->params[i].default_value;
-  /* OIDN reports an alignment of 1 until the first commit sets it */
-  const int alignment = lull_filter_type_param(ft, "tileAlignment");
-  if (alignment >= 0)
-    filter->values[alignment] = 1;
+    filter->values[i] = lull_param_initial_value(ft, i);
   atomic_fetch_add(&device->refs, 1);
   return filter;
 }

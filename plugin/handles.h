@@ -119,6 +119,12 @@ int lull_device_ready(OIDNDevice device);
 /* Drops one reference (buffers and filters call this for theirs). */
 void lull_device_release(OIDNDevice device);
 
+/* -- filter.c ------------------------------------------------------------- */
+
+/* A new filter's value of parameter `index` (what lull.h reports as its
+ * default): the registry's default, except where OIDN's differs. */
+double lull_param_initial_value(const lull_filter_type* type, int index);
+
 /* -- buffer.c ------------------------------------------------------------- */
 
 /* Drops one reference (filters call this for the buffers of their images). */

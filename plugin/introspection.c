@@ -1,7 +1,7 @@
 /* lull.h's listing of filter types, parameters and images. */
 #include <lull.h>
 
-#include "filter_types.h"
+#include "handles.h"
 
 OIDN_API const char* lullGetVersionString(void)
 {
@@ -42,7 +42,7 @@ OIDN_API bool lullGetFilterParamInfo(const char* filterType, int index, LullPara
   const lull_param_def* def = &type->params[index];
   info->name = def->name;
   info->type = (LullParamType)def->type;
-  info->defaultValue = def->default_value;
+  info->defaultValue = lull_param_initial_value(type, index);
   info->minValue = def->min;
   info->maxValue = def->max;
   info->readOnly = def->read_only != 0;
