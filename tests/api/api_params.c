@@ -177,12 +177,122 @@ static void commit_rules(OIDNDevice device)
   free(output);
 }
 
+/* lull.h's listing agrees with what the filters do: every listed
+ * parameter reads its listed default through the getter of its type, and
+ * read-only ones cannot be set. */
+static void introspection(OIDNDevice device)
+{
+  CHECK(strcmp(lullGetVersionString(), LULL_VERSION_STRING) == 0);
+  const int count = lullGetFilterTypeCount();
+  CHECK(lullGetFilterTypeName(-1) == NULL);
+  CHECK(lullGetFilterTypeName(count) == NULL);
+  CHECK_EQ_INT(lullGetFilterParamCount(NULL), -1);
+  CHECK_EQ_INT(lullGetFilterParamCount("Bogus"), -1);
+  CHECK_EQ_INT(lullGetFilterImageCount(NULL), -1);
+  CHECK_EQ_INT(lullGetFilterImageCount("Bogus"), -1);
+  LullParamInfo info;
+  CHECK(!lullGetFilterParamInfo("RT", -1, &info));
+  CHECK(!lullGetFilterParamInfo("RT", lullGetFilterParamCount("RT"), &info));
+  CHECK(!lullGetFilterParamInfo("RT", 0, NULL));
+  CHECK(!lullGetFilterParamInfo(NULL, 0, &info));
+  CHECK(lullGetFilterImageName("RT", -1) == NULL);
+  CHECK(lullGetFilterImageName("RT", lullGetFilterImageCount("RT")) == NULL);
+  CHECK(lullGetFilterImageName("Bogus", 0) == NULL);
+
+  for (int t = 0; t < count; ++t) {
+    const char* type = lullGetFilterTypeName(t);
+    OIDNFilter filter = oidnNewFilter(device, type);
+    const int params = lullGetFilterParamCount(type);
+    CHECK(params >= 0);
+    for (int i = 0; i < params; ++i) {
+      CHECK(lullGetFilterParamInfo(type, i, &info));
+      CHECK(info.name && info.description && info.description[0]);
+      double value = 0;
+      if (info.type == LULL_PARAM_TYPE_FLOAT)
+        value = oidnGetFilterFloat(filter, info.name);
+      else if (info.type == LULL_PARAM_TYPE_INT)
+        value = oidnGetFilterInt(filter, info.name);
+      else
+        value = oidnGetFilterBool(filter, info.name);
+      EXPECT_OK(device);
+      const int same = isnan(info.defaultValue) ? isnan(value) : value == (double)(float)info.defaultValue;
+      if (!same)
+        fprintf(stderr, "%s.%s: reads %g, listed default %g\n", type, info.name, value,
+                info.defaultValue);
+      CHECK(same);
+      if (info.readOnly && info.type == LULL_PARAM_TYPE_INT) {
+        oidnSetFilterInt(filter, info.name, 12345);
+        CHECK(oidnGetFilterInt(filter, info.name) != 12345);
+      }
+    }
+    const int images = lullGetFilterImageCount(type);
+    CHECK(images >= 2); /* at least an input and "output" */
+    int has_output = 0;
+    for (int i = 0; i < images; ++i)
+      has_output |= strcmp(lullGetFilterImageName(type, i), "output") == 0;
+    CHECK(has_output);
+    EXPECT_OK(device);
+    oidnReleaseFilter(filter);
+  }
+}
+
+/* Every registered type (also those added later) on a small colour image:
+ * the commit either succeeds and execution gives finite output, or fails
+ * with INVALID_OPERATION / INVALID_ARGUMENT (images it needs are missing);
+ * nothing else, and never a crash. */
+static void every_type(OIDNDevice device)
+{
+  enum { W = 14, H = 11 };
+  float* color = api_noisy_image(W, H, 3, 0.3f, 5);
+  for (int t = 0; t < lullGetFilterTypeCount(); ++t) {
+    const char* type = lullGetFilterTypeName(t);
+    OIDNFilter filter = oidnNewFilter(device, type);
+    float* output = api_filled(3 * W * H, NAN);
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnCommitFilter(filter);
+    const OIDNError code = oidnGetDeviceError(device, NULL);
+    CHECK(code == OIDN_ERROR_NONE || code == OIDN_ERROR_INVALID_OPERATION ||
+          code == OIDN_ERROR_INVALID_ARGUMENT);
+    if (code == OIDN_ERROR_NONE) {
+      oidnExecuteFilter(filter);
+      EXPECT_OK(device);
+      if (!lull_test_all_finite(output, 3 * W * H))
+        fprintf(stderr, "%s: non-finite output\n", type);
+      CHECK(lull_test_all_finite(output, 3 * W * H));
+    } else {
+      oidnExecuteFilter(filter); /* not committed */
+      EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+    }
+    free(output);
+    oidnReleaseFilter(filter);
+  }
+  free(color);
+}
+
+/* oidnExecuteSYCLFilterAsync exists for linking; lull has no SYCL device. */
+OIDN_API void oidnExecuteSYCLFilterAsync(OIDNFilter filter, const void* depEvents,
+                                         int numDepEvents, void* doneEvent);
+
+static void sycl_execute(OIDNDevice device)
+{
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  oidnExecuteSYCLFilterAsync(filter, NULL, 0, NULL);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnExecuteSYCLFilterAsync(NULL, NULL, 0, NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "handle is null");
+  oidnReleaseFilter(filter);
+}
+
 void api_test_params(void)
 {
   OIDNDevice device = api_cpu_device();
   creation(device);
   values(device);
   commit_rules(device);
+  introspection(device);
+  every_type(device);
+  sycl_execute(device);
   oidnReleaseDevice(device);
   EXPECT_OK(NULL);
 }
