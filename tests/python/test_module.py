@@ -340,6 +340,36 @@ def test_keyboard_interrupt_cancels(np, rng):
         assert np.array_equal(out, lull.denoise(color, filter="ATrous", iterations=8))
 
 
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signals reach the main thread only")
+def test_keyboard_interrupt_without_callback(np, rng):
+    """Ctrl-C with no progress callback: the module's own progress monitor
+    checks for signals between levels and cancels; the output is not the
+    finished result and the filter stays usable."""
+    color = rng.random((1024, 1024, 3), dtype=np.float32)
+    with lull.Device("cpu", num_threads=1) as device, device.new_filter("ATrous") as f:
+        out = np.full_like(color, -1.0)
+        f.set_image("color", color)
+        f.set_image("output", out)
+        f["iterations"] = 10
+        killer = threading.Timer(0.3, os.kill, args=(os.getpid(), signal.SIGINT))
+        returned = False
+        killer.start()
+        try:
+            f.execute()
+            returned = True
+            killer.join()
+            time.sleep(0.2)  # a late signal lands here, not in another test
+        except KeyboardInterrupt:
+            pass
+        killer.join()
+        assert not returned, "execute finished before the signal came: use a larger image"
+        full = lull.denoise(color, filter="ATrous", iterations=10, device="cpu")
+        assert not np.array_equal(out, full)
+        f.execute()
+        assert np.array_equal(out, full)
+
+
 # -- threads -----------------------------------------------------------------------------
 
 
