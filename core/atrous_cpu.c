@@ -77,7 +77,8 @@ enum
   P_R, P_G, P_B, P_L, P_V,             /* level input */
   P_R2, P_G2, P_B2, P_L2, P_V2,        /* level output */
   P_INV_L,                             /* 1 / (sigma_l sqrt(g3x3 Var) + eps) per level */
-  P_NX, P_NY, P_NZ,                    /* unit normal */
+  P_GL,                                /* g3x3(luminance): the colour test's guide */
+  P_NX, P_NY, P_NZ, P_NM,              /* unit normal, "missing" flag */
   P_GX, P_GY, P_GZ,                    /* depth (GX only) or position */
   P_INV_G,                             /* 1 / (sigma_g s_p)^2 */
   P_AR, P_AG, P_AB,                    /* albedo */
@@ -221,7 +222,7 @@ static void prepare_guides(const lull_atrous_images* images, const atrous_setup*
         lull_image_load(&images->normal, x, y, v);
         for (int k = 0; k < 3; ++k)
           v[k] = (v[k] - v[k]) == 0.0f ? v[k] : 0.0f;
-        lull_normalize_normal(v);
+        lull_plane(pl, P_NM)[i] = lull_normalize_normal(v);
         lull_plane(pl, P_NX)[i] = v[0];
         lull_plane(pl, P_NY)[i] = v[1];
         lull_plane(pl, P_NZ)[i] = v[2];
@@ -292,8 +293,10 @@ static void prepare_geometry(const lull_atrous_params* params, const lull_atrous
  * already offset by the tap's dx so index x reads pixel q). */
 typedef struct tap_rows
 {
-  const float *cl, *cinv_l, *cnx, *cny, *cnz, *cgx, *cgy, *cgz, *cinv_g, *car, *cag, *cab;
-  const float *ql, *qr, *qg, *qb, *qv, *qnx, *qny, *qnz, *qgx, *qgy, *qgz, *qar, *qag, *qab;
+  const float *cl, *cgl, *cinv_l, *cnx, *cny, *cnz, *cnm, *cgx, *cgy, *cgz, *cinv_g, *car, *cag,
+      *cab;
+  const float *ql, *qgl, *qr, *qg, *qb, *qv, *qnx, *qny, *qnz, *qnm, *qgx, *qgy, *qgz, *qar, *qag,
+      *qab;
   float *sw, *sr, *sg, *sb, *sv;
 } tap_rows;
 
@@ -302,11 +305,12 @@ LULL_TARGET_CLONES
 static void tap_row_variance(const tap_rows* t, int x0, int x1, float h, float inv_d2,
                              float k_normal, float k_albedo)
 {
-  const float* LULL_RESTRICT cl = t->cl;
+  const float* LULL_RESTRICT cgl = t->cgl;
   const float* LULL_RESTRICT cinv_l = t->cinv_l;
   const float* LULL_RESTRICT cnx = t->cnx;
   const float* LULL_RESTRICT cny = t->cny;
   const float* LULL_RESTRICT cnz = t->cnz;
+  const float* LULL_RESTRICT cnm = t->cnm;
   const float* LULL_RESTRICT cgx = t->cgx;
   const float* LULL_RESTRICT cgy = t->cgy;
   const float* LULL_RESTRICT cgz = t->cgz;
@@ -314,7 +318,7 @@ static void tap_row_variance(const tap_rows* t, int x0, int x1, float h, float i
   const float* LULL_RESTRICT car = t->car;
   const float* LULL_RESTRICT cag = t->cag;
   const float* LULL_RESTRICT cab = t->cab;
-  const float* LULL_RESTRICT ql = t->ql;
+  const float* LULL_RESTRICT qgl = t->qgl;
   const float* LULL_RESTRICT qr = t->qr;
   const float* LULL_RESTRICT qg = t->qg;
   const float* LULL_RESTRICT qb = t->qb;
@@ -322,6 +326,7 @@ static void tap_row_variance(const tap_rows* t, int x0, int x1, float h, float i
   const float* LULL_RESTRICT qnx = t->qnx;
   const float* LULL_RESTRICT qny = t->qny;
   const float* LULL_RESTRICT qnz = t->qnz;
+  const float* LULL_RESTRICT qnm = t->qnm;
   const float* LULL_RESTRICT qgx = t->qgx;
   const float* LULL_RESTRICT qgy = t->qgy;
   const float* LULL_RESTRICT qgz = t->qgz;
@@ -336,8 +341,10 @@ static void tap_row_variance(const tap_rows* t, int x0, int x1, float h, float i
 #pragma omp simd
   for (int x = x0; x < x1; ++x) {
     const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
-    const float e = lull_edge_luminance(cl[x], ql[x], cinv_l[x]) +
-                    lull_edge_normal(cnx[x] * qnx[x] + cny[x] * qny[x] + cnz[x] * qnz[x], k_normal) +
+    const float e = lull_edge_luminance(cgl[x], qgl[x], cinv_l[x]) +
+                    lull_edge_normal(lull_normal_dot(cnx[x], cny[x], cnz[x], cnm[x], qnx[x], qny[x],
+                                                     qnz[x], qnm[x]),
+                                     k_normal) +
                     lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
                     lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
     const float wgt = h * lull_edge_weight(e);
@@ -358,6 +365,7 @@ static void tap_row_fixed(const tap_rows* t, int x0, int x1, float h, float inv_
   const float* LULL_RESTRICT cnx = t->cnx;
   const float* LULL_RESTRICT cny = t->cny;
   const float* LULL_RESTRICT cnz = t->cnz;
+  const float* LULL_RESTRICT cnm = t->cnm;
   const float* LULL_RESTRICT cgx = t->cgx;
   const float* LULL_RESTRICT cgy = t->cgy;
   const float* LULL_RESTRICT cgz = t->cgz;
@@ -372,6 +380,7 @@ static void tap_row_fixed(const tap_rows* t, int x0, int x1, float h, float inv_
   const float* LULL_RESTRICT qnx = t->qnx;
   const float* LULL_RESTRICT qny = t->qny;
   const float* LULL_RESTRICT qnz = t->qnz;
+  const float* LULL_RESTRICT qnm = t->qnm;
   const float* LULL_RESTRICT qgx = t->qgx;
   const float* LULL_RESTRICT qgy = t->qgy;
   const float* LULL_RESTRICT qgz = t->qgz;
@@ -387,7 +396,9 @@ static void tap_row_fixed(const tap_rows* t, int x0, int x1, float h, float inv_
   for (int x = x0; x < x1; ++x) {
     const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
     const float e = lull_edge_color_fixed(cr[x] - qr[x], cg[x] - qg[x], cb[x] - qb[x], k_color) +
-                    lull_edge_normal(cnx[x] * qnx[x] + cny[x] * qny[x] + cnz[x] * qnz[x], k_normal) +
+                    lull_edge_normal(lull_normal_dot(cnx[x], cny[x], cnz[x], cnm[x], qnx[x], qny[x],
+                                                     qnz[x], qnm[x]),
+                                     k_normal) +
                     lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
                     lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
     const float wgt = h * lull_edge_weight(e);
@@ -413,6 +424,7 @@ static void tap_row_moments(const tap_rows* t, int x0, int x1, float inv_d2, flo
   const float* LULL_RESTRICT cnx = t->cnx;
   const float* LULL_RESTRICT cny = t->cny;
   const float* LULL_RESTRICT cnz = t->cnz;
+  const float* LULL_RESTRICT cnm = t->cnm;
   const float* LULL_RESTRICT cgx = t->cgx;
   const float* LULL_RESTRICT cgy = t->cgy;
   const float* LULL_RESTRICT cgz = t->cgz;
@@ -424,6 +436,7 @@ static void tap_row_moments(const tap_rows* t, int x0, int x1, float inv_d2, flo
   const float* LULL_RESTRICT qnx = t->qnx;
   const float* LULL_RESTRICT qny = t->qny;
   const float* LULL_RESTRICT qnz = t->qnz;
+  const float* LULL_RESTRICT qnm = t->qnm;
   const float* LULL_RESTRICT qgx = t->qgx;
   const float* LULL_RESTRICT qgy = t->qgy;
   const float* LULL_RESTRICT qgz = t->qgz;
@@ -437,7 +450,9 @@ static void tap_row_moments(const tap_rows* t, int x0, int x1, float inv_d2, flo
   for (int x = x0; x < x1; ++x) {
     const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
     const float e =
-        lull_edge_normal(cnx[x] * qnx[x] + cny[x] * qny[x] + cnz[x] * qnz[x], k_normal) +
+        lull_edge_normal(lull_normal_dot(cnx[x], cny[x], cnz[x], cnm[x], qnx[x], qny[x],
+                                                     qnz[x], qnm[x]),
+                                     k_normal) +
         lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
         lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
     const float wgt = lull_edge_weight(e);
@@ -452,10 +467,12 @@ static void tap_row_moments(const tap_rows* t, int x0, int x1, float inv_d2, flo
 static void tap_rows_center(tap_rows* t, const lull_planes* pl, size_t row)
 {
   t->cl = lull_plane_c(pl, P_L) + row;
+  t->cgl = lull_plane_c(pl, P_GL) + row;
   t->cinv_l = lull_plane_c(pl, P_INV_L) + row;
   t->cnx = lull_plane_c(pl, P_NX) + row;
   t->cny = lull_plane_c(pl, P_NY) + row;
   t->cnz = lull_plane_c(pl, P_NZ) + row;
+  t->cnm = lull_plane_c(pl, P_NM) + row;
   t->cgx = lull_plane_c(pl, P_GX) + row;
   t->cgy = lull_plane_c(pl, P_GY) + row;
   t->cgz = lull_plane_c(pl, P_GZ) + row;
@@ -469,6 +486,7 @@ static void tap_rows_center(tap_rows* t, const lull_planes* pl, size_t row)
 static void tap_rows_tap(tap_rows* t, const lull_planes* pl, ptrdiff_t q)
 {
   t->ql = lull_plane_c(pl, P_L) + q;
+  t->qgl = lull_plane_c(pl, P_GL) + q;
   t->qr = lull_plane_c(pl, P_R) + q;
   t->qg = lull_plane_c(pl, P_G) + q;
   t->qb = lull_plane_c(pl, P_B) + q;
@@ -476,6 +494,7 @@ static void tap_rows_tap(tap_rows* t, const lull_planes* pl, ptrdiff_t q)
   t->qnx = lull_plane_c(pl, P_NX) + q;
   t->qny = lull_plane_c(pl, P_NY) + q;
   t->qnz = lull_plane_c(pl, P_NZ) + q;
+  t->qnm = lull_plane_c(pl, P_NM) + q;
   t->qgx = lull_plane_c(pl, P_GX) + q;
   t->qgy = lull_plane_c(pl, P_GY) + q;
   t->qgz = lull_plane_c(pl, P_GZ) + q;
@@ -563,19 +582,21 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
   }
 }
 
-/* 1 / (sigma_l sqrt(g3x3(Var)) + eps) for the current level (SVGF §4.4
- * prefilters the variance with a 3x3 Gaussian before the colour test). */
-static void prepare_inv_luminance(const lull_atrous_params* params, const atrous_setup* s,
-                                  lull_planes* pl)
+/* The colour test's inputs for the current level (SVGF §4.4 prefilters the
+ * variance with a 3x3 Gaussian; the luminance guide gets the same filter,
+ * see atrous_math.h): g = g3x3(l) and 1 / (sigma_l sqrt(g3x3(Var)) + eps). */
+static void prepare_level_guides(const lull_atrous_params* params, const atrous_setup* s,
+                                 lull_planes* pl)
 {
   const int w = s->width, h = s->height;
+  const float* l = lull_plane_c(pl, P_L);
   const float* v = lull_plane_c(pl, P_V);
+  float* gl = lull_plane(pl, P_GL);
   float* inv_l = lull_plane(pl, P_INV_L);
-  static const float g3[3] = {0.25f, 0.5f, 0.25f};
 #pragma omp parallel for schedule(static) num_threads(s->threads)
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      float sum = 0, sum_w = 0;
+      float sum_v = 0, sum_l = 0, sum_w = 0;
       for (int dy = -1; dy <= 1; ++dy) {
         const int yy = y + dy;
         if (yy < 0 || yy >= h)
@@ -584,13 +605,16 @@ static void prepare_inv_luminance(const lull_atrous_params* params, const atrous
           const int xx = x + dx;
           if (xx < 0 || xx >= w)
             continue;
-          const float k = g3[dx + 1] * g3[dy + 1];
-          sum += k * v[(size_t)yy * (size_t)w + (size_t)xx];
+          const float k = lull_binomial3_tap(dx) * lull_binomial3_tap(dy);
+          const size_t j = (size_t)yy * (size_t)w + (size_t)xx;
+          sum_v += k * v[j];
+          sum_l += k * l[j];
           sum_w += k;
         }
       }
-      const float sd = sqrtf(sum / sum_w);
-      inv_l[(size_t)y * (size_t)w + (size_t)x] = 1.0f / (params->sigma_luminance * sd + 1e-10f);
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      gl[i] = sum_l / sum_w;
+      inv_l[i] = 1.0f / (params->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f);
     }
 }
 
@@ -629,12 +653,13 @@ static void interior_run(const lull_planes* pl, size_t row, int xa, int xb,
   const float* LULL_RESTRICT pr = lull_plane_c(pl, P_R);
   const float* LULL_RESTRICT pg = lull_plane_c(pl, P_G);
   const float* LULL_RESTRICT pb = lull_plane_c(pl, P_B);
-  const float* LULL_RESTRICT pl_ = lull_plane_c(pl, P_L);
+  const float* LULL_RESTRICT pgl = lull_plane_c(pl, P_GL);
   const float* LULL_RESTRICT pv = lull_plane_c(pl, P_V);
   const float* LULL_RESTRICT pinv_l = lull_plane_c(pl, P_INV_L);
   const float* LULL_RESTRICT pnx = lull_plane_c(pl, P_NX);
   const float* LULL_RESTRICT pny = lull_plane_c(pl, P_NY);
   const float* LULL_RESTRICT pnz = lull_plane_c(pl, P_NZ);
+  const float* LULL_RESTRICT pnm = lull_plane_c(pl, P_NM);
   const float* LULL_RESTRICT pgx = lull_plane_c(pl, P_GX);
   const float* LULL_RESTRICT pgy = lull_plane_c(pl, P_GY);
   const float* LULL_RESTRICT pgz = lull_plane_c(pl, P_GZ);
@@ -653,9 +678,9 @@ static void interior_run(const lull_planes* pl, size_t row, int xa, int xb,
 #pragma omp simd
   for (int x = xa; x < xb; ++x) {
     const size_t i = row + (size_t)x;
-    const float cl = pl_[i], cr = pr[i], cg = pg[i], cb = pb[i];
+    const float cgl = pgl[i], cr = pr[i], cg = pg[i], cb = pb[i];
     const float cinv_l = pinv_l[i] * k_var;
-    const float cnx = pnx[i], cny = pny[i], cnz = pnz[i];
+    const float cnx = pnx[i], cny = pny[i], cnz = pnz[i], cnm = pnm[i];
     const float cgx = pgx[i], cgy = pgy[i], cgz = pgz[i], cinv_g = pinv_g[i];
     const float car = par[i], cag = pag[i], cab = pab[i];
     float sw = 0.0f, sr = 0.0f, sg = 0.0f, sb = 0.0f, sv = 0.0f;
@@ -665,9 +690,10 @@ static void interior_run(const lull_planes* pl, size_t row, int xa, int xb,
       const size_t j = (size_t)((ptrdiff_t)i + taps->offset[k]);
       const float dgx = cgx - pgx[j], dgy = cgy - pgy[j], dgz = cgz - pgz[j];
       const float e =
-          lull_edge_luminance(cl, pl_[j], cinv_l) +
+          lull_edge_luminance(cgl, pgl[j], cinv_l) +
           lull_edge_color_fixed(cr - pr[j], cg - pg[j], cb - pb[j], k_fix) +
-          lull_edge_normal(cnx * pnx[j] + cny * pny[j] + cnz * pnz[j], k_normal) +
+          lull_edge_normal(lull_normal_dot(cnx, cny, cnz, cnm, pnx[j], pny[j], pnz[j], pnm[j]),
+                           k_normal) +
           lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g, taps->inv_d2[k]) +
           lull_edge_albedo(car - par[j], cag - pag[j], cab - pab[j], k_albedo);
       const float wgt = taps->h[k] * lull_edge_weight(e);
@@ -845,6 +871,7 @@ lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_
     lull_planes_alias(&pl, P_NX, P_ZERO);
     lull_planes_alias(&pl, P_NY, P_ZERO);
     lull_planes_alias(&pl, P_NZ, P_ZERO);
+    lull_planes_alias(&pl, P_NM, P_ZERO);
   }
   if (!s.has_albedo) {
     lull_planes_alias(&pl, P_AR, P_ZERO);
@@ -864,15 +891,20 @@ lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_
   if (s.has_geometry)
     prepare_geometry(params, images, &s, &pl);
   prepare_color(params, images, &s, &pl);
-  if (params->color_mode == LULL_ATROUS_COLOR_VARIANCE)
+  if (params->color_mode == LULL_ATROUS_COLOR_VARIANCE) {
     prepare_variance(images, &s, &pl, scratch, scratch_stride);
-  else
+  } else {
+    /* the fixed colour test reads no variance and no luminance guide; the
+     * interior kernel multiplies them by 0, so they must be finite */
     lull_plane_fill(&pl, P_V, 0.0f);
+    lull_planes_alias(&pl, P_GL, P_ZERO);
+    lull_planes_alias(&pl, P_INV_L, P_ZERO);
+  }
 
   status = lull_progress_report(progress, 0.0, err);
   for (int level = 0; level < params->iterations && status == LULL_OK; ++level) {
     if (params->color_mode == LULL_ATROUS_COLOR_VARIANCE)
-      prepare_inv_luminance(params, &s, &pl);
+      prepare_level_guides(params, &s, &pl);
     run_level(params, &s, &pl, level, scratch, scratch_stride);
     status = lull_progress_report(progress, (double)(level + 1) / (params->iterations + 1), err);
   }
