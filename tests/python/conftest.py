@@ -11,6 +11,11 @@ import pathlib
 
 import pytest
 
+# lull.denoise(device=None) uses the default device, CUDA when a GPU is
+# usable; these tests compare against CPU results, so the default is the
+# CPU here (test_gpu.py names the CUDA device explicitly).
+os.environ["OIDN_DEFAULT_DEVICE"] = "cpu"
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
