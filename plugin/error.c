@@ -4,8 +4,17 @@
  * global slot takes errors that have no device (failed device creation,
  * physical-device queries, NULL handles).  The first error in a slot wins
  * until oidnGetDeviceError reads and clears it; the device's callback sees
- * every error, on the thread that caused it. */
+ * every error, on the thread that caused it.
+ *
+ * A device owns its threads' slots (a list under error_mutex, keyed by a
+ * thread number that is never reused) and a slot exists only while it holds
+ * an unread error: reading removes it.  Nothing is tied to thread exit, so
+ * a thread that ends while another releases the device frees nothing twice
+ * (per-device pthread keys did: their destructors raced the device's
+ * destruction), and the slots of threads that ended unread go with the
+ * device. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +23,32 @@
 
 struct lull_error_slot
 {
+  unsigned long long thread; /* thread_number() of the thread that erred */
   OIDNError code;
   char message[LULL_ERROR_MESSAGE_SIZE];
-  char returned[LULL_ERROR_MESSAGE_SIZE]; /* valid until the next read */
-  OIDNDevice device;
   lull_error_slot* next;
 };
 
-/* The one global OIDN's semantics require: the per-thread slot for errors
- * without a device. */
-static _Thread_local lull_error_slot global_slot;
+/* The globals OIDN's semantics require, all per thread: the slot for
+ * errors without a device, and the message oidnGetDeviceError handed out
+ * last (valid until the thread's next read). */
+static _Thread_local struct
+{
+  OIDNError code;
+  char message[LULL_ERROR_MESSAGE_SIZE];
+} global_slot;
+static _Thread_local char returned_message[LULL_ERROR_MESSAGE_SIZE];
+
+/* A number for the calling thread, unlike pthread_t never reused, so a new
+ * thread never inherits the unread error of one that ended. */
+static unsigned long long thread_number(void)
+{
+  static atomic_ullong next = 1;
+  static _Thread_local unsigned long long number;
+  if (number == 0)
+    number = atomic_fetch_add(&next, 1);
+  return number;
+}
 
 static const char* code_name(OIDNError code)
 {
@@ -39,37 +64,14 @@ static const char* code_name(OIDNError code)
   return "error";
 }
 
-/* Called by pthreads when a thread that used the device exits. */
-static void slot_thread_exit(void* ptr)
-{
-  lull_error_slot* slot = ptr;
-  OIDNDevice device = slot->device;
-  pthread_mutex_lock(&device->error_mutex);
-  for (lull_error_slot** p = &device->slots; *p; p = &(*p)->next)
-    if (*p == slot) {
-      *p = slot->next;
-      break;
-    }
-  pthread_mutex_unlock(&device->error_mutex);
-  free(slot);
-}
-
 int lull_device_errors_init(OIDNDevice device)
 {
-  if (pthread_mutex_init(&device->error_mutex, NULL) != 0)
-    return 0;
-  if (pthread_key_create(&device->error_key, slot_thread_exit) != 0) {
-    pthread_mutex_destroy(&device->error_mutex);
-    return 0;
-  }
   device->slots = NULL;
-  return 1;
+  return pthread_mutex_init(&device->error_mutex, NULL) == 0;
 }
 
 void lull_device_errors_destroy(OIDNDevice device)
 {
-  /* pthread_key_delete runs no destructors: free every thread's slot here */
-  pthread_key_delete(device->error_key);
   lull_error_slot* slot = device->slots;
   while (slot) {
     lull_error_slot* next = slot->next;
@@ -80,26 +82,47 @@ void lull_device_errors_destroy(OIDNDevice device)
   pthread_mutex_destroy(&device->error_mutex);
 }
 
-/* The calling thread's slot on device, created on first use; NULL when out
- * of memory (the error then still reaches the callback). */
-static lull_error_slot* device_slot(OIDNDevice device)
+/* Records an error in the calling thread's slot on device unless the slot
+ * holds one already. */
+static void device_store(OIDNDevice device, OIDNError code, const char* message)
 {
-  lull_error_slot* slot = pthread_getspecific(device->error_key);
-  if (slot)
-    return slot;
-  slot = calloc(1, sizeof *slot);
-  if (!slot)
-    return NULL;
-  slot->device = device;
-  if (pthread_setspecific(device->error_key, slot) != 0) {
-    free(slot);
-    return NULL;
-  }
+  const unsigned long long thread = thread_number();
   pthread_mutex_lock(&device->error_mutex);
-  slot->next = device->slots;
-  device->slots = slot;
+  lull_error_slot* slot = device->slots;
+  while (slot && slot->thread != thread)
+    slot = slot->next;
+  if (!slot) {
+    /* out of memory: the error is not kept, but the callback still sees it */
+    slot = calloc(1, sizeof *slot);
+    if (slot) {
+      slot->thread = thread;
+      slot->code = code;
+      snprintf(slot->message, sizeof slot->message, "%s", message);
+      slot->next = device->slots;
+      device->slots = slot;
+    }
+  }
   pthread_mutex_unlock(&device->error_mutex);
-  return slot;
+}
+
+/* Takes the calling thread's error on device out of its slot. */
+static OIDNError device_take(OIDNDevice device, char* message, size_t size)
+{
+  const unsigned long long thread = thread_number();
+  OIDNError code = OIDN_ERROR_NONE;
+  pthread_mutex_lock(&device->error_mutex);
+  for (lull_error_slot** p = &device->slots; *p; p = &(*p)->next) {
+    lull_error_slot* slot = *p;
+    if (slot->thread == thread) {
+      code = slot->code;
+      snprintf(message, size, "%s", slot->message);
+      *p = slot->next;
+      free(slot);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&device->error_mutex);
+  return code;
 }
 
 static int env_verbose(void)
@@ -110,10 +133,11 @@ static int env_verbose(void)
 
 void lull_api_error(OIDNDevice device, OIDNError code, const char* message)
 {
-  lull_error_slot* slot = device ? device_slot(device) : &global_slot;
-  if (slot && slot->code == OIDN_ERROR_NONE) {
-    slot->code = code;
-    snprintf(slot->message, sizeof slot->message, "%s", message);
+  if (device) {
+    device_store(device, code, message);
+  } else if (global_slot.code == OIDN_ERROR_NONE) {
+    global_slot.code = code;
+    snprintf(global_slot.message, sizeof global_slot.message, "%s", message);
   }
   const int verbose = device ? device->verbose : env_verbose();
   if (verbose >= 1)
@@ -149,31 +173,21 @@ void lull_api_warning(OIDNDevice device, const char* format, ...)
 
 OIDN_API OIDNError oidnGetDeviceError(OIDNDevice device, const char** outMessage)
 {
-  lull_error_slot* slot = &global_slot;
+  if (device && device->magic != LULL_MAGIC_DEVICE) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid device handle");
+    device = NULL; /* read that error back */
+  }
+  OIDNError code = OIDN_ERROR_NONE;
   if (device) {
-    if (device->magic != LULL_MAGIC_DEVICE) {
-      lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid device handle");
-      slot = &global_slot;
-    } else {
-      slot = device_slot(device);
-      if (!slot) {
-        if (outMessage)
-          *outMessage = "out of memory";
-        return OIDN_ERROR_OUT_OF_MEMORY;
-      }
-    }
+    code = device_take(device, returned_message, sizeof returned_message);
+  } else {
+    code = global_slot.code;
+    memcpy(returned_message, global_slot.message, sizeof returned_message);
+    global_slot.code = OIDN_ERROR_NONE;
+    global_slot.message[0] = '\0';
   }
-  const OIDNError code = slot->code;
-  if (outMessage) {
-    if (code == OIDN_ERROR_NONE) {
-      *outMessage = NULL;
-    } else {
-      memcpy(slot->returned, slot->message, sizeof slot->returned);
-      *outMessage = slot->returned;
-    }
-  }
-  slot->code = OIDN_ERROR_NONE;
-  slot->message[0] = '\0';
+  if (outMessage)
+    *outMessage = code == OIDN_ERROR_NONE ? NULL : returned_message;
   return code;
 }
 

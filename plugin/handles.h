@@ -44,10 +44,9 @@ struct OIDNDeviceImpl
 
   lull_backend* backend;        /* created by the commit */
 
-  /* errors: one slot per thread (pthread key), callback for every error */
-  pthread_key_t error_key;
+  /* errors: a slot per thread with an unread error, callback for every error */
   pthread_mutex_t error_mutex;  /* guards slots and the callback */
-  lull_error_slot* slots;       /* all slots, for cleanup */
+  lull_error_slot* slots;       /* see error.c */
   OIDNErrorFunction error_func;
   void* error_user;
 };
