@@ -359,10 +359,45 @@ static void threads(void)
   oidnReleaseDevice(device);
 }
 
+/* A worker errs on a device and ends while the caller releases the device:
+ * nothing is freed twice (regression: per-device pthread keys freed the
+ * worker's slot in its exit destructor and again in the device's
+ * destruction). */
+typedef struct release_race
+{
+  OIDNDevice device;
+  atomic_int erred;
+} release_race;
+
+static void* err_and_exit(void* arg)
+{
+  release_race* race = arg;
+  (void)oidnGetDeviceInt(race->device, "bogus");
+  atomic_store(&race->erred, 1);
+  return NULL;
+}
+
+static void release_while_thread_exits(void)
+{
+  for (int i = 0; i < 200; ++i) {
+    release_race race;
+    race.device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+    atomic_init(&race.erred, 0);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, err_and_exit, &race) == 0);
+    while (!atomic_load(&race.erred))
+      ;
+    oidnReleaseDevice(race.device); /* while the worker is ending */
+    pthread_join(thread, NULL);
+  }
+  EXPECT_OK(NULL);
+}
+
 void api_test_errors(void)
 {
   null_handles();
   slots();
   callback();
   threads();
+  release_while_thread_exits();
 }
