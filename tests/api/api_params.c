@@ -3,8 +3,10 @@
  * names, data parameters, and the rule that a changed filter must be
  * committed again before it runs. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lull.h>
 
@@ -270,6 +272,66 @@ static void every_type(OIDNDevice device)
   free(color);
 }
 
+/* What a call prints to stderr, read back through a temporary file. */
+typedef struct captured
+{
+  int saved_fd;
+  FILE* file;
+} captured;
+
+static captured capture_begin(void)
+{
+  captured c = {-1, tmpfile()};
+  fflush(stderr);
+  if (c.file) {
+    c.saved_fd = dup(fileno(stderr));
+    dup2(fileno(c.file), fileno(stderr));
+  }
+  return c;
+}
+
+static void capture_end(captured* c, char* text, size_t size)
+{
+  text[0] = '\0';
+  fflush(stderr);
+  if (!c->file)
+    return;
+  dup2(c->saved_fd, fileno(stderr));
+  close(c->saved_fd);
+  rewind(c->file);
+  const size_t n = fread(text, 1, size - 1, c->file);
+  text[n] = '\0';
+  fclose(c->file);
+}
+
+/* Unknown names and deprecated ones are warnings: printed by a verbose
+ * device, silent otherwise; neither is an error. */
+static void warnings(void)
+{
+  char text[2048];
+  for (int verbose = 0; verbose < 2; ++verbose) {
+    OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+    oidnSetDeviceInt(device, "verbose", verbose);
+    oidnCommitDevice(device);
+    OIDNFilter filter = oidnNewFilter(device, "RT");
+    captured c = capture_begin();
+    oidnSetFilterInt(filter, "noSuchParameter", 1);
+    oidnSetFilterFloat(filter, "hdrScale", 2.0f);
+    oidnSetFilterInt(filter, "tileOverlap", 3);
+    capture_end(&c, text, sizeof text);
+    EXPECT_OK(device);
+    if (verbose) {
+      CHECK(strstr(text, "noSuchParameter") != NULL);
+      CHECK(strstr(text, "hdrScale") != NULL);
+      CHECK(strstr(text, "tileOverlap") != NULL);
+    } else {
+      CHECK(text[0] == '\0');
+    }
+    oidnReleaseFilter(filter);
+    oidnReleaseDevice(device);
+  }
+}
+
 /* oidnExecuteSYCLFilterAsync exists for linking; lull has no SYCL device. */
 OIDN_API void oidnExecuteSYCLFilterAsync(OIDNFilter filter, const void* depEvents,
                                          int numDepEvents, void* doneEvent);
@@ -293,6 +355,7 @@ void api_test_params(void)
   introspection(device);
   every_type(device);
   sycl_execute(device);
+  warnings();
   oidnReleaseDevice(device);
   EXPECT_OK(NULL);
 }
