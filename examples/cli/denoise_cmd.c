@@ -454,6 +454,7 @@ typedef struct plan
   long num_frames;
 } plan;
 
+/* 0, 1 for a usage error, 2 when no frames exist. */
 static int make_plan(parsed_args* a, plan* p)
 {
   cli_denoise_options* o = &a->options;
@@ -501,7 +502,7 @@ static int make_plan(parsed_args* a, plan* p)
   }
   if (p->num_frames == 0) {
     cli_error("%s: no frames found", o->input);
-    return 1;
+    return 2; /* not a usage error: nothing to do is a failure for a farm */
   }
   if (a->shard_count) {
     long kept = 0;
@@ -536,9 +537,10 @@ static int run(parsed_args* a)
 {
   cli_denoise_options* o = &a->options;
   plan p;
-  if (make_plan(a, &p)) {
+  const int planned = make_plan(a, &p);
+  if (planned) {
     free(p.frames);
-    return CLI_USAGE;
+    return planned == 2 ? CLI_FAILED : CLI_USAGE;
   }
   if (p.num_frames == 0) {
     if (!o->quiet)
@@ -591,11 +593,15 @@ static int run(parsed_args* a)
     ++failed;
   }
   if (interrupted)
-    cli_error("interrupted: %ld frame%s done; the file being written was left as it was", done,
-              done == 1 ? "" : "s");
-  if (p.sequence && (!o->quiet || failed))
-    cli_error("%ld frame%s: %ld denoised, %ld up to date (skipped), %ld failed", p.num_frames,
-              p.num_frames == 1 ? "" : "s", done, skipped, failed);
+    cli_error("interrupted: no file was left half-written");
+  if (p.sequence && (!o->quiet || failed || interrupted)) {
+    const long left = p.num_frames - done - skipped - failed;
+    char rest[64] = "";
+    if (left > 0)
+      snprintf(rest, sizeof rest, ", %ld not done", left);
+    cli_error("%ld frame%s: %ld denoised, %ld up to date (skipped), %ld failed%s", p.num_frames,
+              p.num_frames == 1 ? "" : "s", done, skipped, failed, rest);
+  }
   free(files);
   free(p.frames);
   oidnReleaseDevice(device);

@@ -1,0 +1,103 @@
+// Test fixtures written with OpenImageIO itself (see exr_fixtures.h).
+#include "exr_fixtures.h"
+
+#include <OpenImageIO/imageio.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using OIIO::ImageInput;
+using OIIO::ImageOutput;
+using OIIO::ImageSpec;
+using OIIO::TypeDesc;
+
+extern "C" int fixture_write_exr(const char* path, int width, int height,
+                                 const fixture_channel* channels, int count,
+                                 const char* const* part_names, int num_parts,
+                                 const char* const* attributes, const char* const* views)
+{
+  auto out = ImageOutput::create(path);
+  if (!out)
+    return 1;
+  std::vector<ImageSpec> specs(size_t(num_parts), ImageSpec(width, height, 0, OIIO::TypeHalf));
+  std::vector<std::vector<int>> members(static_cast<size_t>(num_parts));
+  for (int c = 0; c < count; ++c) {
+    ImageSpec& spec = specs[size_t(channels[c].part)];
+    spec.channelnames.push_back(channels[c].name);
+    spec.channelformats.push_back(channels[c].half ? OIIO::TypeHalf : OIIO::TypeFloat);
+    members[size_t(channels[c].part)].push_back(c);
+  }
+  for (int p = 0; p < num_parts; ++p) {
+    ImageSpec& spec = specs[size_t(p)];
+    spec.nchannels = int(spec.channelnames.size());
+    spec.alpha_channel = -1;
+    spec.attribute("compression", "zip");
+    if (num_parts > 1)
+      spec.attribute("oiio:subimagename", part_names[p]);
+    for (int a = 0; attributes && attributes[a]; a += 2)
+      spec.attribute(attributes[a], attributes[a + 1]);
+    if (views) {
+      std::vector<OIIO::ustring> list;
+      for (int v = 0; views[v]; ++v)
+        list.emplace_back(views[v]);
+      spec.attribute("multiView", TypeDesc(TypeDesc::STRING, int(list.size())), list.data());
+    }
+  }
+  const bool opened = num_parts == 1 ? out->open(path, specs[0])
+                                     : out->open(path, num_parts, specs.data());
+  if (!opened)
+    return 1;
+  const size_t pixels = size_t(width) * size_t(height);
+  for (int p = 0; p < num_parts; ++p) {
+    if (p > 0 && !out->open(path, specs[size_t(p)], ImageOutput::AppendSubimage))
+      return 1;
+    const std::vector<int>& m = members[size_t(p)];
+    std::vector<float> buffer(pixels * m.size());
+    for (size_t i = 0; i < pixels; ++i)
+      for (size_t k = 0; k < m.size(); ++k)
+        buffer[i * m.size() + k] = channels[m[k]].plane[i];
+    if (!out->write_image(OIIO::TypeFloat, buffer.data()))
+      return 1;
+  }
+  return out->close() ? 0 : 1;
+}
+
+extern "C" int fixture_channel_type(const char* path, const char* name)
+{
+  auto in = ImageInput::open(path);
+  if (!in)
+    return 0;
+  for (int s = 0; in->seek_subimage(s, 0); ++s) {
+    const ImageSpec& spec = in->spec();
+    for (int c = 0; c < spec.nchannels; ++c)
+      if (spec.channelnames[size_t(c)] == name) {
+        const TypeDesc t = spec.channelformat(c);
+        return t == OIIO::TypeHalf ? 'h' : t == OIIO::TypeFloat ? 'f' : 'o';
+      }
+  }
+  return 0;
+}
+
+extern "C" int fixture_attribute(const char* path, const char* name, char* value, size_t size)
+{
+  auto in = ImageInput::open(path);
+  if (!in)
+    return 1;
+  const OIIO::ParamValue* p = in->spec().find_attribute(name);
+  if (!p)
+    return 1;
+  std::snprintf(value, size, "%s", in->spec().get_string_attribute(name).c_str());
+  return 0;
+}
+
+extern "C" int fixture_part_count(const char* path)
+{
+  auto in = ImageInput::open(path);
+  if (!in)
+    return 0;
+  int n = 0;
+  while (in->seek_subimage(n, 0))
+    ++n;
+  return n;
+}

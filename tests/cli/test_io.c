@@ -1,0 +1,604 @@
+/* lull_io: PFM byte layout, EXR layouts as Blender and other tools write
+ * them (multilayer, multi-part, multiview, odd names), non-destructive
+ * rewrites, atomic writes, corrupt and truncated files. */
+#define _XOPEN_SOURCE 700
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_test_util.h"
+#include "half.h"
+#include "test_util.h"
+#if defined(LULL_IO_HAS_OIIO)
+  #include "exr_fixtures.h"
+#endif
+
+static int write_bytes(const char* path, const void* data, size_t size)
+{
+  FILE* f = fopen(path, "wb");
+  if (!f)
+    return 1;
+  const int ok = fwrite(data, 1, size, f) == size;
+  return (fclose(f) != 0) || !ok;
+}
+
+/* -- PFM ------------------------------------------------------------------------ */
+
+static void test_pfm_layout(const char* dir)
+{
+  char path[1200];
+  cli_path(path, sizeof path, dir, "layout.pfm");
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  image.width = 5;
+  image.height = 3;
+  float data[5 * 3 * 3];
+  for (int i = 0; i < 45; ++i)
+    data[i] = (float)i * 0.25f - 3.0f;
+  static const char* const rgb[] = {"R", "G", "B"};
+  CHECK(lull_io_add_pass(&image, "", "", 3, rgb, data) != NULL);
+  char err[512] = "";
+  CHECK_EQ_INT(lull_io_write(path, &image, 0, err, sizeof err), 0);
+  lull_io_free(&image);
+
+  /* the bytes: header, then the bottom row first, little endian */
+  FILE* f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (f) {
+    char header[16] = "";
+    CHECK(fread(header, 1, 12, f) == 12);
+    CHECK(memcmp(header, "PF\n5 3\n-1.0\n", 12) == 0);
+    unsigned char first[4];
+    CHECK(fread(first, 1, 4, f) == 4);
+    float value;
+    const uint32_t bits = (uint32_t)first[0] | (uint32_t)first[1] << 8 |
+                          (uint32_t)first[2] << 16 | (uint32_t)first[3] << 24;
+    memcpy(&value, &bits, sizeof value);
+    CHECK_EQ_INT(value == data[2 * 5 * 3], 1); /* pixel (0, 2) */
+    fclose(f);
+  }
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  CHECK_EQ_INT(image.width, 5);
+  CHECK_EQ_INT(image.height, 3);
+  CHECK_EQ_INT(image.num_passes, 1);
+  if (image.num_passes == 1) {
+    CHECK_EQ_INT(image.passes[0].channels, 3);
+    CHECK(memcmp(image.passes[0].data, data, sizeof data) == 0);
+  }
+  lull_io_file_info info;
+  lull_io_get_file_info(&image, &info);
+  CHECK(strcmp(info.format, "pfm") == 0);
+  CHECK_EQ_INT(info.integer, 0);
+  lull_io_free(&image);
+}
+
+static void test_pfm_big_endian_grey(const char* dir)
+{
+  /* "Pf", positive scale: big endian; rows bottom to top */
+  char path[1200];
+  cli_path(path, sizeof path, dir, "grey_be.pfm");
+  const float values[4] = {1.5f, -2.0f, 0.125f, 1e6f}; /* file order: (0,1) (1,1) (0,0) (1,0) */
+  unsigned char bytes[64];
+  const char header[] = "Pf\n2 2\n1.0\n";
+  size_t n = strlen(header);
+  memcpy(bytes, header, n);
+  for (int i = 0; i < 4; ++i) {
+    uint32_t u;
+    memcpy(&u, &values[i], sizeof u);
+    for (int b = 3; b >= 0; --b)
+      bytes[n++] = (unsigned char)(u >> (8 * b));
+  }
+  CHECK_EQ_INT(write_bytes(path, bytes, n), 0);
+  lull_io_image image;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  CHECK_EQ_INT(image.num_passes, 1);
+  if (image.num_passes == 1) {
+    CHECK_EQ_INT(image.passes[0].channels, 1);
+    const float* d = image.passes[0].data; /* top row first in memory */
+    CHECK(d[0] == 0.125f && d[1] == 1e6f && d[2] == 1.5f && d[3] == -2.0f);
+  }
+  lull_io_free(&image);
+}
+
+static void test_pfm_writes(const char* dir)
+{
+  char path[1200];
+  cli_path(path, sizeof path, dir, "rgba.pfm");
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  image.width = 2;
+  image.height = 1;
+  const float rgba[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  static const char* const names[] = {"R", "G", "B", "A"};
+  lull_io_add_pass(&image, "", "", 4, names, rgba);
+  char err[512];
+  CHECK_EQ_INT(lull_io_write(path, &image, 0, err, sizeof err), 0); /* alpha dropped */
+  lull_io_image back;
+  CHECK_EQ_INT(lull_io_read(path, &back, err, sizeof err), 0);
+  if (back.num_passes == 1) {
+    CHECK_EQ_INT(back.passes[0].channels, 3);
+    CHECK(back.passes[0].data[3] == 5 && back.passes[0].data[5] == 7);
+  }
+  lull_io_free(&back);
+  /* two passes, or two channels: no PFM can hold them */
+  lull_io_add_pass(&image, "L", "P", 1, names, NULL);
+  CHECK(lull_io_write(path, &image, 0, err, sizeof err) != 0);
+  CHECK(strstr(err, path) != NULL);
+  lull_io_free(&image);
+  image.width = 2;
+  image.height = 1;
+  lull_io_add_pass(&image, "", "", 2, names, NULL);
+  CHECK(lull_io_write(path, &image, 0, err, sizeof err) != 0);
+  lull_io_free(&image);
+  /* the failed writes left the first file */
+  CHECK_EQ_INT(lull_io_read(path, &back, err, sizeof err), 0);
+  CHECK_EQ_INT(back.width, 2);
+  lull_io_free(&back);
+  CHECK_EQ_INT(cli_temp_files(dir), 0);
+}
+
+static void test_pfm_corrupt(const char* dir)
+{
+  static const char* const cases[] = {
+      "PF\n-3 2\n-1.0\n",          /* negative size */
+      "PF\n3 x\n-1.0\n",           /* not a number */
+      "PF\n70000 1\n-1.0\n",       /* over 65536 per side */
+      "PF\n2 2\n0\n",              /* zero scale */
+      "PF\n2 2\nnan\n",            /* NaN scale */
+      "PF\n2 2\n-1.0\n\1\2\3",     /* truncated pixels */
+      "PF\n65536 65536\n-1.0\n12", /* a huge header on a tiny file */
+      "PF\n",                      /* no size */
+      "PF\n99999999999999999999 1\n-1\n",
+      "PF\n1 1 -1.00000000000000000000000000000000000000000000000000000000000000000000001\n",
+  };
+  char path[1200];
+  cli_path(path, sizeof path, dir, "corrupt.pfm");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    CHECK_EQ_INT(write_bytes(path, cases[i], strlen(cases[i])), 0);
+    lull_io_image image;
+    char err[512] = "";
+    const int status = lull_io_read(path, &image, err, sizeof err);
+    CHECK(status != 0);
+    CHECK(strstr(err, path) != NULL);
+    CHECK_EQ_INT(image.num_passes, 0);
+    CHECK(image.passes == NULL);
+    if (status == 0)
+      fprintf(stderr, "case %zu was read\n", i);
+    lull_io_free(&image);
+  }
+}
+
+static void test_misuse(const char* dir)
+{
+  lull_io_image image;
+  char err[512];
+  CHECK(lull_io_read(NULL, &image, err, sizeof err) != 0);
+  CHECK(lull_io_read(dir, &image, err, sizeof err) != 0); /* a folder */
+  CHECK(strstr(err, "not a regular file") != NULL);
+  char missing[1200];
+  cli_path(missing, sizeof missing, dir, "missing.exr");
+  CHECK(lull_io_read(missing, &image, err, sizeof err) != 0);
+  CHECK(strstr(err, "missing.exr") != NULL);
+  CHECK(lull_io_read(missing, NULL, err, sizeof err) != 0);
+  CHECK(lull_io_write(missing, NULL, 0, err, sizeof err) != 0);
+
+  memset(&image, 0, sizeof image);
+  static const char* const names[] = {"R", "G", "B", "A", "X"};
+  CHECK(lull_io_add_pass(&image, "", "", 3, names, NULL) == NULL); /* no size */
+  image.width = 4;
+  image.height = 4;
+  CHECK(lull_io_add_pass(&image, "", "", 5, names, NULL) == NULL);
+  CHECK(lull_io_add_pass(&image, "", "", 0, names, NULL) == NULL);
+  CHECK(lull_io_add_pass(&image, "L", "P", 3, names, NULL) != NULL);
+  CHECK(lull_io_add_pass(&image, "L", "P", 3, names, NULL) == NULL); /* exists */
+  CHECK(lull_io_add_pass_view(&image, "L", "P", "left", 3, names, NULL) != NULL);
+  /* names taken from a pass of the same image survive the array growing */
+  for (int i = 0; i < 20; ++i) {
+    char name[16];
+    snprintf(name, sizeof name, "P%d", i);
+    lull_io_pass* added = lull_io_add_pass(&image, image.passes[0].layer, name, 1, names, NULL);
+    CHECK(added != NULL && strcmp(added->layer, "L") == 0);
+  }
+  CHECK(lull_io_find_pass(&image, NULL, "P") == &image.passes[0]);
+  CHECK(lull_io_find_pass_view(&image, "L", "P", "left") == &image.passes[1]);
+  CHECK(lull_io_find_pass(&image, "Other", "P") == NULL);
+  CHECK(lull_io_find_pass(&image, NULL, NULL) == NULL);
+  char full[64];
+  CHECK_EQ_INT(lull_io_channel_full_name(&image.passes[1], 2, full, sizeof full), 0);
+  CHECK(strcmp(full, "L.P.left.B") == 0);
+  CHECK(lull_io_channel_full_name(&image.passes[1], 2, full, 5) != 0);
+  lull_io_free(&image);
+  lull_io_free(&image); /* freeing twice is harmless */
+  lull_io_free(NULL);
+}
+
+/* -- EXR (OpenImageIO) -------------------------------------------------------------- */
+#if defined(LULL_IO_HAS_OIIO)
+
+static float half_round(float v)
+{
+  return lull_half_to_float(lull_float_to_half(v));
+}
+
+static void test_blender_multilayer(const char* dir)
+{
+  cli_scene scene;
+  CHECK_EQ_INT(cli_scene_make(&scene, 40, 30, 7, 0.5f), 0);
+  char path[1200], out[1200];
+  cli_path(path, sizeof path, dir, "blender.exr");
+  cli_path(out, sizeof out, dir, "blender_rewritten.exr");
+  static const char* const layers[] = {"ViewLayer", "Second Layer"};
+  CHECK_EQ_INT(cli_scene_write_blender(&scene, path, layers, 2, 1), 0);
+
+  lull_io_image image;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  CHECK_EQ_INT(image.num_passes, 14); /* 7 passes in each layer */
+  const lull_io_pass* combined = lull_io_find_pass(&image, "ViewLayer", "Combined");
+  const lull_io_pass* normal = lull_io_find_pass(&image, "Second Layer", "Denoising Normal");
+  const lull_io_pass* noisy = lull_io_find_pass(&image, "ViewLayer", "Noisy Image");
+  CHECK(combined && normal && noisy);
+  if (combined && normal && noisy) {
+    CHECK_EQ_INT(combined->channels, 4);
+    CHECK(strcmp(combined->channel_names[3], "A") == 0);
+    CHECK_EQ_INT(combined->half, 1);
+    CHECK_EQ_INT(normal->half, 0);
+    CHECK(strcmp(normal->channel_names[0], "X") == 0 && strcmp(normal->channel_names[2], "Z") == 0);
+    CHECK(combined->data[4 * 5 + 1] == half_round(scene.clean[3 * 5 + 1]));
+    CHECK(combined->data[4 * 17 + 3] == half_round(scene.alpha[17]));
+    CHECK(noisy->data[3 * 9 + 2] == half_round(scene.noisy[3 * 9 + 2]));
+    CHECK(normal->data[3 * 20] == scene.normal[3 * 20] * 1.1f); /* float: exact */
+  }
+
+  /* add a pass, rewrite: every original channel bit-identical, same types,
+   * same attributes */
+  static const char* const rgb[] = {"R", "G", "B"};
+  lull_io_pass* added = lull_io_add_pass(&image, "ViewLayer", "Denoised", 3, rgb, scene.clean);
+  CHECK(added != NULL);
+  if (added)
+    added->half = 1;
+  CHECK_EQ_INT(lull_io_write(out, &image, 0, err, sizeof err), 0);
+  lull_io_image back;
+  CHECK_EQ_INT(lull_io_read(out, &back, err, sizeof err), 0);
+  CHECK_EQ_INT(back.num_passes, image.num_passes);
+  lull_io_image original;
+  CHECK_EQ_INT(lull_io_read(path, &original, err, sizeof err), 0);
+  const size_t pixels = (size_t)image.width * (size_t)image.height;
+  for (int i = 0; i < original.num_passes; ++i) {
+    const lull_io_pass* a = &original.passes[i];
+    const lull_io_pass* b = lull_io_find_pass_view(&back, a->layer, a->name, a->view);
+    CHECK(b != NULL);
+    if (!b)
+      continue;
+    CHECK_EQ_INT(b->channels, a->channels);
+    CHECK_EQ_INT(b->half, a->half);
+    CHECK(memcmp(a->data, b->data, pixels * (size_t)a->channels * sizeof(float)) == 0);
+    for (int c = 0; c < a->channels; ++c) {
+      char name[400];
+      lull_io_channel_full_name(a, c, name, sizeof name);
+      CHECK_EQ_INT(fixture_channel_type(out, name), fixture_channel_type(path, name));
+    }
+  }
+  CHECK_EQ_INT(fixture_channel_type(out, "ViewLayer.Denoised.G"), 'h');
+  char value[128];
+  CHECK_EQ_INT(fixture_attribute(out, "Note", value, sizeof value), 0);
+  CHECK(strcmp(value, "lull test fixture") == 0);
+  CHECK_EQ_INT(fixture_attribute(out, "cycles.ViewLayer.samples", value, sizeof value), 0);
+  CHECK(strcmp(value, "4") == 0);
+  CHECK_EQ_INT(fixture_attribute(out, "BlenderMultiChannel", value, sizeof value), 0);
+  lull_io_file_info info;
+  lull_io_get_file_info(&original, &info);
+  CHECK(strcmp(info.format, "openexr") == 0);
+  CHECK(info.attributes >= 3);
+  lull_io_free(&original);
+  lull_io_free(&back);
+  lull_io_free(&image);
+  cli_scene_free(&scene);
+}
+
+static void test_multipart(const char* dir)
+{
+  enum { W = 8, H = 6, N = W * H };
+  float planes[6][N];
+  for (int c = 0; c < 6; ++c)
+    for (int i = 0; i < N; ++i)
+      planes[c][i] = (float)(c * 100 + i) * 0.5f;
+  const fixture_channel channels[] = {
+      {"R", 1, 0, planes[0]}, {"G", 1, 0, planes[1]}, {"B", 1, 0, planes[2]},
+      {"Z", 0, 1, planes[3]}, {"Foo.X", 0, 2, planes[4]}, {"Foo.Y", 0, 2, planes[5]}};
+  static const char* const parts[] = {"ViewLayer.Combined", "ViewLayer.Depth", "extra"};
+  char path[1200], out[1200];
+  cli_path(path, sizeof path, dir, "multipart.exr");
+  cli_path(out, sizeof out, dir, "multipart_rewritten.exr");
+  CHECK_EQ_INT(fixture_write_exr(path, W, H, channels, 6, parts, 3, NULL, NULL), 0);
+
+  lull_io_image image;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  lull_io_file_info info;
+  lull_io_get_file_info(&image, &info);
+  CHECK_EQ_INT(info.parts, 3);
+  const lull_io_pass* combined = lull_io_find_pass(&image, "ViewLayer", "Combined");
+  const lull_io_pass* depth = lull_io_find_pass(&image, "ViewLayer", "Depth");
+  const lull_io_pass* foo = lull_io_find_pass(&image, "", "Foo");
+  CHECK(combined && depth && foo);
+  if (combined && depth && foo) {
+    CHECK_EQ_INT(combined->channels, 3);
+    CHECK(combined->data[3 * 7 + 2] == planes[2][7]);
+    CHECK(depth->data[11] == planes[3][11]);
+    CHECK_EQ_INT(foo->channels, 2);
+  }
+  static const char* const rgb[] = {"R", "G", "B"};
+  CHECK(lull_io_add_pass(&image, "ViewLayer", "Denoised", 3, rgb, NULL) != NULL);
+  CHECK_EQ_INT(lull_io_write(out, &image, 0, err, sizeof err), 0);
+  /* each channel stays in its part under its name; the new pass gets a part */
+  CHECK_EQ_INT(fixture_part_count(out), 4);
+  CHECK_EQ_INT(fixture_channel_type(out, "R"), 'h');
+  CHECK_EQ_INT(fixture_channel_type(out, "Z"), 'f');
+  CHECK_EQ_INT(fixture_channel_type(out, "Foo.Y"), 'f');
+  lull_io_image back;
+  CHECK_EQ_INT(lull_io_read(out, &back, err, sizeof err), 0);
+  const lull_io_pass* depth2 = lull_io_find_pass(&back, "ViewLayer", "Depth");
+  CHECK(depth2 && memcmp(depth2->data, planes[3], sizeof planes[3]) == 0);
+  CHECK(lull_io_find_pass(&back, "ViewLayer", "Denoised") != NULL);
+  lull_io_free(&back);
+  lull_io_free(&image);
+}
+
+static void test_multiview_and_odd_names(const char* dir)
+{
+  enum { W = 4, H = 4, N = W * H };
+  float planes[12][N];
+  for (int c = 0; c < 12; ++c)
+    for (int i = 0; i < N; ++i)
+      planes[c][i] = (float)(c + 1) + 0.01f * (float)i;
+  const fixture_channel channels[] = {
+      {"ViewLayer.Combined.left.R", 1, 0, planes[0]},
+      {"ViewLayer.Combined.left.G", 1, 0, planes[1]},
+      {"ViewLayer.Combined.left.B", 1, 0, planes[2]},
+      {"ViewLayer.Combined.right.R", 1, 0, planes[3]},
+      {"ViewLayer.Combined.right.G", 1, 0, planes[4]},
+      {"ViewLayer.Combined.right.B", 1, 0, planes[5]},
+      {"a..b", 0, 0, planes[6]},                /* an empty component */
+      {"L.Five.R", 0, 0, planes[7]},            /* a pass of five channels */
+      {"L.Five.G", 0, 0, planes[8]},
+      {"L.Five.B", 0, 0, planes[9]},
+      {"L.Five.A", 0, 0, planes[10]},
+      {"L.Five.W", 0, 0, planes[11]},
+  };
+  static const char* const views[] = {"left", "right", NULL};
+  static const char* const part[] = {"rgba"};
+  char path[1200], out[1200];
+  cli_path(path, sizeof path, dir, "multiview.exr");
+  cli_path(out, sizeof out, dir, "multiview_rewritten.exr");
+  CHECK_EQ_INT(fixture_write_exr(path, W, H, channels, 12, part, 1, NULL, views), 0);
+  lull_io_image image;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  const lull_io_pass* left = lull_io_find_pass_view(&image, "ViewLayer", "Combined", "left");
+  const lull_io_pass* right = lull_io_find_pass_view(&image, "ViewLayer", "Combined", "right");
+  CHECK(left && right && left != right);
+  if (left && right) {
+    CHECK(left->data[3 * 5] == half_round(planes[0][5]));
+    CHECK(right->data[3 * 5 + 1] == half_round(planes[4][5]));
+  }
+  CHECK(lull_io_find_pass(&image, NULL, "a..b") != NULL);
+  const lull_io_pass* five = lull_io_find_pass(&image, "L", "Five");
+  CHECK(five && five->channels == 4);
+  CHECK(lull_io_find_pass(&image, "L", "Five.W") != NULL);
+  CHECK_EQ_INT(lull_io_write(out, &image, 0, err, sizeof err), 0);
+  for (int c = 0; c < 12; ++c)
+    CHECK(fixture_channel_type(out, channels[c].name) == (channels[c].half ? 'h' : 'f'));
+  lull_io_free(&image);
+}
+
+static void test_single_layer_and_png(const char* dir)
+{
+  cli_scene scene;
+  CHECK_EQ_INT(cli_scene_make(&scene, 16, 8, 3, 0.3f), 0);
+  char path[1200];
+  cli_path(path, sizeof path, dir, "plain.exr");
+  CHECK_EQ_INT(cli_scene_write_plain(&scene, "noisy", path), 0);
+  lull_io_image image;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  CHECK_EQ_INT(image.num_passes, 1);
+  if (image.num_passes == 1) {
+    CHECK(image.passes[0].layer[0] == 0 && image.passes[0].name[0] == 0);
+    CHECK(memcmp(image.passes[0].data, scene.noisy, 16 * 8 * 3 * sizeof(float)) == 0);
+  }
+  lull_io_free(&image);
+
+  /* PNG: encoded values survive exactly; linear ones get sRGB-encoded */
+  cli_path(path, sizeof path, dir, "values.png");
+  memset(&image, 0, sizeof image);
+  image.width = 256;
+  image.height = 1;
+  float values[256 * 3];
+  for (int i = 0; i < 256 * 3; ++i)
+    values[i] = (float)(i % 256) / 255.0f;
+  static const char* const rgb[] = {"R", "G", "B"};
+  lull_io_add_pass(&image, "", "", 3, rgb, values);
+  CHECK_EQ_INT(lull_io_write(path, &image, 0, err, sizeof err), 0);
+  lull_io_image back;
+  CHECK_EQ_INT(lull_io_read(path, &back, err, sizeof err), 0);
+  lull_io_file_info info;
+  lull_io_get_file_info(&back, &info);
+  CHECK_EQ_INT(info.integer, 1);
+  CHECK_EQ_INT(info.bits, 8);
+  if (back.num_passes == 1)
+    CHECK(lull_test_max_abs_diff(back.passes[0].data, values, 256 * 3) < 1e-6);
+  lull_io_free(&back);
+  image.passes[0].data[0] = 0.5f;  /* linear 0.5 is sRGB 0.7354 -> 188 */
+  image.passes[0].data[1] = -1.0f; /* clamped */
+  image.passes[0].data[2] = 7.0f;
+  CHECK_EQ_INT(lull_io_write(path, &image, 1, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(path, &back, err, sizeof err), 0);
+  if (back.num_passes == 1) {
+    CHECK_NEAR(back.passes[0].data[0], 188.0 / 255.0, 1e-6);
+    CHECK_NEAR(back.passes[0].data[1], 0.0, 1e-6);
+    CHECK_NEAR(back.passes[0].data[2], 1.0, 1e-6);
+  }
+  lull_io_free(&back);
+  lull_io_free(&image);
+  cli_scene_free(&scene);
+}
+
+static void test_atomic(const char* dir)
+{
+  char path[1200], copy[1200], link[1200];
+  cli_path(path, sizeof path, dir, "keep.exr");
+  cli_path(copy, sizeof copy, dir, "keep_copy.exr");
+  cli_path(link, sizeof link, dir, "link.exr");
+  cli_scene scene;
+  CHECK_EQ_INT(cli_scene_make(&scene, 8, 8, 5, 0.2f), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(&scene, "noisy", path), 0);
+  CHECK_EQ_INT(cli_copy_file(path, copy), 0);
+  CHECK_EQ_INT(chmod(path, 0640), 0);
+
+  lull_io_image image;
+  char err[512];
+  memset(&image, 0, sizeof image);
+  image.width = 8;
+  image.height = 8;
+  static const char* const names[] = {"R", "G", "B"};
+  lull_io_add_pass(&image, "", "", 3, names, scene.clean);
+  lull_io_add_pass(&image, "L", "P", 3, names, scene.clean);
+  /* fails after the temporary file exists (a PNG holds one pass) */
+  char png[1200];
+  cli_path(png, sizeof png, dir, "keep.png");
+  CHECK_EQ_INT(cli_scene_write_plain(&scene, "noisy", png), 0);
+  char png_copy[1200];
+  cli_path(png_copy, sizeof png_copy, dir, "keep_copy.png");
+  CHECK_EQ_INT(cli_copy_file(png, png_copy), 0);
+  CHECK(lull_io_write(png, &image, 1, err, sizeof err) != 0);
+  CHECK(cli_same_bytes(png, png_copy));
+  /* no passes at all */
+  lull_io_image empty;
+  memset(&empty, 0, sizeof empty);
+  empty.width = 8;
+  empty.height = 8;
+  CHECK(lull_io_write(path, &empty, 0, err, sizeof err) != 0);
+  CHECK(cli_same_bytes(path, copy));
+  CHECK_EQ_INT(cli_temp_files(dir), 0);
+  /* into a missing folder, onto a folder */
+  char bad[1200];
+  cli_path(bad, sizeof bad, dir, "no/such/folder/x.exr");
+  CHECK(lull_io_write(bad, &image, 0, err, sizeof err) != 0);
+  CHECK(strstr(err, "x.exr") != NULL);
+  CHECK(lull_io_write(dir, &image, 0, err, sizeof err) != 0);
+  /* a successful replacement keeps the permissions */
+  CHECK_EQ_INT(lull_io_write(path, &image, 0, err, sizeof err), 0);
+  struct stat st;
+  CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640);
+  /* through a symbolic link: the file it points to is replaced */
+  CHECK_EQ_INT(symlink("keep_copy.exr", link), 0);
+  CHECK_EQ_INT(lull_io_write(link, &image, 0, err, sizeof err), 0);
+  CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+  lull_io_image back;
+  CHECK_EQ_INT(lull_io_read(copy, &back, err, sizeof err), 0);
+  CHECK_EQ_INT(back.num_passes, 2);
+  lull_io_free(&back);
+  CHECK_EQ_INT(cli_temp_files(dir), 0);
+  lull_io_free(&image);
+  cli_scene_free(&scene);
+}
+
+static void test_corrupt_exr(const char* dir)
+{
+  cli_scene scene;
+  CHECK_EQ_INT(cli_scene_make(&scene, 48, 40, 9, 0.5f), 0);
+  char path[1200], bad[1200];
+  cli_path(path, sizeof path, dir, "whole.exr");
+  cli_path(bad, sizeof bad, dir, "bad.exr");
+  static const char* const layers[] = {"ViewLayer"};
+  CHECK_EQ_INT(cli_scene_write_blender(&scene, path, layers, 1, 0), 0);
+  FILE* f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (!f)
+    return;
+  fseek(f, 0, SEEK_END);
+  const long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char* bytes = malloc((size_t)size);
+  CHECK(bytes && fread(bytes, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+  /* truncated anywhere: an error naming the file, never a crash */
+  for (int k = 1; k < 24; ++k) {
+    const long keep = size * k / 24;
+    CHECK_EQ_INT(write_bytes(bad, bytes, (size_t)keep), 0);
+    lull_io_image image;
+    char err[512] = "";
+    const int status = lull_io_read(bad, &image, err, sizeof err);
+    CHECK(status != 0);
+    CHECK(strstr(err, "bad.exr") != NULL);
+    lull_io_free(&image);
+  }
+  /* bytes changed: read or refused, but the image is whole or empty */
+  unsigned state = 12345;
+  for (int k = 0; k < 40; ++k) {
+    unsigned char* copy = malloc((size_t)size);
+    memcpy(copy, bytes, (size_t)size);
+    for (int j = 0; j < 4; ++j)
+      copy[(size_t)(lull_test_random(&state) * (float)size) % (size_t)size] ^=
+          (unsigned char)(1u + (unsigned)(lull_test_random(&state) * 254));
+    CHECK_EQ_INT(write_bytes(bad, copy, (size_t)size), 0);
+    free(copy);
+    lull_io_image image;
+    char err[512];
+    if (lull_io_read(bad, &image, err, sizeof err) == 0)
+      CHECK(image.num_passes > 0 && image.passes[0].data != NULL);
+    else
+      CHECK(image.num_passes == 0 && image.passes == NULL);
+    lull_io_free(&image);
+  }
+  /* not an image at all */
+  CHECK_EQ_INT(write_bytes(bad, "hello, world\n", 13), 0);
+  lull_io_image image;
+  char err[512];
+  CHECK(lull_io_read(bad, &image, err, sizeof err) != 0);
+  free(bytes);
+  cli_scene_free(&scene);
+}
+#endif
+
+int main(void)
+{
+  char dir[1024];
+  if (cli_scratch("io", dir, sizeof dir)) {
+    fprintf(stderr, "cannot make a scratch folder\n");
+    return 1;
+  }
+  test_pfm_layout(dir);
+  test_pfm_big_endian_grey(dir);
+  test_pfm_writes(dir);
+  test_pfm_corrupt(dir);
+  test_misuse(dir);
+#if defined(LULL_IO_HAS_OIIO)
+  CHECK_EQ_INT(lull_io_has_oiio(), 1);
+  test_blender_multilayer(dir);
+  test_multipart(dir);
+  test_multiview_and_odd_names(dir);
+  test_single_layer_and_png(dir);
+  test_atomic(dir);
+  test_corrupt_exr(dir);
+#else
+  /* without OpenImageIO: a clear error for other formats */
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  image.width = image.height = 2;
+  static const char* const rgb[] = {"R", "G", "B"};
+  lull_io_add_pass(&image, "", "", 3, rgb, NULL);
+  char path[1200], err[512];
+  cli_path(path, sizeof path, dir, "x.exr");
+  CHECK(lull_io_write(path, &image, 0, err, sizeof err) != 0);
+  CHECK(strstr(err, "OpenImageIO") != NULL);
+  lull_io_free(&image);
+#endif
+  return lull_test_result("cli_io");
+}

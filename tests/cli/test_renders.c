@@ -1,0 +1,112 @@
+/* The tool on the Blender test renders (tests/data/<scene>/, see the README
+ * there): the denoised pass is added without touching any original channel
+ * or the header, and it is much closer to the high-sample reference than
+ * the noisy render.  Skipped when no scene has a reference yet. */
+#define _XOPEN_SOURCE 700
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_test_util.h"
+#include "metrics.h"
+#include "test_util.h"
+#if defined(LULL_IO_HAS_OIIO)
+  #include "exr_fixtures.h"
+#endif
+
+static const char* tool = LULL_CLI_TOOL;
+
+static double rel_mse(const lull_io_pass* pass, const lull_io_pass* reference, int width,
+                      int height)
+{
+  float* rgb = malloc((size_t)width * (size_t)height * 3 * sizeof(float));
+  if (!rgb)
+    return 1e30;
+  for (size_t i = 0; i < (size_t)width * (size_t)height; ++i)
+    for (int c = 0; c < 3; ++c)
+      rgb[i * 3 + (size_t)c] = reference->data[i * (size_t)reference->channels + (size_t)c];
+  const double e = cli_pass_rel_mse(pass, rgb, width, height);
+  free(rgb);
+  return e;
+}
+
+/* Denoises one render and checks it; returns 1 when it ran. */
+static int check_render(const char* dir, const char* scene, int spp)
+{
+  char in[1024], ref[1024], out[1200];
+  snprintf(in, sizeof in, "%s/%s/%s_spp%d.exr", LULL_TEST_DATA_DIR, scene, scene, spp);
+  snprintf(ref, sizeof ref, "%s/%s/%s_ref.exr", LULL_TEST_DATA_DIR, scene, scene);
+  snprintf(out, sizeof out, "%s/%s_spp%d_denoised.exr", dir, scene, spp);
+  if (!cli_file_exists(in) || !cli_file_exists(ref))
+    return 0;
+  const char* const args[] = {"denoise", in, "-o", out, "--reference", ref, NULL};
+  const int status = cli_run(tool, dir, args);
+  CHECK_EQ_INT(status, 0);
+  if (status != 0) {
+    char* err = cli_slurp(dir, "stderr.txt");
+    fprintf(stderr, "%s", err ? err : "");
+    free(err);
+    return 1;
+  }
+  lull_io_image noisy, result, reference;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(in, &noisy, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(out, &result, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(ref, &reference, err, sizeof err), 0);
+  const size_t pixels = (size_t)noisy.width * (size_t)noisy.height;
+  /* every original channel bit for bit, the header kept */
+  CHECK_EQ_INT(result.num_passes, noisy.num_passes + 1);
+  for (int i = 0; i < noisy.num_passes; ++i) {
+    const lull_io_pass* a = &noisy.passes[i];
+    const lull_io_pass* b = lull_io_find_pass(&result, a->layer, a->name);
+    CHECK(b && b->channels == a->channels && b->half == a->half &&
+          memcmp(a->data, b->data, pixels * (size_t)a->channels * sizeof(float)) == 0);
+  }
+#if defined(LULL_IO_HAS_OIIO)
+  char a[256], b[256];
+  CHECK(fixture_attribute(in, "Note", a, sizeof a) != 0 ||
+        (fixture_attribute(out, "Note", b, sizeof b) == 0 && strcmp(a, b) == 0));
+#endif
+  const lull_io_pass* combined = lull_io_find_pass(&noisy, "ViewLayer", "Combined");
+  const lull_io_pass* denoised = lull_io_find_pass(&result, "ViewLayer", "Denoised");
+  const lull_io_pass* truth = lull_io_find_pass(&reference, "ViewLayer", "Combined");
+  CHECK(combined && denoised && truth);
+  if (combined && denoised && truth) {
+    CHECK(lull_test_all_finite(denoised->data, pixels * (size_t)denoised->channels));
+    const double before = rel_mse(combined, truth, noisy.width, noisy.height);
+    const double after = rel_mse(denoised, truth, noisy.width, noisy.height);
+    printf("%s spp%d: relMSE noisy %.5f, denoised %.5f (%.1fx lower)\n", scene, spp, before,
+           after, before / after);
+    CHECK(after < 0.5 * before);
+  }
+  lull_io_free(&noisy);
+  lull_io_free(&result);
+  lull_io_free(&reference);
+  return 1;
+}
+
+int main(void)
+{
+  if (!tool[0]) {
+    printf("the command-line tool is not built (LULL_TOOLS=OFF): skipped\n");
+    return 77;
+  }
+  if (!lull_io_has_oiio()) {
+    printf("EXR needs OpenImageIO: skipped\n");
+    return 77;
+  }
+  char dir[1024];
+  if (cli_scratch("renders", dir, sizeof dir))
+    return 1;
+  static const char* const scenes[] = {"cornell", "indirect", "dof_glossy"};
+  int ran = 0;
+  for (int s = 0; s < 3; ++s)
+    for (int spp = 4; spp <= 16; spp *= 4)
+      ran += check_render(dir, scenes[s], spp);
+  if (ran == 0) {
+    printf("no test render with a reference in %s: skipped\n", LULL_TEST_DATA_DIR);
+    return 77;
+  }
+  return lull_test_result("cli_renders");
+}

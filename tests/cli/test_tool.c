@@ -1,0 +1,554 @@
+/* The command-line tool: help and usage errors, parameter typing, the
+ * non-destructive multilayer output, OIDN-style flags (and that they give
+ * the same result as the Blender-style input), round trips, and failures
+ * that must leave an existing output as it was. */
+#define _XOPEN_SOURCE 700
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_test_util.h"
+#include "half.h"
+#include "metrics.h"
+#include "test_util.h"
+#if defined(LULL_IO_HAS_OIIO)
+  #include "exr_fixtures.h"
+#endif
+
+#define ARGS(...) ((const char* const[]){__VA_ARGS__, NULL})
+
+static const char* tool = LULL_CLI_TOOL;
+
+/* Runs the tool and checks its exit status; on a mismatch prints its stderr. */
+#define EXPECT(status, ...) \
+  cli_expect(tool, dir, status, ARGS(__VA_ARGS__), __FILE__, __LINE__)
+
+static int stderr_lines(const char* dir)
+{
+  char* s = cli_slurp(dir, "stderr.txt");
+  const int n = s ? cli_count_lines(s) : -1;
+  free(s);
+  return n;
+}
+
+/* The value after `key` in the captured stdout (after the first `after`). */
+static double number_after(const char* dir, const char* after, const char* key)
+{
+  char* s = cli_slurp(dir, "stdout.txt");
+  double v = NAN;
+  const char* p = s ? strstr(s, after) : NULL;
+  p = p ? strstr(p, key) : NULL;
+  if (p)
+    v = strtod(p + strlen(key), NULL);
+  free(s);
+  return v;
+}
+
+static lull_io_image read_image(const char* path)
+{
+  lull_io_image image;
+  char err[512];
+  if (lull_io_read(path, &image, err, sizeof err))
+    fprintf(stderr, "%s\n", err);
+  return image;
+}
+
+static float max_diff(const lull_io_pass* a, const lull_io_pass* b, size_t pixels)
+{
+  if (!a || !b || a->channels != b->channels)
+    return INFINITY;
+  return (float)lull_test_max_abs_diff(a->data, b->data, pixels * (size_t)a->channels);
+}
+
+/* -- help and usage ------------------------------------------------------------------ */
+
+static void test_usage(const char* dir)
+{
+  EXPECT(0, "--help");
+  CHECK(cli_said(dir, "stdout.txt", "denoise"));
+  EXPECT(0, "--version");
+  EXPECT(0, "denoise", "--help");
+  CHECK(cli_said(dir, "stdout.txt", "--shard"));
+  CHECK(cli_said(dir, "stdout.txt", "--hdr"));
+  EXPECT(0, "compare", "--help");
+  EXPECT(0, "info", "--help");
+  EXPECT(0, "filters", "--help");
+  EXPECT(2, "frobnicate");
+  CHECK(cli_said(dir, "stderr.txt", "frobnicate"));
+  CHECK_EQ_INT(stderr_lines(dir), 1);
+  EXPECT(2, "denoise", "--bogus", "x.exr");
+  CHECK(cli_said(dir, "stderr.txt", "--bogus"));
+  CHECK_EQ_INT(stderr_lines(dir), 1);
+  EXPECT(2, "denoise");
+  EXPECT(2, "denoise", "a.exr", "b.exr");
+  EXPECT(2, "denoise", "a.exr", "-o");
+  EXPECT(2, "denoise", "--quiet=1", "a.exr");
+  EXPECT(2, "compare", "a.exr");
+  EXPECT(2, "info");
+  EXPECT(2, "filters", "Nope");
+  EXPECT(0, "filters");
+  CHECK(cli_said(dir, "stdout.txt", "ATrous"));
+  EXPECT(0, "filters", "ATrous");
+  CHECK(cli_said(dir, "stdout.txt", "iterations"));
+}
+
+/* -- parameters ------------------------------------------------------------------------ */
+
+static void test_params(const char* dir, const char* in)
+{
+  char out[1200], out1[1200];
+  cli_path(out, sizeof out, dir, "p.pfm");
+  cli_path(out1, sizeof out1, dir, "p1.pfm");
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "iterations=abc", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "'iterations' of filter ATrous is an int"));
+  CHECK_EQ_INT(stderr_lines(dir), 1);
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "iterations=99", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "must be in"));
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "iterations=2.5", in, "-o", out);
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "nosuch=1", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "no parameter 'nosuch'"));
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "demodulate=maybe", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "bool"));
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "sigmaColor=nan", in, "-o", out);
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "sigmaColor=-1", in, "-o", out);
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "tileOverlap=3", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "read-only"));
+  EXPECT(2, "denoise", "-f", "ATrous", "--param", "iterations", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "NAME=VALUE"));
+  EXPECT(2, "denoise", "-f", "Nope", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "unknown filter 'Nope'"));
+  EXPECT(2, "denoise", "-q", "ultra", in, "-o", out);
+  EXPECT(2, "denoise", "-d", "quantum", in, "-o", out);
+  EXPECT(2, "denoise", "-w", "weights.tza", in, "-o", out);
+  EXPECT(2, "denoise", "--threads", "-1", in, "-o", out);
+  EXPECT(2, "denoise", "--shard", "3/3", in, "-o", out);
+  EXPECT(2, "denoise", "--image", "gradientX=x.pfm", in, "-o", out); /* RT takes none */
+  CHECK(!cli_file_exists(out));
+
+  /* well-typed parameters reach the filter: they change the result */
+  EXPECT(0, "denoise", "-f", "ATrous", "--param", "iterations=4", "-p", "sigmaColor=0.5",
+         "--param=colorMode=0", "--param", "demodulate=off", in, "-o", out);
+  EXPECT(0, "denoise", "-f", "ATrous", "--param", "iterations=1", "-p", "sigmaColor=0.5",
+         "--param=colorMode=0", "--param", "demodulate=off", in, "-o", out1);
+  lull_io_image a = read_image(out), b = read_image(out1);
+  CHECK(a.num_passes == 1 && b.num_passes == 1);
+  if (a.num_passes == 1 && b.num_passes == 1)
+    CHECK(max_diff(&a.passes[0], &b.passes[0], (size_t)a.width * (size_t)a.height) > 1e-3);
+  lull_io_free(&a);
+  lull_io_free(&b);
+  EXPECT(0, "denoise", "--param", "inputScale=auto", "--quiet", in, "-o", out);
+  CHECK_EQ_INT(stderr_lines(dir), 0);
+  /* OIDN-style flags a filter lacks: a warning, not an error */
+  EXPECT(0, "denoise", "-f", "Gaussian", "--clean_aux", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "ignored"));
+}
+
+/* -- OIDN-style flags and PFM ----------------------------------------------------------------- */
+
+static void test_oidn_flags(const char* dir, const cli_scene* scene)
+{
+  char c[1200], alb[1200], nrm[1200], out[1200], half[1200], inplace[1200], png[1200];
+  cli_path(c, sizeof c, dir, "color.pfm");
+  cli_path(alb, sizeof alb, dir, "albedo.pfm");
+  cli_path(nrm, sizeof nrm, dir, "normal.pfm");
+  cli_path(out, sizeof out, dir, "out.pfm");
+  cli_path(half, sizeof half, dir, "half.pfm");
+  cli_path(inplace, sizeof inplace, dir, "inplace.pfm");
+  cli_path(png, sizeof png, dir, "out.png");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", c), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "albedo", alb), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "normal", nrm), 0);
+
+  EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "-o", out);
+  const size_t pixels = (size_t)scene->width * (size_t)scene->height;
+  lull_io_image result = read_image(out);
+  CHECK_EQ_INT(result.num_passes, 1);
+  if (result.num_passes == 1) {
+    CHECK_EQ_INT(result.width, scene->width);
+    CHECK_EQ_INT(result.passes[0].channels, 3);
+    CHECK(lull_test_all_finite(result.passes[0].data, pixels * 3));
+    const double noisy = lull_metric_rel_mse(scene->noisy, scene->clean, (size_t)scene->width,
+                                             (size_t)scene->height, 3);
+    const double denoised = cli_pass_rel_mse(&result.passes[0], scene->clean, scene->width,
+                                             scene->height);
+    printf("synthetic scene: relMSE noisy %.5f, denoised (RT, albedo + normal) %.5f\n", noisy,
+           denoised);
+    CHECK(denoised < 0.5 * noisy);
+  }
+  /* in place: the same numbers; half buffers: nearly */
+  EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "--inplace", "-o", inplace);
+  EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "-t", "half", "-o", half);
+  lull_io_image b = read_image(inplace), h = read_image(half);
+  if (result.num_passes == 1 && b.num_passes == 1 && h.num_passes == 1) {
+    CHECK(max_diff(&result.passes[0], &b.passes[0], pixels) == 0.0f);
+    CHECK(max_diff(&result.passes[0], &h.passes[0], pixels) < 0.02f);
+  }
+  lull_io_free(&b);
+  lull_io_free(&h);
+  lull_io_free(&result);
+  EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "--clean_aux", "-q", "fast",
+         "--is", "1.0", "--maxmem", "100", "-d", "cpu", "--threads", "1", "-o", out);
+  EXPECT(0, "denoise", "--hdr", c, "-n", "3", "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "median"));
+  EXPECT(0, "denoise", "--ll");
+  CHECK(cli_said(dir, "stdout.txt", "cpu"));
+  EXPECT(2, "denoise", "--hdr", c, "--ldr", c, "-o", out);
+  /* --nrm without --alb: the API's rule (normal needs albedo), as an error */
+  EXPECT(1, "denoise", "--hdr", c, "--nrm", nrm, "-o", out);
+  /* default output name */
+  char expected[1200];
+  cli_path(expected, sizeof expected, dir, "color_denoised.pfm");
+  EXPECT(0, "denoise", c);
+  CHECK(cli_file_exists(expected));
+#if defined(LULL_IO_HAS_OIIO)
+  /* LDR: a PNG in, a PNG out */
+  char ldr[1200], ldr_out[1200];
+  cli_path(ldr, sizeof ldr, dir, "ldr.png");
+  cli_path(ldr_out, sizeof ldr_out, dir, "ldr_out.png");
+  EXPECT(0, "denoise", "--hdr", c, "-f", "Gaussian", "-o", ldr); /* an 8-bit sRGB image */
+  EXPECT(0, "denoise", ldr, "-o", ldr_out);
+  EXPECT(0, "denoise", "--ldr", ldr, "--srgb", "--alb", alb, "-o", ldr_out);
+  lull_io_image l = read_image(ldr_out);
+  lull_io_file_info info;
+  lull_io_get_file_info(&l, &info);
+  CHECK(l.width == scene->width && info.integer == 1 && info.bits == 8);
+  lull_io_free(&l);
+  char hdr[1200];
+  cli_path(hdr, sizeof hdr, dir, "out.hdr");
+  EXPECT(0, "denoise", c, "-o", hdr);
+  CHECK(cli_file_exists(hdr));
+#endif
+}
+
+/* -- Blender multilayer ------------------------------------------------------------------------- */
+#if defined(LULL_IO_HAS_OIIO)
+
+static void test_multilayer(const char* dir, const cli_scene* scene)
+{
+  char in[1200], out[1200], png[1200];
+  cli_path(in, sizeof in, dir, "render.exr");
+  cli_path(out, sizeof out, dir, "render_out.exr");
+  cli_path(png, sizeof png, dir, "render_out.png");
+  static const char* const layers[] = {"ViewLayer", "Second Layer"};
+  CHECK_EQ_INT(cli_scene_write_blender(scene, in, layers, 2, 0), 0);
+  const size_t pixels = (size_t)scene->width * (size_t)scene->height;
+  if (pixels == 0)
+    return;
+
+  EXPECT(0, "denoise", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "albedo, normal, depth, position"));
+  lull_io_image original = read_image(in), result = read_image(out);
+  CHECK_EQ_INT(result.num_passes, original.num_passes + 2);
+  for (int i = 0; i < original.num_passes; ++i) { /* every original channel, bit for bit */
+    const lull_io_pass* a = &original.passes[i];
+    const lull_io_pass* b = lull_io_find_pass(&result, a->layer, a->name);
+    CHECK(b && b->half == a->half && max_diff(a, b, pixels) == 0.0f);
+    if (b && max_diff(a, b, pixels) != 0.0f)
+      fprintf(stderr, "pass %s.%s changed\n", a->layer, a->name);
+  }
+  for (int l = 0; l < 2; ++l) {
+    const lull_io_pass* denoised = lull_io_find_pass(&result, layers[l], "Denoised");
+    const lull_io_pass* combined = lull_io_find_pass(&original, layers[l], "Combined");
+    CHECK(denoised && combined);
+    if (!denoised || !combined)
+      continue;
+    CHECK_EQ_INT(denoised->channels, 4);
+    CHECK_EQ_INT(denoised->half, 1);
+    int alpha_same = 1;
+    for (size_t i = 0; i < pixels; ++i)
+      alpha_same &= denoised->data[i * 4 + 3] == combined->data[i * 4 + 3];
+    CHECK(alpha_same);
+    float* clean = malloc(pixels * 3 * sizeof(float));
+    for (size_t i = 0; i < pixels * 3; ++i)
+      clean[i] = scene->clean[i] * (1.0f + 0.1f * (float)l);
+    const double before = cli_pass_rel_mse(combined, clean, scene->width, scene->height);
+    const double after = cli_pass_rel_mse(denoised, clean, scene->width, scene->height);
+    CHECK(after < 0.5 * before);
+    free(clean);
+  }
+  CHECK_EQ_INT(fixture_channel_type(out, "ViewLayer.Denoised.R"), 'h');
+  CHECK_EQ_INT(fixture_channel_type(out, "ViewLayer.Denoising Normal.X"), 'f');
+  char value[128];
+  CHECK(fixture_attribute(out, "Note", value, sizeof value) == 0 &&
+        strcmp(value, "lull test fixture") == 0);
+  lull_io_free(&result);
+
+  /* again on its own output, in place: the pass is replaced, not added */
+  EXPECT(0, "denoise", out, "-o", out);
+  result = read_image(out);
+  CHECK_EQ_INT(result.num_passes, original.num_passes + 2);
+  lull_io_free(&result);
+
+  /* one layer */
+  EXPECT(0, "denoise", in, "--layer", "Second Layer", "-o", out);
+  result = read_image(out);
+  CHECK(lull_io_find_pass(&result, "Second Layer", "Denoised") != NULL);
+  CHECK(lull_io_find_pass(&result, "ViewLayer", "Denoised") == NULL);
+  lull_io_free(&result);
+  EXPECT(1, "denoise", in, "--layer", "Nope", "-o", png);
+  CHECK(cli_said(dir, "stderr.txt", "no layer 'Nope' (layers: ")); /* and which there are */
+  CHECK(cli_said(dir, "stderr.txt", "'ViewLayer'") && cli_said(dir, "stderr.txt", "'Second Layer'"));
+  CHECK_EQ_INT(stderr_lines(dir), 1);
+  /* a PNG holds one image */
+  EXPECT(1, "denoise", in, "-o", png);
+  CHECK(cli_said(dir, "stderr.txt", "--layer"));
+  CHECK(!cli_file_exists(png));
+  EXPECT(0, "denoise", in, "--layer", "ViewLayer", "-o", png);
+  lull_io_image picture = read_image(png);
+  CHECK(picture.width == scene->width && picture.num_passes == 1);
+  lull_io_free(&picture);
+  EXPECT(1, "denoise", in, "--output-pass", "Combined", "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "would replace"));
+  EXPECT(1, "denoise", in, "--pass", "color=Nope", "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "Nope"));
+  EXPECT(0, "denoise", in, "--pass", "color=ViewLayer.Emit", "--output-pass", "Emit Denoised",
+         "-o", out);
+  result = read_image(out);
+  CHECK(lull_io_find_pass(&result, "ViewLayer", "Emit Denoised") != NULL);
+  lull_io_free(&result);
+
+  /* the guides matter: without albedo the result changes */
+  char no_albedo[1200];
+  cli_path(no_albedo, sizeof no_albedo, dir, "no_albedo.exr");
+  EXPECT(0, "denoise", in, "--layer", "ViewLayer", "-o", out);
+  EXPECT(0, "denoise", in, "--layer", "ViewLayer", "--pass", "albedo=none", "--pass",
+         "normal=none", "-o", no_albedo);
+  CHECK(cli_said(dir, "stderr.txt", "depth, position"));
+  lull_io_image with = read_image(out), without = read_image(no_albedo);
+  CHECK(max_diff(lull_io_find_pass(&with, "ViewLayer", "Denoised"),
+                 lull_io_find_pass(&without, "ViewLayer", "Denoised"), pixels) > 1e-3);
+  lull_io_free(&with);
+  lull_io_free(&without);
+
+  /* "Noisy Image" wins over "Combined" (which Cycles may have denoised) */
+  char noisy_in[1200];
+  cli_path(noisy_in, sizeof noisy_in, dir, "render_noisy_image.exr");
+  CHECK_EQ_INT(cli_scene_write_blender(scene, noisy_in, layers, 1, 1), 0);
+  EXPECT(0, "denoise", noisy_in, "-o", out);
+  result = read_image(out);
+  const lull_io_pass* denoised = lull_io_find_pass(&result, "ViewLayer", "Denoised");
+  const lull_io_pass* combined = lull_io_find_pass(&result, "ViewLayer", "Combined");
+  CHECK(denoised && combined && max_diff(denoised, combined, pixels) > 1e-3);
+  lull_io_free(&result);
+  lull_io_free(&original);
+}
+
+/* The Blender-style EXR and the OIDN-style PFMs of the same pixels give
+ * the same denoised image: both paths feed the API the same images. */
+static void test_input_paths_agree(const char* dir, const cli_scene* scene)
+{
+  char in[1200], out[1200], c[1200], alb[1200], nrm[1200], pfm_out[1200];
+  cli_path(in, sizeof in, dir, "agree.exr");
+  cli_path(out, sizeof out, dir, "agree_out.exr");
+  cli_path(c, sizeof c, dir, "agree_color.pfm");
+  cli_path(alb, sizeof alb, dir, "agree_albedo.pfm");
+  cli_path(nrm, sizeof nrm, dir, "agree_normal.pfm");
+  cli_path(pfm_out, sizeof pfm_out, dir, "agree_out.pfm");
+  static const char* const layers[] = {"ViewLayer"};
+  CHECK_EQ_INT(cli_scene_write_blender(scene, in, layers, 1, 0), 0);
+  lull_io_image image = read_image(in);
+  static const char* const names[][2] = {
+      {"Combined", ""}, {"Denoising Albedo", ""}, {"Denoising Normal", ""}};
+  const char* paths[3] = {c, alb, nrm};
+  for (int k = 0; k < 3; ++k) {
+    const lull_io_pass* pass = lull_io_find_pass(&image, "ViewLayer", names[k][0]);
+    CHECK(pass != NULL);
+    if (!pass)
+      continue;
+    lull_io_image one;
+    memset(&one, 0, sizeof one);
+    one.width = image.width;
+    one.height = image.height;
+    const char* channel_names[4] = {"R", "G", "B", "A"};
+    lull_io_add_pass(&one, "", "", pass->channels, channel_names, pass->data);
+    char err[512];
+    CHECK_EQ_INT(lull_io_write(paths[k], &one, 0, err, sizeof err), 0);
+    lull_io_free(&one);
+  }
+  lull_io_free(&image);
+  EXPECT(0, "denoise", in, "--pass", "depth=none", "--pass", "position=none", "-o", out);
+  EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "-o", pfm_out);
+  lull_io_image exr = read_image(out), pfm = read_image(pfm_out);
+  const lull_io_pass* denoised = lull_io_find_pass(&exr, "ViewLayer", "Denoised");
+  CHECK(denoised && pfm.num_passes == 1);
+  if (denoised && pfm.num_passes == 1) {
+    const size_t pixels = (size_t)scene->width * (size_t)scene->height;
+    int same = 1;
+    for (size_t i = 0; i < pixels; ++i)
+      for (int k = 0; k < 3; ++k) /* the EXR pass is stored as half */
+        same &= denoised->data[i * 4 + (size_t)k] ==
+                lull_half_to_float(lull_float_to_half(pfm.passes[0].data[i * 3 + (size_t)k]));
+    CHECK(same);
+  }
+  lull_io_free(&exr);
+  lull_io_free(&pfm);
+}
+#endif
+
+/* -- failures leave the output alone ------------------------------------------------------------ */
+
+static void test_failures_keep_output(const char* dir, const cli_scene* scene)
+{
+  char keep[1200], copy[1200], c[1200], bad_pfm[1200], small[1200], nan_pfm[1200];
+  cli_path(keep, sizeof keep, dir, "keep.pfm");
+  cli_path(copy, sizeof copy, dir, "keep_copy.pfm");
+  cli_path(c, sizeof c, dir, "fail_color.pfm");
+  cli_path(bad_pfm, sizeof bad_pfm, dir, "truncated.pfm");
+  cli_path(small, sizeof small, dir, "small.pfm");
+  cli_path(nan_pfm, sizeof nan_pfm, dir, "nan.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", c), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "clean", keep), 0);
+  CHECK_EQ_INT(cli_copy_file(keep, copy), 0);
+  /* a truncated PFM */
+  FILE* f = fopen(bad_pfm, "wb");
+  if (f) {
+    fputs("PF\n64 48\n-1.0\n", f);
+    for (int i = 0; i < 100; ++i)
+      fputc(i, f);
+    fclose(f);
+  }
+  EXPECT(1, "denoise", bad_pfm, "-o", keep);
+  CHECK(cli_said(dir, "stderr.txt", "truncated.pfm"));
+  CHECK_EQ_INT(stderr_lines(dir), 1);
+  CHECK(cli_same_bytes(keep, copy));
+  /* mismatched sizes */
+  cli_scene tiny;
+  CHECK_EQ_INT(cli_scene_make(&tiny, 8, 8, 1, 0.1f), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(&tiny, "albedo", small), 0);
+  cli_scene_free(&tiny);
+  EXPECT(1, "denoise", "--hdr", c, "--alb", small, "-o", keep);
+  CHECK(cli_said(dir, "stderr.txt", "albedo image is 8x8"));
+  CHECK(cli_same_bytes(keep, copy));
+  /* the API refuses the parameters at commit */
+  EXPECT(1, "denoise", c, "-f", "ATrous", "--param", "hdr=1", "--param", "srgb=1", "-o", keep);
+  CHECK(cli_said(dir, "stderr.txt", "hdr and srgb"));
+  CHECK(cli_same_bytes(keep, copy));
+  /* nowhere to write */
+  char nowhere[1200];
+  cli_path(nowhere, sizeof nowhere, dir, "no/such/dir/out.pfm");
+  EXPECT(1, "denoise", c, "-o", nowhere);
+  CHECK(cli_said(dir, "stderr.txt", "out.pfm"));
+  EXPECT(1, "denoise", c, "-o", dir);
+  /* NaN and infinity in the colour: no crash, a finite or reported result */
+  float* data = malloc((size_t)scene->width * (size_t)scene->height * 3 * sizeof(float));
+  memcpy(data, scene->noisy, (size_t)scene->width * (size_t)scene->height * 3 * sizeof(float));
+  data[10] = NAN;
+  data[200] = INFINITY;
+  data[300] = -INFINITY;
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  image.width = scene->width;
+  image.height = scene->height;
+  static const char* const rgb[] = {"R", "G", "B"};
+  lull_io_add_pass(&image, "", "", 3, rgb, data);
+  char err[512];
+  CHECK_EQ_INT(lull_io_write(nan_pfm, &image, 0, err, sizeof err), 0);
+  lull_io_free(&image);
+  free(data);
+  char nan_out[1200];
+  cli_path(nan_out, sizeof nan_out, dir, "nan_out.pfm");
+  const int status = cli_run(tool, dir, ARGS("denoise", nan_pfm, "-o", nan_out));
+  CHECK(status == 0 || status == 1);
+  CHECK_EQ_INT(cli_file_exists(nan_out), status == 0);
+#if defined(LULL_IO_HAS_OIIO)
+  /* a truncated EXR */
+  char exr[1200], bad_exr[1200];
+  cli_path(exr, sizeof exr, dir, "whole.exr");
+  cli_path(bad_exr, sizeof bad_exr, dir, "truncated.exr");
+  static const char* const layers[] = {"ViewLayer"};
+  CHECK_EQ_INT(cli_scene_write_blender(scene, exr, layers, 1, 0), 0);
+  FILE* in = fopen(exr, "rb");
+  FILE* out = fopen(bad_exr, "wb");
+  if (in && out)
+    for (int i = 0; i < 3000; ++i)
+      fputc(fgetc(in), out);
+  if (in)
+    fclose(in);
+  if (out)
+    fclose(out);
+  EXPECT(1, "denoise", bad_exr, "-o", keep);
+  CHECK(cli_said(dir, "stderr.txt", "truncated.exr"));
+  CHECK_EQ_INT(stderr_lines(dir), 1);
+  CHECK(cli_same_bytes(keep, copy));
+  EXPECT(1, "info", bad_exr);
+#endif
+  CHECK_EQ_INT(cli_temp_files(dir), 0);
+}
+
+/* -- compare and the pictures -------------------------------------------------------------------- */
+
+static void test_compare(const char* dir, const cli_scene* scene)
+{
+  char c[1200], clean[1200], out[1200], side[1200], small[1200];
+  cli_path(c, sizeof c, dir, "cmp_color.pfm");
+  cli_path(clean, sizeof clean, dir, "cmp_clean.pfm");
+  cli_path(out, sizeof out, dir, "cmp_out.pfm");
+  cli_path(side, sizeof side, dir, "cmp_side.png");
+  cli_path(small, sizeof small, dir, "cmp_small.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", c), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "clean", clean), 0);
+  EXPECT(0, "compare", c, clean);
+  const double printed = number_after(dir, "image", "relMSE ");
+  lull_io_image noisy = read_image(c);
+  if (noisy.num_passes == 1) /* the printed figure is the metric's */
+    CHECK_NEAR(printed, cli_pass_rel_mse(&noisy.passes[0], scene->clean, scene->width,
+                                         scene->height), 2e-6);
+  lull_io_free(&noisy);
+  CHECK(cli_said(dir, "stdout.txt", "PSNR"));
+  CHECK(cli_said(dir, "stdout.txt", "SSIM"));
+  EXPECT(0, "compare", clean, clean);
+  CHECK(number_after(dir, "image", "relMSE ") == 0.0);
+  CHECK(cli_said(dir, "stdout.txt", "PSNR    inf"));
+  cli_scene tiny;
+  CHECK_EQ_INT(cli_scene_make(&tiny, 8, 8, 1, 0.1f), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(&tiny, "clean", small), 0);
+  cli_scene_free(&tiny);
+  EXPECT(1, "compare", c, small);
+  CHECK(cli_said(dir, "stderr.txt", "8x8"));
+  EXPECT(1, "compare", c, "missing.exr");
+#if defined(LULL_IO_HAS_OIIO)
+  EXPECT(0, "compare", c, clean, "--png", side);
+  lull_io_image picture = read_image(side);
+  CHECK(picture.width == 3 * scene->width && picture.height == scene->height);
+  lull_io_free(&picture);
+  /* denoise with a reference: noisy and denoised figures, three panels */
+  EXPECT(0, "denoise", c, "-o", out, "--reference", clean, "--side-by-side", side);
+  const double before = number_after(dir, "noisy", "relMSE ");
+  const double after = number_after(dir, "denoised", "relMSE ");
+  CHECK(after < before);
+  picture = read_image(side);
+  CHECK(picture.width == 3 * scene->width && picture.height == scene->height);
+  lull_io_free(&picture);
+  EXPECT(1, "denoise", c, "-o", out, "--reference", small);
+#endif
+}
+
+int main(void)
+{
+  if (!tool[0]) {
+    printf("the command-line tool is not built (LULL_TOOLS=OFF): skipped\n");
+    return 77;
+  }
+  char dir[1024];
+  if (cli_scratch("tool", dir, sizeof dir))
+    return 1;
+  cli_scene scene;
+  if (cli_scene_make(&scene, 64, 48, 11, 0.6f))
+    return 1;
+  char in[1200];
+  cli_path(in, sizeof in, dir, "params_in.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(&scene, "noisy", in), 0);
+  test_usage(dir);
+  test_params(dir, in);
+  test_oidn_flags(dir, &scene);
+#if defined(LULL_IO_HAS_OIIO)
+  test_multilayer(dir, &scene);
+  test_input_paths_agree(dir, &scene);
+#endif
+  test_failures_keep_output(dir, &scene);
+  test_compare(dir, &scene);
+  cli_scene_free(&scene);
+  return lull_test_result("cli_tool");
+}
