@@ -41,7 +41,7 @@ static __device__ __forceinline__ void baseline_level(const lull_atrous_level_ar
   const atrous_sums total = atrous_rows_total(&rows);
   const float4 out = atrous_normalise(&total);
   if (a->last)
-    atrous_finish_store(a, x, y, out, c.ar, c.ag, c.ab);
+    atrous_encode_store(a, x, y, atrous_remodulate(a, out, c.ar, c.ag, c.ab));
   else
     a->c_out[i] = out;
 }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "atrous_cuda.h"
+#include "image_access.cuh"
 
 #define LULL_DEVICE __device__ __forceinline__
 
@@ -217,19 +218,27 @@ LULL_DEVICE float4 atrous_normalise(const atrous_sums* t)
   return o;
 }
 
-/* The finish step of core/atrous.h, fused into the last level: multiply the
- * albedo back, undo sRGB and the scale, clamp, and store the output pixel
- * (x, y) with the alpha channel passed through. */
-LULL_DEVICE void atrous_finish_store(const lull_atrous_level_args* a, int x, int y, float4 rgbv,
-                                     float ar, float ag, float ab)
+/* The finish step of core/atrous.h in two halves: multiply the albedo back
+ * (in the last level, which has the albedo at hand) ... */
+LULL_DEVICE float4 atrous_remodulate(const lull_atrous_level_args* a, float4 rgbv, float ar,
+                                     float ag, float ab)
+{
+  if (a->demodulate) {
+    rgbv.x *= lull_demodulation_albedo(ar);
+    rgbv.y *= lull_demodulation_albedo(ag);
+    rgbv.z *= lull_demodulation_albedo(ab);
+  }
+  rgbv.w = 0.0f;
+  return rgbv;
+}
+
+/* ... then undo sRGB and the scale, clamp, and store output pixel (x, y)
+ * with the alpha channel passed through. */
+LULL_DEVICE void atrous_encode_store(const lull_atrous_level_args* a, int x, int y, float4 rgb)
 {
   const size_t i = (size_t)y * (size_t)a->width + (size_t)x;
-  float c[4] = {rgbv.x, rgbv.y, rgbv.z, a->has_alpha ? a->alpha[i] : 0.0f};
-  if (a->demodulate) {
-    c[0] *= lull_demodulation_albedo(ar);
-    c[1] *= lull_demodulation_albedo(ag);
-    c[2] *= lull_demodulation_albedo(ab);
-  }
+  float c[4] = {rgb.x, rgb.y, rgb.z, a->has_alpha ? a->alpha[i] : 0.0f};
+#pragma unroll
   for (int k = 0; k < 3; ++k) {
     if (a->srgb)
       c[k] = lull_linear_to_srgb(c[k] > 0.0f ? c[k] : 0.0f);
@@ -237,5 +246,5 @@ LULL_DEVICE void atrous_finish_store(const lull_atrous_level_args* a, int x, int
     if (a->clamp_output)
       c[k] = c[k] < 0.0f ? 0.0f : (c[k] > 1.0f ? 1.0f : c[k]);
   }
-  lull_image_store_n(&a->output, x, y, c, a->out_channels);
+  lull_cuda_image_store_n(&a->output, x, y, c, a->out_channels);
 }

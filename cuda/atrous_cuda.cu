@@ -1,6 +1,6 @@
 /* The à-trous filter on the GPU: scratch memory, the order of the kernels,
  * the schedule choice and progress.  Contract: core/atrous.h (prepare ->
- * levels -> finish, here with the finish fused into the last level). */
+ * levels -> finish, with the finish done by the last level). */
 #include "atrous_cuda.h"
 
 #include "backend_cuda.h"

@@ -63,7 +63,7 @@ typedef struct lull_atrous_level_args
   int width, height, level, last, channels;
   float k_normal, k_albedo, k_color, sigma_luminance;
   float inv_d2[9];     /* 1 / ((dx^2 + dy^2) step^2), indexed by dx^2 + dy^2 */
-  /* finish, fused into the last level */
+  /* finish, done by the last level */
   lull_image output;
   const float* alpha;
   int has_alpha, demodulate, srgb, clamp_output, out_channels;

@@ -14,7 +14,8 @@
  *     tap loads);
  *   - postamble: the result goes to layout l + 1 (σ2↓, and σ_b at level 0,
  *     §3.1-3.4) together with the pixel's guides; the last level writes
- *     the original layout instead (§3.3) and fuses the finish step.
+ *     the original layout instead (§3.3), and a small kernel stores it in
+ *     the user's format with coalesced writes.
  *
  * Thread mapping (§3.5): tiles hold 16-byte elements, which a warp reads in
  * wavefronts of 8 threads over 8 bank groups.  The GCD test for the row
@@ -76,6 +77,8 @@ static __device__ __forceinline__ atrous_tap tile_tap(const permuted_tile* t, in
   return q;
 }
 
+enum { TILE_LOADS = (TILE_H * TILE_W + BLOCK_W * BLOCK_H - 1) / (BLOCK_W * BLOCK_H) };
+
 static __device__ __forceinline__ void permuted_level(const lull_atrous_level_args* a,
                                                       const int variance_mode,
                                                       const int geometry_kind)
@@ -86,45 +89,67 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
   const int py0 = (int)blockIdx.y * OUT_H;
   const int tid = (int)(threadIdx.y * BLOCK_W + threadIdx.x);
 
-  /* preamble: stage the tile (mirrored at the edges of the embedding) */
-  for (int e = tid; e < TILE_H * TILE_W; e += BLOCK_W * BLOCK_H) {
+  /* preamble 1: issue every global load of this thread's share of the tile
+   * (mirrored at the edges of the embedding) before using any of them */
+  atrous_tap staged[TILE_LOADS];
+#pragma unroll
+  for (int k = 0; k < TILE_LOADS; ++k) {
+    const int e = tid + k * BLOCK_W * BLOCK_H;
     const int ty = e / TILE_W, tx = e - ty * TILE_W;
-    const int sx = lull_layout_reflect(px0 + tx - 2, w);
-    const int sy = lull_layout_reflect(py0 + ty - 2, h);
-    const atrous_tap q = atrous_tap_load(a, (size_t)sy * (size_t)w + (size_t)sx, geometry_kind);
-    tile.c[ty][tx] = make_float4(q.r, q.g, q.b, q.l);
-    tile.n[ty][tx] = make_float4(q.nx, q.ny, q.nz, q.gx);
-    tile.a[ty][tx] = make_float4(q.ar, q.ag, q.ab, q.v);
-    if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
-      tile.p[ty][tx] = make_float2(q.gy, q.gz);
+    if (e < TILE_H * TILE_W) {
+      const int sx = lull_layout_reflect(px0 + tx - 2, w);
+      const int sy = lull_layout_reflect(py0 + ty - 2, h);
+      staged[k] = atrous_tap_load(a, (size_t)sy * (size_t)w + (size_t)sx, geometry_kind);
+    }
   }
-  __syncthreads();
 
+  /* preamble 2, while those loads are in flight: where this thread's
+   * pixels are in the image, and (variance mode) their prefiltered
+   * variance, gathered from the original 3x3 neighbourhood */
   const int lx = (int)threadIdx.x;
   const int ly0 = (int)threadIdx.y * STRIP_ROWS;
   const int px = px0 + lx;
   const int x_ok = px < w;
-  /* original column, and the direction of its sub-image: the taps of a
-   * row are summed in the original image's x order */
   const int ox = x_ok ? __ldg(a->inv_x + px) : 0;
+  /* the taps of a row are summed in the original image's x order */
   const int fx = lull_layout_direction(ox, a->level);
-  int col[5];
-#pragma unroll
-  for (int k = 0; k < 5; ++k)
-    col[k] = lx + 2 + fx * (k - 2);
-
-  atrous_center c[STRIP_ROWS];
-  atrous_rows rows[STRIP_ROWS];
   int oy[STRIP_ROWS];
+  float inv_l[STRIP_ROWS], inv_g[STRIP_ROWS];
 #pragma unroll
   for (int j = 0; j < STRIP_ROWS; ++j) {
     const int py = py0 + ly0 + j;
     const int ok = x_ok && py < h;
     oy[j] = ok ? __ldg(a->inv_y + py) : 0;
-    const atrous_tap self = tile_tap(&tile, ly0 + j + 2, lx + 2, geometry_kind);
+    inv_l[j] = (variance_mode && ok) ? atrous_inv_luminance(a, ox, oy[j]) : 0.0f;
     const size_t i = (size_t)(ok ? py : 0) * (size_t)w + (size_t)(ok ? px : 0);
-    const float inv_l = (variance_mode && ok) ? atrous_inv_luminance(a, ox, oy[j]) : 0.0f;
-    c[j] = atrous_center_from(&self, __ldg(&a->g1_in[i].w), inv_l);
+    inv_g[j] = __ldg(&a->g1_in[i].w);
+  }
+
+#pragma unroll
+  for (int k = 0; k < TILE_LOADS; ++k) {
+    const int e = tid + k * BLOCK_W * BLOCK_H;
+    const int ty = e / TILE_W, tx = e - ty * TILE_W;
+    if (e < TILE_H * TILE_W) {
+      const atrous_tap* q = &staged[k];
+      tile.c[ty][tx] = make_float4(q->r, q->g, q->b, q->l);
+      tile.n[ty][tx] = make_float4(q->nx, q->ny, q->nz, q->gx);
+      tile.a[ty][tx] = make_float4(q->ar, q->ag, q->ab, q->v);
+      if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
+        tile.p[ty][tx] = make_float2(q->gy, q->gz);
+    }
+  }
+  __syncthreads();
+
+  int col[5];
+#pragma unroll
+  for (int k = 0; k < 5; ++k)
+    col[k] = lx + 2 + fx * (k - 2);
+  atrous_center c[STRIP_ROWS];
+  atrous_rows rows[STRIP_ROWS];
+#pragma unroll
+  for (int j = 0; j < STRIP_ROWS; ++j) {
+    const atrous_tap self = tile_tap(&tile, ly0 + j + 2, lx + 2, geometry_kind);
+    c[j] = atrous_center_from(&self, inv_g[j], inv_l[j]);
   }
 
   /* stencil: tap rows in memory order; each row's 5 taps in x order */
@@ -155,7 +180,9 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
     }
   }
 
-  /* postamble: scatter to the next layout, or to the image at the end */
+  /* postamble: scatter to the next layout; the last level restores the
+   * original layout (§3.3) with the albedo multiplied back, and
+   * permuted_finish stores it in the user's format with coalesced writes */
 #pragma unroll
   for (int j = 0; j < STRIP_ROWS; ++j) {
     const int py = py0 + ly0 + j;
@@ -164,7 +191,8 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
     const atrous_sums total = atrous_rows_total(&rows[j]);
     const float4 out = atrous_normalise(&total);
     if (a->last) {
-      atrous_finish_store(a, ox, oy[j], out, c[j].ar, c[j].ag, c[j].ab);
+      a->c_out[(size_t)oy[j] * (size_t)w + (size_t)ox] =
+          atrous_remodulate(a, out, c[j].ar, c[j].ag, c[j].ab);
       continue;
     }
     const size_t i = (size_t)py * (size_t)w + (size_t)px;
@@ -176,6 +204,16 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
     if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
       a->g2_out[o] = __ldg(a->g2_in + i);
   }
+}
+
+/* The rest of the finish step after the last level: sRGB, scale, clamp,
+ * alpha, and the user's format. */
+static __global__ void permuted_finish(const lull_atrous_level_args a)
+{
+  const int x = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = (int)(blockIdx.y * blockDim.y + threadIdx.y);
+  if (x < a.width && y < a.height)
+    atrous_encode_store(&a, x, y, a.c_out[(size_t)y * (size_t)a.width + (size_t)x]);
 }
 
 static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H)
@@ -213,6 +251,11 @@ cudaError_t lull_atrous_permuted_launch(const lull_atrous_level_args* args, int 
     (pos ? permuted_variance_position : permuted_variance_depth)<<<grid, block, 0, stream>>>(*args);
   else
     (pos ? permuted_fixed_position : permuted_fixed_depth)<<<grid, block, 0, stream>>>(*args);
+  if (args->last) {
+    const dim3 fblock(32, 8);
+    const dim3 fgrid((unsigned)((args->width + 31) / 32), (unsigned)((args->height + 7) / 8));
+    permuted_finish<<<fgrid, fblock, 0, stream>>>(*args);
+  }
   return cudaGetLastError();
 }
 

@@ -29,13 +29,13 @@ static __global__ void prepare_load(const lull_atrous_prepare_args a)
   float4 g0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   float4 g1 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   if (a.has_albedo) {
-    lull_image_load(&a.albedo, x, y, v);
+    lull_cuda_image_load(&a.albedo, x, y, v);
     g1.x = finite_or_zero(v[0]);
     g1.y = finite_or_zero(v[1]);
     g1.z = finite_or_zero(v[2]);
   }
   if (a.has_normal) {
-    lull_image_load(&a.normal, x, y, v);
+    lull_cuda_image_load(&a.normal, x, y, v);
     float n[3] = {finite_or_zero(v[0]), finite_or_zero(v[1]), finite_or_zero(v[2])};
     lull_normalize_normal(n);
     g0.x = n[0];
@@ -43,7 +43,7 @@ static __global__ void prepare_load(const lull_atrous_prepare_args a)
     g0.z = n[2];
   }
   if (a.geometry_kind != LULL_ATROUS_GEOMETRY_NONE) {
-    lull_image_load(&a.geometry, x, y, v);
+    lull_cuda_image_load(&a.geometry, x, y, v);
     g0.w = finite_or_zero(v[0]);
     if (a.geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
       a.g2[i] = make_float2(finite_or_zero(v[1]), finite_or_zero(v[2]));
@@ -52,7 +52,7 @@ static __global__ void prepare_load(const lull_atrous_prepare_args a)
   a.g1[i] = g1;
 
   float c[4];
-  lull_image_load(&a.color, x, y, c);
+  lull_cuda_image_load(&a.color, x, y, c);
   const int ok = lull_isfinite3(c[0], c[1], c[2]);
   if (!ok)
     c[0] = c[1] = c[2] = 0.0f;
@@ -154,7 +154,7 @@ static __global__ void prepare_variance(const lull_atrous_prepare_args a)
   if (a.variance_mode && a.variance.data) {
     const float4 g1 = a.g1[i];
     float v[4];
-    lull_image_load(&a.variance, x, y, v);
+    lull_cuda_image_load(&a.variance, x, y, v);
     if (lull_format_channels(a.variance.format) >= 3) {
       /* Var(sum_k w_k c_k / a_k) for independent channels */
       const float dr = a.demodulate ? lull_demodulation_albedo(g1.x) : 1.0f;

@@ -2,7 +2,10 @@
  * (Dolp et al. 2024), per level and in total, at 512^2, 1280x720,
  * 1920x1080 and 3840x2160 with colour + albedo + normal + depth, 5 levels.
  *
- *   build-cuda/bin/bench_atrous_cuda [repeats]
+ *   build-cuda/bin/bench_atrous_cuda [repeats [size-index [profile]]]
+ *
+ * size-index 0..3 runs one size only; "profile" runs each kernel once
+ * (no warm-up, no graph), for ncu.
  *
  * Times are medians of `repeats` runs (default 50) after 5 warm-up runs,
  * measured with CUDA events around each kernel; "total" is the median of
@@ -220,6 +223,11 @@ int main(int argc, char** argv)
   int repeats = argc > 1 ? atoi(argv[1]) : 50;
   if (repeats < 1 || repeats > MAX_REPEATS)
     repeats = 50;
+  const int only = argc > 2 ? atoi(argv[2]) : -1;
+  const int profile = argc > 3 && strcmp(argv[3], "profile") == 0;
+  const int warmup = profile ? 0 : 5;
+  if (profile)
+    repeats = 1;
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount,
@@ -231,7 +239,7 @@ int main(int argc, char** argv)
     CHECK_CUDA(cudaEventCreate(&ev[i]));
 
   /* the copy ceiling: 1 GiB device-to-device, read + write counted */
-  {
+  if (!profile) {
     void *a, *b;
     const size_t bytes = (size_t)1 << 30;
     CHECK_CUDA(cudaMalloc(&a, bytes));
@@ -259,6 +267,8 @@ int main(int argc, char** argv)
   const double last_bytes = 48 + 12;
   static float samples[MAX_REPEATS];
   for (int si = 0; si < 4; ++si) {
+    if (only >= 0 && si != only)
+      continue;
     const int w = sizes[si][0], h = sizes[si][1];
     const double px = (double)w * h;
     run_setup s;
@@ -271,7 +281,7 @@ int main(int argc, char** argv)
     float level_ms[2][LEVELS], prep_ms[2], total_ms[2];
     for (int sched = 0; sched < 2; ++sched) {
       static float per[LEVELS + 1][MAX_REPEATS];
-      for (int r = -5; r < repeats; ++r) {
+      for (int r = -warmup; r < repeats; ++r) {
         CHECK_CUDA(cudaEventRecord(ev[0], st));
         CHECK_CUDA(lull_atrous_prepare_launch(&s.pa, st));
         CHECK_CUDA(cudaEventRecord(ev[1], st));
@@ -288,6 +298,9 @@ int main(int argc, char** argv)
       prep_ms[sched] = median(per[0], repeats);
       for (int l = 0; l < LEVELS; ++l)
         level_ms[sched][l] = median(per[l + 1], repeats);
+      total_ms[sched] = 0;
+      if (profile)
+        continue;
       /* the whole filter as a graph */
       cudaGraph_t graph;
       cudaGraphExec_t exec;

@@ -22,19 +22,21 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 say "GPU tests"
 (cd "$build" && ctest -L gpu -R "cuda|atrous_layout" --output-on-failure) >"$out/tests.log" 2>&1
 (cd "$build" && ctest -R "atrous_layout|cuda_devices" --output-on-failure) >>"$out/tests.log" 2>&1
-grep -E "tests passed|Failed|max rel|relMSE|interior|Gaussian|CHECK|error" "$out/tests.log" | tee -a "$log"
+grep -E "tests passed|Failed" "$out/tests.log" | tee -a "$log"
+"$build/bin/test_cuda_atrous" 2>&1 | tee -a "$log"
 
 for tool in memcheck racecheck; do
   say "compute-sanitizer $tool"
   for t in test_cuda_atrous test_cuda_api; do
-    timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" >"$out/$tool-$t.log" 2>&1
+    # (the API test provokes out-of-memory on purpose: not a finding)
+    timeout 150 compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 "$build/bin/$t" >"$out/$tool-$t.log" 2>&1
     printf '%s %s: exit %s; %s\n' "$tool" "$t" "$?" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool-$t.log" | tail -1)" | tee -a "$log"
   done
 done
 
 say "benchmark"
 "$build/bin/bench_atrous_cuda" "${1:-50}" >"$out/bench.log" 2>&1
-for v in fastexp strip4; do
+for v in fastexp strip1 strip4; do
   printf '\n== variant %s\n' "$v" >>"$out/bench.log"
   "$build/bin/bench_atrous_cuda_$v" "${1:-50}" >>"$out/bench.log" 2>&1
 done
