@@ -186,7 +186,11 @@ class LULL_OT_denoise_animation(bpy.types.Operator):
         if not jobs:
             return {"CANCELLED"}
         settings = settings_of(context.scene)
-        device = lull.Device(settings.device)
+        try:
+            device = lull.Device(settings.device)
+        except (ValueError, lull.Error) as e:
+            self.report({"ERROR"}, f"lull: device '{settings.device}': {e}")
+            return {"CANCELLED"}
         failed = []
         for src, dst in jobs:
             try:
