@@ -1,5 +1,5 @@
 /* The OIDN API contract tests: `test_api_contract [GROUP...]` runs the named
- * groups (errors devices buffers params images execute), or all of them. */
+ * groups (errors devices buffers params images execute random), or all of them. */
 #include <string.h>
 
 #include "api_util.h"
@@ -13,6 +13,7 @@ typedef struct api_group
 static const api_group groups[] = {
     {"errors", api_test_errors}, {"devices", api_test_devices}, {"buffers", api_test_buffers},
     {"params", api_test_params}, {"images", api_test_images},   {"execute", api_test_execute},
+    {"random", api_test_random},
 };
 enum { NUM_GROUPS = sizeof groups / sizeof groups[0] };
 

@@ -52,3 +52,4 @@ void api_test_buffers(void);
 void api_test_params(void);
 void api_test_images(void);
 void api_test_execute(void);
+void api_test_random(void);
