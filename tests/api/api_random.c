@@ -3,7 +3,11 @@
  * sizes, strides and offsets valid, too small, too large or overflowing.
  * The library must never crash (valgrind and the sanitizer builds watch
  * memory), every error must be one of OIDN's codes with a message, and
- * whatever it accepts must run. */
+ * whatever it accepts must run.
+ *
+ * The devices are CPU devices, or those of LULL_API_TEST_DEVICE=cuda (the
+ * GPU test api_random_cuda).  The runnable setups of the first device use
+ * host memory where the device can read it, the second device's a buffer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,9 @@ typedef struct pool
   OIDNDevice devices[DEVICES];
   OIDNBuffer buffers[BUFFERS];
   OIDNFilter filters[FILTERS];
+  int filter_device[FILTERS];      /* index of the device of filters[i] */
+  OIDNBuffer setup[DEVICES];       /* ARENA bytes per device, for valid_setup */
+  int use_host[DEVICES];           /* valid_setup uses host memory (else setup[]) */
   unsigned char* arena; /* memory of shared images */
   unsigned char* host;  /* host side of buffer reads and writes (HOST bytes) */
   unsigned state;
@@ -98,8 +105,19 @@ static bool count_run(void* user, double n)
 /* A configuration that can run, on which the random calls then build:
  * colour and output of one size and channel count (the output sometimes
  * the colour itself, or overlapping it), sometimes albedo and normal. */
-static void valid_setup(pool* p, OIDNFilter filter)
+static void set_setup_image(pool* p, int device, OIDNFilter filter, const char* name,
+                            size_t offset, OIDNFormat format, size_t w, size_t h)
 {
+  if (p->use_host[device])
+    oidnSetSharedFilterImage(filter, name, p->arena + offset, format, w, h, 0, 0, 0);
+  else
+    oidnSetFilterImage(filter, name, p->setup[device], format, w, h, offset, 0, 0);
+}
+
+static void valid_setup(pool* p, int slot)
+{
+  OIDNFilter filter = p->filters[slot];
+  const int device = p->filter_device[slot];
   static const size_t sides[] = {1, 2, 3, 8, 16};
   static const OIDNFormat rgb[] = {OIDN_FORMAT_FLOAT3, OIDN_FORMAT_HALF3};
   static const OIDNFormat other[] = {OIDN_FORMAT_FLOAT, OIDN_FORMAT_FLOAT4};
@@ -107,16 +125,14 @@ static void valid_setup(pool* p, OIDNFilter filter)
   const int three = pick(p, 3) != 0;
   const OIDNFormat in = three ? rgb[pick(p, 2)] : other[pick(p, 2)];
   const OIDNFormat out = three ? rgb[pick(p, 2)] : in;
-  /* each image has a quarter of the arena (16 x 16 x 16 bytes fit) */
-  unsigned char* quarter[4];
-  for (int i = 0; i < 4; ++i)
-    quarter[i] = p->arena + (size_t)i * (ARENA / 4);
-  unsigned char* output = pick(p, 4) ? quarter[1] : quarter[0] + 4 * pick(p, 3);
-  oidnSetSharedFilterImage(filter, "color", quarter[0], in, w, h, 0, 0, 0);
-  oidnSetSharedFilterImage(filter, "output", output, out, w, h, 0, 0, 0);
+  /* each image has a quarter of the memory (16 x 16 x 16 bytes fit) */
+  const size_t quarter = ARENA / 4;
+  const size_t output = pick(p, 4) ? quarter : 4 * pick(p, 3);
+  set_setup_image(p, device, filter, "color", 0, in, w, h);
+  set_setup_image(p, device, filter, "output", output, out, w, h);
   if (three && pick(p, 2)) {
-    oidnSetSharedFilterImage(filter, "albedo", quarter[2], rgb[pick(p, 2)], w, h, 0, 0, 0);
-    oidnSetSharedFilterImage(filter, "normal", quarter[3], rgb[pick(p, 2)], w, h, 0, 0, 0);
+    set_setup_image(p, device, filter, "albedo", 2 * quarter, rgb[pick(p, 2)], w, h);
+    set_setup_image(p, device, filter, "normal", 3 * quarter, rgb[pick(p, 2)], w, h);
   } else {
     oidnUnsetFilterImage(filter, "albedo");
     oidnUnsetFilterImage(filter, "normal");
@@ -127,8 +143,10 @@ static void valid_setup(pool* p, OIDNFilter filter)
 /* One random call on a random (or NULL) object. */
 static void random_call(pool* p)
 {
-  OIDNDevice device = p->devices[pick(p, DEVICES)];
-  OIDNFilter filter = pick(p, 10) ? p->filters[pick(p, FILTERS)] : NULL;
+  const int device_index = (int)pick(p, DEVICES);
+  OIDNDevice device = p->devices[device_index];
+  const int filter_slot = (int)pick(p, FILTERS);
+  OIDNFilter filter = pick(p, 10) ? p->filters[filter_slot] : NULL;
   OIDNBuffer buffer = pick(p, 10) ? p->buffers[pick(p, BUFFERS)] : NULL;
   switch (pick(p, 16)) {
     case 0: {
@@ -142,6 +160,7 @@ static void random_call(pool* p)
       const unsigned slot = pick(p, FILTERS);
       oidnReleaseFilter(p->filters[slot]);
       p->filters[slot] = oidnNewFilter(device, pick_name(p, type_names, 6));
+      p->filter_device[slot] = device_index;
       oidnSetFilterProgressMonitorFunction(p->filters[slot], count_run, &p->runs);
       break;
     }
@@ -206,7 +225,8 @@ static void random_call(pool* p)
       oidnSyncDevice(device);
       break;
     default:
-      valid_setup(p, filter);
+      if (p->filters[filter_slot])
+        valid_setup(p, filter_slot);
       break;
   }
 }
@@ -233,8 +253,20 @@ static int run_sequence(unsigned seed, int calls)
   p.state = seed;
   p.arena = calloc(ARENA, 1);
   p.host = calloc(HOST, 1);
-  for (int d = 0; d < DEVICES; ++d)
-    p.devices[d] = api_cpu_device();
+  const char* kind = getenv("LULL_API_TEST_DEVICE");
+  for (int d = 0; d < DEVICES; ++d) {
+    if (kind && strcmp(kind, "cuda") == 0) {
+      p.devices[d] = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
+      oidnCommitDevice(p.devices[d]);
+    } else {
+      p.devices[d] = api_cpu_device();
+    }
+    EXPECT_OK(NULL);
+    EXPECT_OK(p.devices[d]);
+    /* the first device takes host memory where it can, the second buffers */
+    p.use_host[d] = d == 0 && oidnGetDeviceBool(p.devices[d], "systemMemorySupported");
+    p.setup[d] = oidnNewBuffer(p.devices[d], ARENA);
+  }
   for (int i = 0; i < calls; ++i) {
     random_call(&p);
     check_errors(&p);
@@ -252,8 +284,10 @@ static int run_sequence(unsigned seed, int calls)
   for (int i = 0; i < BUFFERS; ++i)
     if (p.buffers[i])
       oidnReleaseBuffer(p.buffers[i]);
-  for (int d = 0; d < DEVICES; ++d)
+  for (int d = 0; d < DEVICES; ++d) {
+    oidnReleaseBuffer(p.setup[d]);
     oidnReleaseDevice(p.devices[d]);
+  }
   free(p.arena);
   free(p.host);
   EXPECT_OK(NULL);
