@@ -127,9 +127,10 @@ const lull_io_pass* cli_color_pass(const lull_io_image* image, const char* layer
  * found (0 with err filled when none). */
 int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
                      const char* pass, cli_target* targets, int max, char* err, size_t err_size);
-/* The pass Blender writes for a filter image ("albedo": "Denoising Albedo",
- * "normal": "Denoising Normal", "depth": "Denoising Depth", "position":
- * "Position") in a layer and view, or NULL. */
+/* The pass Blender writes for a filter image in a layer and view, or NULL:
+ * "albedo": "Denoising Albedo" (else "DiffCol"), "normal": "Denoising
+ * Normal" (else "Normal"), "depth": "Denoising Depth" (else "Depth"),
+ * "position": "Position". */
 const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image_name,
                                    const char* layer, const char* view);
 /* The pass of a separate file that holds a filter image: the guide pass by

@@ -25,6 +25,7 @@ typedef struct frame_state
   float* results[CLI_MAX_TARGETS];  /* denoised colour, packed */
   int result_channels[CLI_MAX_TARGETS];
   char guides[CLI_MAX_TARGETS][160]; /* which guide images were used, for the log */
+  char notes[CLI_MAX_TARGETS][80];   /* and which were found but not used */
   double seconds;
 } frame_state;
 
@@ -222,6 +223,17 @@ static int guide_for(const cli_denoise_options* options, const cli_frame_files* 
   return *pass == NULL;
 }
 
+/* 1 when filter image `name` gets a pass for this target. */
+static int has_image(const cli_denoise_options* options, const cli_frame_files* files,
+                     const frame_state* s, const cli_target* target, const char* name)
+{
+  const lull_io_pass* pass = NULL;
+  const lull_io_image* owner;
+  char ignored[64];
+  return !guide_for(options, files, s, target, name, &pass, &owner, ignored, sizeof ignored) &&
+         pass != NULL;
+}
+
 static void set_params(const cli_denoise_options* options, OIDNFilter filter, int integer_input)
 {
   /* Files of integers (PNG, JPEG) hold sRGB-encoded LDR values; float files
@@ -300,6 +312,15 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
       goto done;
     if (!pass)
       continue;
+    int explicit_source;
+    if (strcmp(name, "normal") == 0 && strcmp(options->filter, "RT") == 0 &&
+        !source_for(options, name, &explicit_source) &&
+        !has_image(options, files, s, target, "albedo")) {
+      /* OIDN's rule for RT: a normal only together with an albedo (a normal
+       * the user named goes to the API, which says so) */
+      snprintf(s->notes[t], sizeof s->notes[t], "; normal unused: RT takes it only with an albedo");
+      continue;
+    }
     if (owner->width != width || owner->height != height) {
       snprintf(err, err_size, "%s: the %s image is %dx%d, the colour %dx%d", context, name,
                owner->width, owner->height, width, height);
@@ -548,7 +569,8 @@ static int load(const cli_denoise_options* options, const cli_frame_files* files
     s->color_index[t] = (int)(s->targets[t].color - s->input.passes);
     const lull_io_pass* color = s->targets[t].color;
     if (color->layer[0] && strcmp(color->name, options->output_pass) == 0) {
-      snprintf(err, err_size, "%s: the output pass '%s' would replace the colour pass", files->input,
+      snprintf(err, err_size, "%s: the output pass '%s' would replace the colour pass",
+               files->input,
                options->output_pass);
       return 1;
     }
@@ -592,9 +614,9 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
     if (s->targets[t].layer[0] || s->targets[t].view[0])
       snprintf(where, sizeof where, " [%s%s%s]", s->targets[t].layer,
                s->targets[t].view[0] ? "/" : "", s->targets[t].view);
-    cli_progress_message(progress, 0, "%s%s -> %s (%s%s%s) %.2f s", files->input, where,
+    cli_progress_message(progress, 0, "%s%s -> %s (%s%s%s%s) %.2f s", files->input, where,
                          files->output, options->filter, s->guides[t][0] ? ": " : ", no guides",
-                         s->guides[t], s->seconds);
+                         s->guides[t], s->notes[t], s->seconds);
   }
   lull_io_free(&s->input);
   lull_io_free(&s->reference);

@@ -112,38 +112,45 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
   return 0;
 }
 
+/* Blender's passes for each guide image, best first: the denoising-data
+ * passes (noise-free first-hit features, meant for denoisers), else the
+ * ordinary render passes (Diffuse Color stands in for the albedo). */
 typedef struct guide_name
 {
   const char* image;
-  const char* pass;
+  const char* passes[2];
 } guide_name;
 
 static const guide_name guides[] = {
-    {"albedo", "Denoising Albedo"},
-    {"normal", "Denoising Normal"},
-    {"depth", "Denoising Depth"},
-    {"position", "Position"},
+    {"albedo", {"Denoising Albedo", "DiffCol"}},
+    {"normal", {"Denoising Normal", "Normal"}},
+    {"depth", {"Denoising Depth", "Depth"}},
+    {"position", {"Position", NULL}},
 };
 
-static const char* blender_pass_of(const char* image_name)
+static const guide_name* guide_of(const char* image_name)
 {
   for (size_t i = 0; i < sizeof guides / sizeof guides[0]; ++i)
     if (strcmp(guides[i].image, image_name) == 0)
-      return guides[i].pass;
+      return &guides[i];
   return NULL;
 }
 
 const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image_name,
                                    const char* layer, const char* view)
 {
-  const char* pass = blender_pass_of(image_name);
-  return pass ? lull_io_find_pass_view(image, layer, pass, view) : NULL;
+  const guide_name* guide = guide_of(image_name);
+  for (int i = 0; guide && i < 2 && guide->passes[i]; ++i) {
+    const lull_io_pass* pass = lull_io_find_pass_view(image, layer, guide->passes[i], view);
+    if (pass)
+      return pass;
+  }
+  return NULL;
 }
 
 const lull_io_pass* cli_file_pass(const lull_io_image* image, const char* image_name)
 {
-  const char* guide = blender_pass_of(image_name);
-  const lull_io_pass* pass = guide ? lull_io_find_pass(image, NULL, guide) : NULL;
+  const lull_io_pass* pass = cli_guide_pass(image, image_name, NULL, NULL);
   if (!pass)
     pass = cli_color_pass(image, NULL, NULL);
   if (!pass && image->num_passes == 1)

@@ -10,7 +10,8 @@ int lull_io_oiio_available(void)
 int lull_io_oiio_read(const char* path, lull_io_image* image, char* err, size_t err_size)
 {
   (void)image;
-  return lull_io_fail(err, err_size, path, "lull was built without OpenImageIO: only PFM files can be read");
+  return lull_io_fail(err, err_size, path,
+                      "lull was built without OpenImageIO: only PFM files can be read");
 }
 
 int lull_io_oiio_write(const char* path, const lull_io_image* image, int srgb, char* err,
@@ -18,7 +19,8 @@ int lull_io_oiio_write(const char* path, const lull_io_image* image, int srgb, c
 {
   (void)image;
   (void)srgb;
-  return lull_io_fail(err, err_size, path, "lull was built without OpenImageIO: only .pfm files can be written");
+  return lull_io_fail(err, err_size, path,
+                      "lull was built without OpenImageIO: only .pfm files can be written");
 }
 
 void lull_io_oiio_free_state(void* state)

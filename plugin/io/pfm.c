@@ -178,7 +178,8 @@ int lull_io_pfm_write(const char* path, const lull_io_image* image, char* err, s
     const float* src = pass->data + (size_t)y * (size_t)image->width * (size_t)pass->channels;
     for (int x = 0; x < image->width; ++x)
       for (int c = 0; c < channels; ++c)
-        row[(size_t)x * (size_t)channels + (size_t)c] = src[(size_t)x * (size_t)pass->channels + (size_t)c];
+        row[(size_t)x * (size_t)channels + (size_t)c] =
+            src[(size_t)x * (size_t)pass->channels + (size_t)c];
     if (swap)
       swap_bytes(row, (size_t)image->width * (size_t)channels);
     ok = fwrite(row, sizeof(float), (size_t)image->width * (size_t)channels, f) ==

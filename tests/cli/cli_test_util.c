@@ -259,7 +259,8 @@ int cli_scene_write_blender(const cli_scene* s, const char* path, const char* co
       for (int c = 0; passes[p].chans[c] && count < MAX; ++c) {
         float* plane = planes + (size_t)count * n;
         for (size_t i = 0; i < n; ++i) /* layers differ a little */
-          plane[i] = passes[p].src[i * (size_t)passes[p].stride + (size_t)c] * (1.0f + 0.1f * (float)l);
+          plane[i] = passes[p].src[i * (size_t)passes[p].stride + (size_t)c] *
+                     (1.0f + 0.1f * (float)l);
         snprintf(names[count], sizeof names[count], "%s.%s.%c", layers[l], passes[p].pass,
                  passes[p].chans[c]);
         channels[count].name = names[count];
@@ -295,7 +296,8 @@ double cli_pass_rel_mse(const lull_io_pass* pass, const float* reference, int wi
     return INFINITY;
   for (size_t i = 0; i < n; ++i)
     for (int c = 0; c < 3; ++c)
-      rgb[i * 3 + (size_t)c] = pass->data[i * (size_t)pass->channels + (size_t)(c < pass->channels ? c : 0)];
+      rgb[i * 3 + (size_t)c] =
+          pass->data[i * (size_t)pass->channels + (size_t)(c < pass->channels ? c : 0)];
   const double e = lull_metric_rel_mse(rgb, reference, (size_t)width, (size_t)height, 3);
   free(rgb);
   return e;

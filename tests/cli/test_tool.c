@@ -62,7 +62,7 @@ static float max_diff(const lull_io_pass* a, const lull_io_pass* b, size_t pixel
   return (float)lull_test_max_abs_diff(a->data, b->data, pixels * (size_t)a->channels);
 }
 
-/* -- help and usage ------------------------------------------------------------------ */
+/* -- help and usage ---------------------------------------------------------------------------- */
 
 static void test_usage(const char* dir)
 {
@@ -94,7 +94,7 @@ static void test_usage(const char* dir)
   CHECK(cli_said(dir, "stdout.txt", "iterations"));
 }
 
-/* -- parameters ------------------------------------------------------------------------ */
+/* -- parameters -------------------------------------------------------------------------------- */
 
 static void test_params(const char* dir, const char* in)
 {
@@ -145,7 +145,7 @@ static void test_params(const char* dir, const char* in)
   CHECK(cli_said(dir, "stderr.txt", "ignored"));
 }
 
-/* -- OIDN-style flags and PFM ----------------------------------------------------------------- */
+/* -- OIDN-style flags and PFM ------------------------------------------------------------------ */
 
 static void test_oidn_flags(const char* dir, const cli_scene* scene)
 {
@@ -222,7 +222,7 @@ static void test_oidn_flags(const char* dir, const cli_scene* scene)
 #endif
 }
 
-/* -- Blender multilayer ------------------------------------------------------------------------- */
+/* -- Blender multilayer ------------------------------------------------------------------------ */
 #if defined(LULL_IO_HAS_OIIO)
 
 static void test_multilayer(const char* dir, const cli_scene* scene)
@@ -289,7 +289,8 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
   lull_io_free(&result);
   EXPECT(1, "denoise", in, "--layer", "Nope", "-o", png);
   CHECK(cli_said(dir, "stderr.txt", "no layer 'Nope' (layers: ")); /* and which there are */
-  CHECK(cli_said(dir, "stderr.txt", "'ViewLayer'") && cli_said(dir, "stderr.txt", "'Second Layer'"));
+  CHECK(cli_said(dir, "stderr.txt", "'ViewLayer'"));
+  CHECK(cli_said(dir, "stderr.txt", "'Second Layer'"));
   CHECK_EQ_INT(stderr_lines(dir), 1);
   /* a PNG holds one image */
   EXPECT(1, "denoise", in, "-o", png);
@@ -333,6 +334,42 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
   CHECK(denoised && combined && max_diff(denoised, combined, pixels) > 1e-3);
   lull_io_free(&result);
   lull_io_free(&original);
+}
+
+/* Renders without Blender's denoising data: Normal, Depth and Diffuse
+ * Color stand in; a normal without an albedo is left out for RT. */
+static void test_fallback_guides(const char* dir, const cli_scene* scene)
+{
+  char in[1200], out[1200];
+  cli_path(in, sizeof in, dir, "plain_passes.exr");
+  cli_path(out, sizeof out, dir, "plain_passes_out.exr");
+  const size_t n = (size_t)scene->width * (size_t)scene->height;
+  float* planes = malloc(n * 7 * sizeof(float));
+  if (!planes)
+    return;
+  const float* sources[7] = {scene->noisy, scene->noisy, scene->noisy, scene->normal,
+                             scene->normal, scene->normal, scene->depth};
+  for (int c = 0; c < 7; ++c)
+    for (size_t i = 0; i < n; ++i)
+      planes[(size_t)c * n + i] = c < 6 ? sources[c][i * 3 + (size_t)(c % 3)] : scene->depth[i];
+  fixture_channel channels[10] = {
+      {"ViewLayer.Combined.R", 1, 0, planes}, {"ViewLayer.Combined.G", 1, 0, planes + n},
+      {"ViewLayer.Combined.B", 1, 0, planes + 2 * n}, {"ViewLayer.Normal.X", 0, 0, planes + 3 * n},
+      {"ViewLayer.Normal.Y", 0, 0, planes + 4 * n}, {"ViewLayer.Normal.Z", 0, 0, planes + 5 * n},
+      {"ViewLayer.Depth.Z", 0, 0, planes + 6 * n}, {"ViewLayer.DiffCol.R", 1, 0, planes + 3 * n},
+      {"ViewLayer.DiffCol.G", 1, 0, planes + 4 * n}, {"ViewLayer.DiffCol.B", 1, 0, planes + 5 * n}};
+  static const char* const part[] = {"rgba"};
+  CHECK_EQ_INT(
+      fixture_write_exr(in, scene->width, scene->height, channels, 7, part, 1, NULL, NULL), 0);
+  EXPECT(0, "denoise", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "(RT: depth; normal unused: RT takes it only with an albedo)"));
+  EXPECT(1, "denoise", in, "--pass", "normal=Normal", "-o", out); /* named: the API decides */
+  CHECK(cli_said(dir, "stderr.txt", "combination"));
+  CHECK_EQ_INT(
+      fixture_write_exr(in, scene->width, scene->height, channels, 10, part, 1, NULL, NULL), 0);
+  EXPECT(0, "denoise", in, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "(RT: albedo, normal, depth)"));
+  free(planes);
 }
 
 /* The Blender-style EXR and the OIDN-style PFMs of the same pixels give
@@ -387,7 +424,7 @@ static void test_input_paths_agree(const char* dir, const cli_scene* scene)
 }
 #endif
 
-/* -- failures leave the output alone ------------------------------------------------------------ */
+/* -- failures leave the output alone ----------------------------------------------------------- */
 
 static void test_failures_keep_output(const char* dir, const cli_scene* scene)
 {
@@ -477,7 +514,7 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
   CHECK_EQ_INT(cli_temp_files(dir), 0);
 }
 
-/* -- compare and the pictures -------------------------------------------------------------------- */
+/* -- compare and the pictures ------------------------------------------------------------------ */
 
 static void test_compare(const char* dir, const cli_scene* scene)
 {
@@ -546,6 +583,7 @@ int main(void)
 #if defined(LULL_IO_HAS_OIIO)
   test_multilayer(dir, &scene);
   test_input_paths_agree(dir, &scene);
+  test_fallback_guides(dir, &scene);
 #endif
   test_failures_keep_output(dir, &scene);
   test_compare(dir, &scene);
