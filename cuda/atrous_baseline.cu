@@ -16,8 +16,8 @@ static __device__ __forceinline__ void baseline_level(const lull_atrous_level_ar
   const int step = 1 << a->level;
   const size_t i = (size_t)y * (size_t)w + (size_t)x;
   const atrous_tap self = atrous_tap_load(a, i, geometry_kind);
-  const float inv_l = variance_mode ? atrous_inv_luminance(a, x, y) : 0.0f;
-  const atrous_center c = atrous_center_from(&self, __ldg(&a->g1_in[i].w), inv_l);
+  const float inv_l = variance_mode ? __ldg(&a->lg[i].y) : 0.0f;
+  const atrous_center c = atrous_center_from(&self, __ldg(a->ig_in + i), inv_l);
 
   atrous_rows rows;
 #pragma unroll

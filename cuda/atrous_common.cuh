@@ -21,16 +21,16 @@
 /* The data of the pixel being filtered. */
 typedef struct atrous_center
 {
-  float r, g, b, l, inv_l;
-  float nx, ny, nz, gx, gy, gz, inv_g;
+  float r, g, b, gl, inv_l;
+  float nx, ny, nz, nm, gx, gy, gz, inv_g;
   float ar, ag, ab;
 } atrous_center;
 
 /* The data of one tap. */
 typedef struct atrous_tap
 {
-  float r, g, b, l, v;
-  float nx, ny, nz, gx, gy, gz;
+  float r, g, b, v, gl;
+  float nx, ny, nz, nm, gx, gy, gz;
   float ar, ag, ab;
 } atrous_tap;
 
@@ -77,10 +77,12 @@ LULL_DEVICE void atrous_accumulate(atrous_sums* s, const atrous_center* c, const
     dist2 = dgx * dgx + dgy * dgy + dgz * dgz;
   }
   const float color = variance_mode
-                          ? lull_edge_luminance(c->l, q->l, c->inv_l)
+                          ? lull_edge_luminance(c->gl, q->gl, c->inv_l)
                           : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->k_color);
   const float e = color +
-                  lull_edge_normal(c->nx * q->nx + c->ny * q->ny + c->nz * q->nz, a->k_normal) +
+                  lull_edge_normal(lull_normal_dot(c->nx, c->ny, c->nz, c->nm, q->nx, q->ny,
+                                                   q->nz, q->nm),
+                                   a->k_normal) +
                   lull_edge_geometry(dist2, c->inv_g, inv_d2) +
                   lull_edge_albedo(c->ar - q->ar, c->ag - q->ag, c->ab - q->ab, a->k_albedo);
 #if defined(LULL_ATROUS_FAST_EXP)
@@ -126,15 +128,15 @@ LULL_DEVICE atrous_sums atrous_rows_total(const atrous_rows* rows)
   return t;
 }
 
-/* 1 / (sigma_l sqrt(g3x3(Var)) + eps) at original pixel (ox, oy) (SVGF §4.4
- * prefilters the variance with a 3x3 Gaussian), reading the variances of
- * the original 3x3 neighbourhood wherever the layout put them (fwd_x/y
- * NULL: original layout).  Same order and border rule as the CPU. */
-LULL_DEVICE float atrous_inv_luminance(const lull_atrous_level_args* a, int ox, int oy)
+/* The colour test's inputs at original pixel (ox, oy) for the current level
+ * (atrous_cpu.c, prepare_level_guides): the luminance guide g3x3(l) and
+ * 1 / (sigma_l sqrt(g3x3(Var)) + eps), both with SVGF's 3x3 binomial
+ * (§4.4), read from the original 3x3 neighbourhood wherever the layout put
+ * it (fwd_x/y NULL: original layout).  Same order and border rule as the
+ * CPU. */
+LULL_DEVICE float2 atrous_level_guides(const lull_atrous_level_args* a, int ox, int oy)
 {
-  const float g3[3] = {0.25f, 0.5f, 0.25f};
-  const float* v = (const float*)a->c_in + 3; /* C.w */
-  float sum = 0.0f, sum_w = 0.0f;
+  float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
   for (int dy = -1; dy <= 1; ++dy) {
     const int yy = oy + dy;
     if (yy < 0 || yy >= a->height)
@@ -145,13 +147,14 @@ LULL_DEVICE float atrous_inv_luminance(const lull_atrous_level_args* a, int ox, 
       if (xx < 0 || xx >= a->width)
         continue;
       const int px = a->fwd_x ? __ldg(a->fwd_x + xx) : xx;
-      const float k = g3[dx + 1] * g3[dy + 1];
-      sum += k * __ldg(v + 4 * ((size_t)py * (size_t)a->width + (size_t)px));
+      const float k = lull_binomial3_tap(dx) * lull_binomial3_tap(dy);
+      const float4 c = __ldg(a->c_in + (size_t)py * (size_t)a->width + (size_t)px);
+      sum_v += k * c.w;
+      sum_l += k * atrous_luminance(a->channels, c.x, c.y, c.z);
       sum_w += k;
     }
   }
-  const float sd = sqrtf(sum / sum_w);
-  return 1.0f / (a->sigma_luminance * sd + 1e-10f);
+  return make_float2(sum_l / sum_w, 1.0f / (a->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f));
 }
 
 /* Tap data of a pixel from the working buffers. */
@@ -166,11 +169,12 @@ LULL_DEVICE atrous_tap atrous_tap_load(const lull_atrous_level_args* a, size_t i
   q.g = c.y;
   q.b = c.z;
   q.v = c.w;
-  q.l = atrous_luminance(a->channels, c.x, c.y, c.z);
+  q.gl = a->lg ? __ldg(&a->lg[i].x) : 0.0f;
   q.nx = g0.x;
   q.ny = g0.y;
   q.nz = g0.z;
-  q.gx = g0.w;
+  q.nm = g0.w;
+  q.gx = g1.w;
   q.gy = q.gz = 0.0f;
   if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION) {
     const float2 g2 = __ldg(a->g2_in + i);
@@ -183,18 +187,19 @@ LULL_DEVICE atrous_tap atrous_tap_load(const lull_atrous_level_args* a, size_t i
   return q;
 }
 
-/* The centre's data: its tap data plus ig and (variance mode) inv_l. */
+/* The centre's data: its tap data plus ig and (variance mode) il. */
 LULL_DEVICE atrous_center atrous_center_from(const atrous_tap* q, float inv_g, float inv_l)
 {
   atrous_center c;
   c.r = q->r;
   c.g = q->g;
   c.b = q->b;
-  c.l = q->l;
+  c.gl = q->gl;
   c.inv_l = inv_l;
   c.nx = q->nx;
   c.ny = q->ny;
   c.nz = q->nz;
+  c.nm = q->nm;
   c.gx = q->gx;
   c.gy = q->gy;
   c.gz = q->gz;

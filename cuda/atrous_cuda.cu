@@ -28,6 +28,8 @@ typedef struct atrous_scratch
   float4* g0[2];
   float4* g1[2];
   float2* g2[2];
+  float* ig[2];
+  float2* lg;
   float* alpha;
   int* tables;
 } atrous_scratch;
@@ -55,8 +57,9 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
   const int permuted = schedule != 0; /* -1 (auto): the permuted schedule is the faster */
   const int levels = params->iterations;
 
-  /* scratch: C, G0, G1 double (G only for the permuted schedule), G2 for
-   * positions, alpha for 4-channel colour, layout tables */
+  /* scratch: C, G0, G1, IG double (guides only for the permuted schedule),
+   * G2 for positions, LG for the variance-guided colour test, alpha for
+   * 4-channel colour, layout tables */
   const size_t pixels = (size_t)w * (size_t)h;
   size_t b16 = 0, b8 = 0, b4 = 0, bt = 0;
   if (!bytes_of(pixels, 16, &b16) || !bytes_of(pixels, 8, &b8) || !bytes_of(pixels, 4, &b4) ||
@@ -64,14 +67,17 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
   size_t offset = 0;
   size_t at_c[2] = {0, 0}, at_g0[2] = {0, 0}, at_g1[2] = {0, 0}, at_g2[2] = {0, 0};
-  size_t at_alpha = 0, at_tables = 0;
+  size_t at_ig[2] = {0, 0}, at_lg = 0, at_alpha = 0, at_tables = 0;
   const int guide_copies = permuted ? 2 : 1;
   for (int k = 0; k < 2; ++k) {
     at_c[k] = carve(&offset, b16);
     at_g0[k] = k < guide_copies ? carve(&offset, b16) : at_g0[0];
     at_g1[k] = k < guide_copies ? carve(&offset, b16) : at_g1[0];
     at_g2[k] = position && k < guide_copies ? carve(&offset, b8) : (position ? at_g2[0] : 0);
+    at_ig[k] = k < guide_copies ? carve(&offset, b4) : at_ig[0];
   }
+  if (variance_mode)
+    at_lg = carve(&offset, b8);
   if (color_channels == 4)
     at_alpha = carve(&offset, b4);
   if (permuted)
@@ -85,7 +91,9 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     s.g0[k] = (float4*)(base + at_g0[k]);
     s.g1[k] = (float4*)(base + at_g1[k]);
     s.g2[k] = position ? (float2*)(base + at_g2[k]) : NULL;
+    s.ig[k] = (float*)(base + at_ig[k]);
   }
+  s.lg = variance_mode ? (float2*)(base + at_lg) : NULL;
   s.alpha = color_channels == 4 ? (float*)(base + at_alpha) : NULL;
   s.tables = permuted ? (int*)(base + at_tables) : NULL;
 
@@ -123,6 +131,7 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
   pa.g0 = s.g0[0];
   pa.g1 = s.g1[0];
   pa.g2 = s.g2[0];
+  pa.ig = s.ig[0];
   pa.alpha = s.alpha;
   cudaError_t code = lull_atrous_prepare_launch(&pa, cuda->stream);
   if (code == cudaSuccess && permuted)
@@ -142,10 +151,13 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     la.g0_in = s.g0[gcur];
     la.g1_in = s.g1[gcur];
     la.g2_in = s.g2[gcur];
+    la.ig_in = s.ig[gcur];
+    la.lg = s.lg;
     if (permuted && !last) {
       la.g0_out = s.g0[1 - gcur];
       la.g1_out = s.g1[1 - gcur];
       la.g2_out = s.g2[1 - gcur];
+      la.ig_out = s.ig[1 - gcur];
     }
     if (permuted) {
       la.fwd_x = s.tables + (size_t)level * (size_t)w;
@@ -178,8 +190,10 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     la.clamp_output = params->clamp_output;
     la.out_channels = lull_format_channels(images->output.format);
     la.inv_scale = 1.0f / params->input_scale;
-    code = permuted ? lull_atrous_permuted_launch(&la, variance_mode, geometry_kind, cuda->stream)
-                    : lull_atrous_baseline_launch(&la, variance_mode, geometry_kind, cuda->stream);
+    code = variance_mode ? lull_atrous_level_guides_launch(&la, cuda->stream) : cudaSuccess;
+    if (code == cudaSuccess)
+      code = permuted ? lull_atrous_permuted_launch(&la, variance_mode, geometry_kind, cuda->stream)
+                      : lull_atrous_baseline_launch(&la, variance_mode, geometry_kind, cuda->stream);
     if (code != cudaSuccess)
       return lull_cuda_fail(err, code, "cannot launch the ATrous filter");
     cur = 1 - cur;

@@ -5,10 +5,13 @@
  * Working layout per pixel, fp32 (one float4 is one 16-byte load):
  *   C  = (r, g, b, v)      colour (demodulated, scaled, linear) and the
  *                          luminance variance, ping-pong between levels
- *   G0 = (nx, ny, nz, gx)  unit normal and depth (or position x)
- *   G1 = (ar, ag, ab, ig)  albedo and ig = 1 / (sigma_g s_p)^2
+ *   G0 = (nx, ny, nz, nm)  unit normal and its "missing" flag
+ *   G1 = (ar, ag, ab, gx)  albedo and depth (or position x)
  *   G2 = (gy, gz)          position y and z (position input only)
- * The baseline reads G0..G2 in the original layout at every level; the
+ *   IG = ig                1 / (sigma_g s_p)^2
+ *   LG = (gl, il)          per level: the colour test's luminance guide
+ *                          g3x3(l) and 1 / (sigma_l sqrt(g3x3 Var) + eps)
+ * The baseline reads the guides in the original layout at every level; the
  * permuted schedule rewrites them in the next level's layout as it goes
  * (the guides must follow the pixels; vkdt does the same). */
 #pragma once
@@ -40,6 +43,7 @@ typedef struct lull_atrous_prepare_args
   float4* g0;
   float4* g1;
   float2* g2;
+  float* ig;
   float* alpha;
 } lull_atrous_prepare_args;
 
@@ -51,9 +55,12 @@ typedef struct lull_atrous_level_args
   const float4* g0_in;
   const float4* g1_in;
   const float2* g2_in;
+  const float* ig_in;
+  float2* lg;          /* this level's (gl, il), written by the guide kernel */
   float4* g0_out;      /* permuted schedule, all levels but the last */
   float4* g1_out;
   float2* g2_out;
+  float* ig_out;
   /* layout tables of this level's input (permuted schedule; NULL for the
    * baseline, whose layout is the original one) */
   const int* fwd_x;    /* original x -> position */
@@ -73,6 +80,9 @@ typedef struct lull_atrous_level_args
 /* Kernel launchers (each file's entry points).  They return the launch
  * error, if any. */
 cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cudaStream_t stream);
+/* The colour test's per-level inputs LG (variance mode), in the level's
+ * layout: both schedules. */
+cudaError_t lull_atrous_level_guides_launch(const lull_atrous_level_args* args, cudaStream_t stream);
 cudaError_t lull_atrous_baseline_launch(const lull_atrous_level_args* args, int variance_mode,
                                         int geometry_kind, cudaStream_t stream);
 cudaError_t lull_atrous_permuted_launch(const lull_atrous_level_args* args, int variance_mode,

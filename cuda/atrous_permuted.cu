@@ -30,6 +30,11 @@
 #if !defined(LULL_PERMUTED_STRIP_ROWS)
   #define LULL_PERMUTED_STRIP_ROWS 2
 #endif
+/* blocks per multiprocessor the register budget must allow (3 caps the
+ * kernel at 80 registers, with some spilling: a benchmark variant) */
+#if !defined(LULL_PERMUTED_MIN_BLOCKS)
+  #define LULL_PERMUTED_MIN_BLOCKS 2
+#endif
 
 enum
 {
@@ -43,9 +48,10 @@ enum
 
 typedef struct permuted_tile
 {
-  float4 c[TILE_H][TILE_W];  /* r, g, b, luminance */
-  float4 n[TILE_H][TILE_W];  /* nx, ny, nz, gx */
-  float4 a[TILE_H][TILE_W];  /* ar, ag, ab, v */
+  float4 c[TILE_H][TILE_W];  /* r, g, b, v */
+  float4 n[TILE_H][TILE_W];  /* nx, ny, nz, missing flag */
+  float4 a[TILE_H][TILE_W];  /* ar, ag, ab, gx */
+  float gl[TILE_H][TILE_W];  /* luminance guide */
   float2 p[TILE_H][TILE_W];  /* gy, gz (position input) */
 } permuted_tile;
 
@@ -59,11 +65,13 @@ static __device__ __forceinline__ atrous_tap tile_tap(const permuted_tile* t, in
   q.r = c.x;
   q.g = c.y;
   q.b = c.z;
-  q.l = c.w;
+  q.v = c.w;
+  q.gl = t->gl[row][col];
   q.nx = n.x;
   q.ny = n.y;
   q.nz = n.z;
-  q.gx = n.w;
+  q.nm = n.w;
+  q.gx = a.w;
   q.gy = q.gz = 0.0f;
   if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION) {
     const float2 p = t->p[row][col];
@@ -73,7 +81,6 @@ static __device__ __forceinline__ atrous_tap tile_tap(const permuted_tile* t, in
   q.ar = a.x;
   q.ag = a.y;
   q.ab = a.z;
-  q.v = a.w;
   return q;
 }
 
@@ -104,8 +111,7 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
   }
 
   /* preamble 2, while those loads are in flight: where this thread's
-   * pixels are in the image, and (variance mode) their prefiltered
-   * variance, gathered from the original 3x3 neighbourhood */
+   * pixels are in the image, and their centre-only inputs */
   const int lx = (int)threadIdx.x;
   const int ly0 = (int)threadIdx.y * STRIP_ROWS;
   const int px = px0 + lx;
@@ -120,9 +126,9 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
     const int py = py0 + ly0 + j;
     const int ok = x_ok && py < h;
     oy[j] = ok ? __ldg(a->inv_y + py) : 0;
-    inv_l[j] = (variance_mode && ok) ? atrous_inv_luminance(a, ox, oy[j]) : 0.0f;
     const size_t i = (size_t)(ok ? py : 0) * (size_t)w + (size_t)(ok ? px : 0);
-    inv_g[j] = __ldg(&a->g1_in[i].w);
+    inv_l[j] = variance_mode ? __ldg(&a->lg[i].y) : 0.0f;
+    inv_g[j] = __ldg(a->ig_in + i);
   }
 
 #pragma unroll
@@ -131,9 +137,11 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
     const int ty = e / TILE_W, tx = e - ty * TILE_W;
     if (e < TILE_H * TILE_W) {
       const atrous_tap* q = &staged[k];
-      tile.c[ty][tx] = make_float4(q->r, q->g, q->b, q->l);
-      tile.n[ty][tx] = make_float4(q->nx, q->ny, q->nz, q->gx);
-      tile.a[ty][tx] = make_float4(q->ar, q->ag, q->ab, q->v);
+      tile.c[ty][tx] = make_float4(q->r, q->g, q->b, q->v);
+      tile.n[ty][tx] = make_float4(q->nx, q->ny, q->nz, q->nm);
+      tile.a[ty][tx] = make_float4(q->ar, q->ag, q->ab, q->gx);
+      if (variance_mode)
+        tile.gl[ty][tx] = q->gl;
       if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
         tile.p[ty][tx] = make_float2(q->gy, q->gz);
     }
@@ -201,6 +209,7 @@ static __device__ __forceinline__ void permuted_level(const lull_atrous_level_ar
     a->c_out[o] = out;
     a->g0_out[o] = __ldg(a->g0_in + i);
     a->g1_out[o] = __ldg(a->g1_in + i);
+    a->ig_out[o] = __ldg(a->ig_in + i);
     if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
       a->g2_out[o] = __ldg(a->g2_in + i);
   }
@@ -216,25 +225,25 @@ static __global__ void permuted_finish(const lull_atrous_level_args a)
     atrous_encode_store(&a, x, y, a.c_out[(size_t)y * (size_t)a.width + (size_t)x]);
 }
 
-static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H)
+static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H, LULL_PERMUTED_MIN_BLOCKS)
     permuted_variance_depth(const lull_atrous_level_args a)
 {
   permuted_level(&a, 1, LULL_ATROUS_GEOMETRY_DEPTH);
 }
 
-static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H)
+static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H, LULL_PERMUTED_MIN_BLOCKS)
     permuted_variance_position(const lull_atrous_level_args a)
 {
   permuted_level(&a, 1, LULL_ATROUS_GEOMETRY_POSITION);
 }
 
-static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H)
+static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H, LULL_PERMUTED_MIN_BLOCKS)
     permuted_fixed_depth(const lull_atrous_level_args a)
 {
   permuted_level(&a, 0, LULL_ATROUS_GEOMETRY_DEPTH);
 }
 
-static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H)
+static __global__ void __launch_bounds__(BLOCK_W* BLOCK_H, LULL_PERMUTED_MIN_BLOCKS)
     permuted_fixed_position(const lull_atrous_level_args a)
 {
   permuted_level(&a, 0, LULL_ATROUS_GEOMETRY_POSITION);

@@ -37,14 +37,14 @@ static __global__ void prepare_load(const lull_atrous_prepare_args a)
   if (a.has_normal) {
     lull_cuda_image_load(&a.normal, x, y, v);
     float n[3] = {finite_or_zero(v[0]), finite_or_zero(v[1]), finite_or_zero(v[2])};
-    lull_normalize_normal(n);
+    g0.w = lull_normalize_normal(n); /* the "missing" flag */
     g0.x = n[0];
     g0.y = n[1];
     g0.z = n[2];
   }
   if (a.geometry_kind != LULL_ATROUS_GEOMETRY_NONE) {
     lull_cuda_image_load(&a.geometry, x, y, v);
-    g0.w = finite_or_zero(v[0]);
+    g1.w = finite_or_zero(v[0]);
     if (a.geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
       a.g2[i] = make_float2(finite_or_zero(v[1]), finite_or_zero(v[2]));
   }
@@ -78,10 +78,11 @@ static __global__ void prepare_neighbours(const lull_atrous_prepare_args a)
     return;
   const int w = a.width, h = a.height;
   const size_t i = (size_t)y * (size_t)w + (size_t)x;
-  float4 g1 = a.g1[i];
+  const float4 g1 = a.g1[i];
+  a.ig[i] = 0.0f;
   if (a.geometry_kind != LULL_ATROUS_GEOMETRY_NONE) {
     const int pos = a.geometry_kind == LULL_ATROUS_GEOMETRY_POSITION;
-    const float gx = a.g0[i].w;
+    const float gx = g1.w;
     const float2 gyz = pos ? a.g2[i] : make_float2(0.0f, 0.0f);
     const int xs[4] = {x > 0 ? x - 1 : x + 1, x < w - 1 ? x + 1 : x - 1, x, x};
     const int ys[4] = {y, y, y > 0 ? y - 1 : y + 1, y < h - 1 ? y + 1 : y - 1};
@@ -92,7 +93,7 @@ static __global__ void prepare_neighbours(const lull_atrous_prepare_args a)
         continue;
       }
       const size_t j = (size_t)ys[k] * (size_t)w + (size_t)xs[k];
-      const float qx = a.g0[j].w;
+      const float qx = a.g1[j].w;
       float dd = (qx - gx) * (qx - gx);
       if (pos) {
         const float2 q = a.g2[j];
@@ -105,8 +106,7 @@ static __global__ void prepare_neighbours(const lull_atrous_prepare_args a)
       magnitude = sqrtf(gx * gx + gyz.x * gyz.x + gyz.y * gyz.y);
     const float fp = lull_geometry_footprint(d[0], d[1], d[2], d[3], magnitude);
     const float scale = a.sigma_depth * fp;
-    g1.w = 1.0f / (scale * scale);
-    a.g1[i] = g1;
+    a.ig[i] = 1.0f / (scale * scale);
   }
 
   float4 c = a.raw[i];
@@ -174,6 +174,7 @@ static __global__ void prepare_variance(const lull_atrous_prepare_args a)
     const int pos = a.geometry_kind == LULL_ATROUS_GEOMETRY_POSITION;
     const float2 cg2 = pos ? a.g2[i] : make_float2(0.0f, 0.0f);
     const float cl = atrous_luminance(a.channels, c.x, c.y, c.z);
+    const float cig = a.ig[i];
     float sw = 0, sd = 0, sd2 = 0;
     for (int dy = -2; dy <= 2; ++dy) {
       const int yy = y + dy;
@@ -190,10 +191,11 @@ static __global__ void prepare_variance(const lull_atrous_prepare_args a)
         const float2 q2 = pos ? a.g2[j] : make_float2(0.0f, 0.0f);
         const int d2 = dx * dx + dy * dy;
         const float inv_d2 = d2 ? 1.0f / (float)d2 : 0.0f;
-        const float dgx = cg0.w - q0.w, dgy = cg2.x - q2.x, dgz = cg2.y - q2.y;
+        const float dgx = cg1.w - q1.w, dgy = cg2.x - q2.x, dgz = cg2.y - q2.y;
         const float e =
-            lull_edge_normal(cg0.x * q0.x + cg0.y * q0.y + cg0.z * q0.z, a.k_normal) +
-            lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cg1.w, inv_d2) +
+            lull_edge_normal(lull_normal_dot(cg0.x, cg0.y, cg0.z, cg0.w, q0.x, q0.y, q0.z, q0.w),
+                             a.k_normal) +
+            lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cig, inv_d2) +
             lull_edge_albedo(cg1.x - q1.x, cg1.y - q1.y, cg1.z - q1.z, a.k_albedo);
         const float wgt = lull_edge_weight(e);
         const float d = atrous_luminance(a.channels, q.x, q.y, q.z) - cl;

@@ -75,13 +75,15 @@ static void setup(run_setup* s, int w, int h)
   CHECK_CUDA(cudaMalloc(&s->normal, n * 12));
   CHECK_CUDA(cudaMalloc(&s->depth, n * 4));
   CHECK_CUDA(cudaMalloc(&s->output, n * 12));
-  /* c[2], g0[2], g1[2], tables */
+  /* c[2], g0[2], g1[2], ig[2], lg, tables */
   const size_t tables = (size_t)LEVELS * 2 * ((size_t)w + h) * sizeof(int);
-  CHECK_CUDA(cudaMalloc(&s->scratch, 6 * n * 16 + tables));
+  CHECK_CUDA(cudaMalloc(&s->scratch, 6 * n * 16 + 2 * n * 4 + n * 8 + tables));
   float4* c[2] = {(float4*)s->scratch, (float4*)(s->scratch + n * 16)};
   float4* g0[2] = {(float4*)(s->scratch + 2 * n * 16), (float4*)(s->scratch + 3 * n * 16)};
   float4* g1[2] = {(float4*)(s->scratch + 4 * n * 16), (float4*)(s->scratch + 5 * n * 16)};
-  int* tab = (int*)(s->scratch + 6 * n * 16);
+  float* ig[2] = {(float*)(s->scratch + 6 * n * 16), (float*)(s->scratch + 6 * n * 16 + n * 4)};
+  float2* lg = (float2*)(s->scratch + 6 * n * 16 + 2 * n * 4);
+  int* tab = (int*)(s->scratch + 6 * n * 16 + 2 * n * 4 + n * 8);
 
   lull_atrous_prepare_args* pa = &s->pa;
   pa->color = view(s->color, 3, w, h);
@@ -104,6 +106,7 @@ static void setup(run_setup* s, int w, int h)
   pa->c_out = c[1];
   pa->g0 = g0[0];
   pa->g1 = g1[0];
+  pa->ig = ig[0];
 
   for (int sched = 0; sched < 2; ++sched) {
     int cur = 1, gcur = 0;
@@ -114,9 +117,12 @@ static void setup(run_setup* s, int w, int h)
       a->c_out = c[1 - cur];
       a->g0_in = g0[gcur];
       a->g1_in = g1[gcur];
+      a->ig_in = ig[gcur];
+      a->lg = lg;
       if (sched && !last) {
         a->g0_out = g0[1 - gcur];
         a->g1_out = g1[1 - gcur];
+        a->ig_out = ig[1 - gcur];
       }
       if (sched) {
         a->fwd_x = tab + (size_t)l * w;
@@ -161,6 +167,7 @@ static void release(run_setup* s)
 
 static void launch_level(const run_setup* s, int sched, int l, cudaStream_t st)
 {
+  CHECK_CUDA(lull_atrous_level_guides_launch(&s->la[sched][l], st));
   if (sched)
     CHECK_CUDA(lull_atrous_permuted_launch(&s->la[1][l], 1, LULL_ATROUS_GEOMETRY_DEPTH, st));
   else
@@ -262,9 +269,11 @@ int main(int argc, char** argv)
 
   static const int sizes[4][2] = {{512, 512}, {1280, 720}, {1920, 1080}, {3840, 2160}};
   /* minimum bytes per pixel: see atrous_cuda.h for the buffers */
-  const double prepare_bytes = 40 + 48 + (16 + 16 + 16) + 32 + (16 + 16 + 16) + 16;
-  const double level_bytes[2] = {48 + 16, 48 + 48};
-  const double last_bytes = 48 + 12;
+  const double prepare_bytes = 40 + 48 + (16 + 16 + 16) + 20 + (16 + 16 + 16 + 4) + 16;
+  /* guide kernel: C in, LG out (24); level: C, G0, G1, LG, IG in (60);
+   * out: C (16) or C, G0, G1, IG (52); last level: 12 B of output */
+  const double level_bytes[2] = {24 + 60 + 16, 24 + 60 + 52};
+  const double last_bytes[2] = {24 + 60 + 12, 24 + 60 + 16 + 16 + 12};
   static float samples[MAX_REPEATS];
   for (int si = 0; si < 4; ++si) {
     if (only >= 0 && si != only)
@@ -339,8 +348,8 @@ int main(int argc, char** argv)
            prepare_bytes);
     for (int l = 0; l < LEVELS; ++l) {
       const int last = l == LEVELS - 1;
-      const double bb = last ? last_bytes : level_bytes[0];
-      const double bp = last ? last_bytes : level_bytes[1];
+      const double bb = last ? last_bytes[0] : level_bytes[0];
+      const double bp = last ? last_bytes[1] : level_bytes[1];
       char name[16];
       snprintf(name, sizeof name, "level %d", l);
       printf("  %-9s %10.4f %10.4f %7.2fx %9.0f %9.0f %3.0f/%-3.0f\n", name, level_ms[0][l],

@@ -36,7 +36,7 @@ done
 
 say "benchmark"
 "$build/bin/bench_atrous_cuda" "${1:-50}" >"$out/bench.log" 2>&1
-for v in fastexp strip1 strip4; do
+for v in ${LULL_BENCH_VARIANTS-fastexp strip1 strip4 occ3}; do
   printf '\n== variant %s\n' "$v" >>"$out/bench.log"
   "$build/bin/bench_atrous_cuda_$v" "${1:-50}" >>"$out/bench.log" 2>&1
 done
