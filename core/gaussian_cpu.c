@@ -1,6 +1,7 @@
 /* Gaussian blur on the CPU: normalised convolution, blur(c m) / blur(m),
  * with m = 1 for finite pixels inside the image and 0 elsewhere; each blur
- * is separable (a row pass, then a column pass). */
+ * is separable (a row pass, then a column pass).  A fourth channel (alpha)
+ * passes through unchanged, as in the other filters. */
 #include "gaussian.h"
 
 #include <math.h>
@@ -32,26 +33,27 @@ lull_status lull_gaussian_validate(const lull_gaussian_params* params,
   return LULL_OK;
 }
 
-enum { G_C0, G_C1, G_C2, G_C3, G_M, G_COUNT };
+/* planes: the blurred ones first (colour, mask), then alpha */
+enum { G_C0, G_C1, G_C2, G_M, G_BLURRED, G_ALPHA = G_BLURRED, G_COUNT };
 
-/* One separable pass over planes [0, G_COUNT): along x when dx = 1, else y. */
+/* One separable pass over planes [0, G_BLURRED): along x or along y. */
 static void blur_pass(const lull_planes* src, lull_planes* dst, int w, int h, int along_x,
                       const float* kernel, int radius, int threads)
 {
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      float sum[G_COUNT] = {0};
+      float sum[G_BLURRED] = {0};
       for (int k = -radius; k <= radius; ++k) {
         const int xx = along_x ? x + k : x, yy = along_x ? y : y + k;
         if (xx < 0 || yy < 0 || xx >= w || yy >= h)
           continue;
         const size_t j = (size_t)yy * (size_t)w + (size_t)xx;
-        for (int p = 0; p < G_COUNT; ++p)
+        for (int p = 0; p < G_BLURRED; ++p)
           sum[p] += kernel[k + radius] * lull_plane_c(src, p)[j];
       }
       const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      for (int p = 0; p < G_COUNT; ++p)
+      for (int p = 0; p < G_BLURRED; ++p)
         lull_plane(dst, p)[i] = sum[p];
     }
 }
@@ -87,12 +89,13 @@ lull_status lull_gaussian_cpu(const lull_gaussian_params* params,
       float c[4];
       lull_image_load(&images->color, x, y, c);
       int finite = 1;
-      for (int k = 0; k < channels; ++k)
+      for (int k = 0; k < LULL_MIN(channels, 3); ++k)
         finite &= (c[k] - c[k]) == 0.0f;
       const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      for (int k = 0; k < 4; ++k)
+      for (int k = 0; k < 3; ++k)
         lull_plane(&a, G_C0 + k)[i] = finite ? c[k] : 0.0f;
       lull_plane(&a, G_M)[i] = finite ? 1.0f : 0.0f;
+      lull_plane(&a, G_ALPHA)[i] = c[3];
     }
   status = lull_progress_report(progress, 0.0, err);
   if (status == LULL_OK) {
@@ -108,8 +111,9 @@ lull_status lull_gaussian_cpu(const lull_gaussian_params* params,
         const float m = lull_plane_c(&a, G_M)[i];
         const float inv = m > 0.0f ? 1.0f / m : 0.0f;
         float c[4];
-        for (int k = 0; k < 4; ++k)
+        for (int k = 0; k < 3; ++k)
           c[k] = lull_plane_c(&a, G_C0 + k)[i] * inv;
+        c[3] = lull_plane_c(&a, G_ALPHA)[i]; /* pass 2 wrote only blurred planes */
         lull_image_store(&images->output, x, y, c);
       }
   }

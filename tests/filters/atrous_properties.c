@@ -7,7 +7,7 @@
  *  - a sharp normal edge does not leak colour across;
  *  - NaN and Inf input gives finite output and does not spread;
  *  - the result does not depend on the number of threads;
- *  - Gaussian equals a plain reference Gaussian;
+ *  - Gaussian equals a plain reference Gaussian (and passes alpha through);
  *  - exp_neg, the one exponential of the filter, matches exp(). */
 #include <math.h>
 #include <stdlib.h>
@@ -359,6 +359,31 @@ static void test_gaussian_reference(void)
         max_err = fmax(max_err, fabs(s / ws - output[3 * ((size_t)y * W + (size_t)x) + (size_t)c]));
       }
   CHECK(max_err < 1e-5);
+
+  /* RGBA: the colour is blurred as before, alpha passes through unchanged */
+  float* rgba = image_new(4);
+  float* rgba_out = image_new(4);
+  for (size_t i = 0; i < (size_t)W * H; ++i) {
+    for (int c = 0; c < 3; ++c)
+      rgba[4 * i + (size_t)c] = color[3 * i + (size_t)c];
+    rgba[4 * i + 3] = lull_test_random(&seed);
+  }
+  oidnSetSharedFilterImage(f, "color", rgba, OIDN_FORMAT_FLOAT4, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "output", rgba_out, OIDN_FORMAT_FLOAT4, W, H, 0, 0, 0);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  check_no_error("Gaussian RGBA");
+  int alpha_same = 1;
+  double rgb_diff = 0;
+  for (size_t i = 0; i < (size_t)W * H; ++i) {
+    alpha_same &= rgba_out[4 * i + 3] == rgba[4 * i + 3];
+    for (int c = 0; c < 3; ++c)
+      rgb_diff = fmax(rgb_diff, fabs(rgba_out[4 * i + (size_t)c] - output[3 * i + (size_t)c]));
+  }
+  CHECK(alpha_same);
+  CHECK(rgb_diff == 0.0);
+  free(rgba);
+  free(rgba_out);
   oidnReleaseFilter(f);
   free(color);
   free(output);
