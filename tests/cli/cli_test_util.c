@@ -43,6 +43,23 @@ int cli_scratch(const char* name, char* out, size_t size)
   return mkdir(out, 0777) != 0;
 }
 
+int cli_tool_built(const char* tool)
+{
+  if (tool && tool[0])
+    return 0;
+  printf("the command-line tool is not built (LULL_TOOLS=OFF): skipped\n");
+  return 77;
+}
+
+lull_io_image cli_read(const char* path)
+{
+  lull_io_image image;
+  char err[512];
+  if (lull_io_read(path, &image, err, sizeof err))
+    fprintf(stderr, "%s\n", err);
+  return image;
+}
+
 int cli_start(const char* tool, const char* dir, const char* const* args)
 {
   const char* argv[64];

@@ -10,6 +10,13 @@
 /* A fresh (emptied) folder LULL_TEST_BINARY_DIR/cli_scratch/<name>. */
 int cli_scratch(const char* name, char* out, size_t size);
 
+/* 0 when the tool was built (tool non-empty); else prints why the test is
+ * skipped and returns 77, ctest's "skipped". */
+int cli_tool_built(const char* tool);
+/* A file read with lull_io (an empty image, and the error printed, when it
+ * cannot be read). */
+lull_io_image cli_read(const char* path);
+
 /* Runs the tool with args (NULL-terminated, without argv[0]); its stdout and
  * stderr go to <dir>/stdout.txt and <dir>/stderr.txt.  Returns the exit
  * status, 128 + signal when killed, -1 when it could not start. */

@@ -17,21 +17,10 @@
 
 static const char* tool = LULL_CLI_TOOL;
 
-static lull_io_image read_image(const char* path)
-{
-  lull_io_image image;
-  char err[512];
-  if (lull_io_read(path, &image, err, sizeof err))
-    fprintf(stderr, "%s\n", err);
-  return image;
-}
-
 int main(void)
 {
-  if (!tool[0]) {
-    printf("the command-line tool is not built (LULL_TOOLS=OFF): skipped\n");
+  if (cli_tool_built(tool))
     return 77;
-  }
   char dir[1024];
   if (cli_scratch("gpu", dir, sizeof dir))
     return 1;
@@ -63,8 +52,8 @@ int main(void)
          half);
   EXPECT(0, "denoise", "-d", "cuda", "--hdr", c, "--alb", alb, "--nrm", nrm, "--inplace", "-o",
          inplace);
-  lull_io_image a = read_image(cpu), b = read_image(cuda), h = read_image(half),
-                i = read_image(inplace);
+  lull_io_image a = cli_read(cpu), b = cli_read(cuda), h = cli_read(half),
+                i = cli_read(inplace);
   const size_t pixels = (size_t)scene.width * (size_t)scene.height;
   CHECK(a.num_passes == 1 && b.num_passes == 1 && h.num_passes == 1 && i.num_passes == 1);
   if (a.num_passes == 1 && b.num_passes == 1 && h.num_passes == 1 && i.num_passes == 1) {

@@ -88,10 +88,8 @@ static int check_render(const char* dir, const char* scene, int spp)
 
 int main(void)
 {
-  if (!tool[0]) {
-    printf("the command-line tool is not built (LULL_TOOLS=OFF): skipped\n");
+  if (cli_tool_built(tool))
     return 77;
-  }
   if (!lull_io_has_oiio()) {
     printf("EXR needs OpenImageIO: skipped\n");
     return 77;

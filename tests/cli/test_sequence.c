@@ -212,10 +212,8 @@ static void test_interrupt(const char* dir)
 
 int main(void)
 {
-  if (!tool[0]) {
-    printf("the command-line tool is not built (LULL_TOOLS=OFF): skipped\n");
+  if (cli_tool_built(tool))
     return 77;
-  }
   char dir[1024], sub[1200];
   if (cli_scratch("sequence", dir, sizeof dir))
     return 1;

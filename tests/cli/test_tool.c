@@ -46,15 +46,6 @@ static double number_after(const char* dir, const char* after, const char* key)
   return v;
 }
 
-static lull_io_image read_image(const char* path)
-{
-  lull_io_image image;
-  char err[512];
-  if (lull_io_read(path, &image, err, sizeof err))
-    fprintf(stderr, "%s\n", err);
-  return image;
-}
-
 static float max_diff(const lull_io_pass* a, const lull_io_pass* b, size_t pixels)
 {
   if (!a || !b || a->channels != b->channels)
@@ -132,7 +123,7 @@ static void test_params(const char* dir, const char* in)
          "--param=colorMode=0", "--param", "demodulate=off", in, "-o", out);
   EXPECT(0, "denoise", "-f", "ATrous", "--param", "iterations=1", "-p", "sigmaColor=0.5",
          "--param=colorMode=0", "--param", "demodulate=off", in, "-o", out1);
-  lull_io_image a = read_image(out), b = read_image(out1);
+  lull_io_image a = cli_read(out), b = cli_read(out1);
   CHECK(a.num_passes == 1 && b.num_passes == 1);
   if (a.num_passes == 1 && b.num_passes == 1)
     CHECK(max_diff(&a.passes[0], &b.passes[0], (size_t)a.width * (size_t)a.height) > 1e-3);
@@ -163,7 +154,7 @@ static void test_oidn_flags(const char* dir, const cli_scene* scene)
 
   EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "-o", out);
   const size_t pixels = (size_t)scene->width * (size_t)scene->height;
-  lull_io_image result = read_image(out);
+  lull_io_image result = cli_read(out);
   CHECK_EQ_INT(result.num_passes, 1);
   if (result.num_passes == 1) {
     CHECK_EQ_INT(result.width, scene->width);
@@ -180,7 +171,7 @@ static void test_oidn_flags(const char* dir, const cli_scene* scene)
   /* in place: the same numbers; half buffers: nearly */
   EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "--inplace", "-o", inplace);
   EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "-t", "half", "-o", half);
-  lull_io_image b = read_image(inplace), h = read_image(half);
+  lull_io_image b = cli_read(inplace), h = cli_read(half);
   if (result.num_passes == 1 && b.num_passes == 1 && h.num_passes == 1) {
     CHECK(max_diff(&result.passes[0], &b.passes[0], pixels) == 0.0f);
     CHECK(max_diff(&result.passes[0], &h.passes[0], pixels) < 0.02f);
@@ -210,7 +201,7 @@ static void test_oidn_flags(const char* dir, const cli_scene* scene)
   EXPECT(0, "denoise", "--hdr", c, "-f", "Gaussian", "-o", ldr); /* an 8-bit sRGB image */
   EXPECT(0, "denoise", ldr, "-o", ldr_out);
   EXPECT(0, "denoise", "--ldr", ldr, "--srgb", "--alb", alb, "-o", ldr_out);
-  lull_io_image l = read_image(ldr_out);
+  lull_io_image l = cli_read(ldr_out);
   lull_io_file_info info;
   lull_io_get_file_info(&l, &info);
   CHECK(l.width == scene->width && info.integer == 1 && info.bits == 8);
@@ -239,7 +230,7 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
 
   EXPECT(0, "denoise", in, "-o", out);
   CHECK(cli_said(dir, "stderr.txt", "albedo, normal, depth, position"));
-  lull_io_image original = read_image(in), result = read_image(out);
+  lull_io_image original = cli_read(in), result = cli_read(out);
   CHECK_EQ_INT(result.num_passes, original.num_passes + 2);
   for (int i = 0; i < original.num_passes; ++i) { /* every original channel, bit for bit */
     const lull_io_pass* a = &original.passes[i];
@@ -277,13 +268,13 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
 
   /* again on its own output, in place: the pass is replaced, not added */
   EXPECT(0, "denoise", out, "-o", out);
-  result = read_image(out);
+  result = cli_read(out);
   CHECK_EQ_INT(result.num_passes, original.num_passes + 2);
   lull_io_free(&result);
 
   /* one layer */
   EXPECT(0, "denoise", in, "--layer", "Second Layer", "-o", out);
-  result = read_image(out);
+  result = cli_read(out);
   CHECK(lull_io_find_pass(&result, "Second Layer", "Denoised") != NULL);
   CHECK(lull_io_find_pass(&result, "ViewLayer", "Denoised") == NULL);
   lull_io_free(&result);
@@ -297,7 +288,7 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
   CHECK(cli_said(dir, "stderr.txt", "--layer"));
   CHECK(!cli_file_exists(png));
   EXPECT(0, "denoise", in, "--layer", "ViewLayer", "-o", png);
-  lull_io_image picture = read_image(png);
+  lull_io_image picture = cli_read(png);
   CHECK(picture.width == scene->width && picture.num_passes == 1);
   lull_io_free(&picture);
   EXPECT(1, "denoise", in, "--output-pass", "Combined", "-o", out);
@@ -306,7 +297,7 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
   CHECK(cli_said(dir, "stderr.txt", "Nope"));
   EXPECT(0, "denoise", in, "--pass", "color=ViewLayer.Emit", "--output-pass", "Emit Denoised",
          "-o", out);
-  result = read_image(out);
+  result = cli_read(out);
   CHECK(lull_io_find_pass(&result, "ViewLayer", "Emit Denoised") != NULL);
   lull_io_free(&result);
 
@@ -317,7 +308,7 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
   EXPECT(0, "denoise", in, "--layer", "ViewLayer", "--pass", "albedo=none", "--pass",
          "normal=none", "-o", no_albedo);
   CHECK(cli_said(dir, "stderr.txt", "depth, position"));
-  lull_io_image with = read_image(out), without = read_image(no_albedo);
+  lull_io_image with = cli_read(out), without = cli_read(no_albedo);
   CHECK(max_diff(lull_io_find_pass(&with, "ViewLayer", "Denoised"),
                  lull_io_find_pass(&without, "ViewLayer", "Denoised"), pixels) > 1e-3);
   lull_io_free(&with);
@@ -328,7 +319,7 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
   cli_path(noisy_in, sizeof noisy_in, dir, "render_noisy_image.exr");
   CHECK_EQ_INT(cli_scene_write_blender(scene, noisy_in, layers, 1, 1), 0);
   EXPECT(0, "denoise", noisy_in, "-o", out);
-  result = read_image(out);
+  result = cli_read(out);
   const lull_io_pass* denoised = lull_io_find_pass(&result, "ViewLayer", "Denoised");
   const lull_io_pass* combined = lull_io_find_pass(&result, "ViewLayer", "Combined");
   CHECK(denoised && combined && max_diff(denoised, combined, pixels) > 1e-3);
@@ -385,7 +376,7 @@ static void test_input_paths_agree(const char* dir, const cli_scene* scene)
   cli_path(pfm_out, sizeof pfm_out, dir, "agree_out.pfm");
   static const char* const layers[] = {"ViewLayer"};
   CHECK_EQ_INT(cli_scene_write_blender(scene, in, layers, 1, 0), 0);
-  lull_io_image image = read_image(in);
+  lull_io_image image = cli_read(in);
   static const char* const names[][2] = {
       {"Combined", ""}, {"Denoising Albedo", ""}, {"Denoising Normal", ""}};
   const char* paths[3] = {c, alb, nrm};
@@ -407,7 +398,7 @@ static void test_input_paths_agree(const char* dir, const cli_scene* scene)
   lull_io_free(&image);
   EXPECT(0, "denoise", in, "--pass", "depth=none", "--pass", "position=none", "-o", out);
   EXPECT(0, "denoise", "--hdr", c, "--alb", alb, "--nrm", nrm, "-o", pfm_out);
-  lull_io_image exr = read_image(out), pfm = read_image(pfm_out);
+  lull_io_image exr = cli_read(out), pfm = cli_read(pfm_out);
   const lull_io_pass* denoised = lull_io_find_pass(&exr, "ViewLayer", "Denoised");
   CHECK(denoised && pfm.num_passes == 1);
   if (denoised && pfm.num_passes == 1) {
@@ -528,7 +519,7 @@ static void test_compare(const char* dir, const cli_scene* scene)
   CHECK_EQ_INT(cli_scene_write_plain(scene, "clean", clean), 0);
   EXPECT(0, "compare", c, clean);
   const double printed = number_after(dir, "image", "relMSE ");
-  lull_io_image noisy = read_image(c);
+  lull_io_image noisy = cli_read(c);
   if (noisy.num_passes == 1) /* the printed figure is the metric's */
     CHECK_NEAR(printed, cli_pass_rel_mse(&noisy.passes[0], scene->clean, scene->width,
                                          scene->height), 2e-6);
@@ -547,7 +538,7 @@ static void test_compare(const char* dir, const cli_scene* scene)
   EXPECT(1, "compare", c, "missing.exr");
 #if defined(LULL_IO_HAS_OIIO)
   EXPECT(0, "compare", c, clean, "--png", side);
-  lull_io_image picture = read_image(side);
+  lull_io_image picture = cli_read(side);
   CHECK(picture.width == 3 * scene->width && picture.height == scene->height);
   lull_io_free(&picture);
   /* denoise with a reference: noisy and denoised figures, three panels */
@@ -555,7 +546,7 @@ static void test_compare(const char* dir, const cli_scene* scene)
   const double before = number_after(dir, "noisy", "relMSE ");
   const double after = number_after(dir, "denoised", "relMSE ");
   CHECK(after < before);
-  picture = read_image(side);
+  picture = cli_read(side);
   CHECK(picture.width == 3 * scene->width && picture.height == scene->height);
   lull_io_free(&picture);
   EXPECT(1, "denoise", c, "-o", out, "--reference", small);
@@ -564,10 +555,8 @@ static void test_compare(const char* dir, const cli_scene* scene)
 
 int main(void)
 {
-  if (!tool[0]) {
-    printf("the command-line tool is not built (LULL_TOOLS=OFF): skipped\n");
+  if (cli_tool_built(tool))
     return 77;
-  }
   char dir[1024];
   if (cli_scratch("tool", dir, sizeof dir))
     return 1;
