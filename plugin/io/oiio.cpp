@@ -166,7 +166,6 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
     return lull_io_fail(err, err_size, path, "out of memory");
 
   // Pixels, one part at a time, scattered into the passes.
-  const size_t pixels = size_t(image->width) * size_t(image->height);
   std::vector<int> all_half(size_t(image->num_passes), 1);
   size_t channel_base = 0;
   int bits = 0;
@@ -174,21 +173,33 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   for (size_t s = 0; s < state->parts.size(); ++s) {
     const ImageSpec& spec = state->parts[s].spec;
     const size_t n = size_t(spec.nchannels);
-    std::vector<float> buffer(pixels * n);
-    if (!in->read_image(int(s), 0, 0, int(n), OIIO::TypeFloat, buffer.data()))
-      return fail(err, err_size, path, in->geterror());
     for (size_t c = 0; c < n; ++c) {
       const lull_io_channel_slot slot = slots[channel_base + c];
-      lull_io_pass* pass = &image->passes[slot.pass];
       const TypeDesc type = types[channel_base + c];
       state->channel_types[names[channel_base + c]] = type;
       all_half[size_t(slot.pass)] &= type.basetype == TypeDesc::HALF;
       bits = std::max(bits, int(type.size() * 8));
       integer |= is_integer(type);
-      const size_t stride = size_t(pass->channels);
-      float* dst = pass->data + slot.channel;
-      for (size_t i = 0; i < pixels; ++i)
-        dst[i * stride] = buffer[i * n + c];
+    }
+    // Strips of rows (a multiple of EXR's 16- and 32-row blocks), so a
+    // large multilayer frame never needs a second copy in memory.
+    const int strip = 64;
+    const size_t row = size_t(image->width);
+    std::vector<float> buffer(row * size_t(std::min(strip, image->height)) * n);
+    for (int y0 = 0; y0 < image->height; y0 += strip) {
+      const int y1 = std::min(y0 + strip, image->height);
+      if (!in->read_scanlines(int(s), 0, spec.y + y0, spec.y + y1, 0, 0, int(n), OIIO::TypeFloat,
+                              buffer.data()))
+        return fail(err, err_size, path, in->geterror());
+      const size_t first = size_t(y0) * row, count = size_t(y1 - y0) * row;
+      for (size_t c = 0; c < n; ++c) {
+        const lull_io_channel_slot slot = slots[channel_base + c];
+        lull_io_pass* pass = &image->passes[slot.pass];
+        const size_t stride = size_t(pass->channels);
+        float* dst = pass->data + first * stride + size_t(slot.channel);
+        for (size_t i = 0; i < count; ++i)
+          dst[i * stride] = buffer[i * n + c];
+      }
     }
     channel_base += n;
   }
@@ -353,21 +364,28 @@ int write_exr(ImageOutput* out, const char* temp, const char* path, const lull_i
                                         : out->open(temp, int(specs.size()), specs.data());
   if (!opened)
     return fail(err, err_size, path, out->geterror());
-  const size_t pixels = size_t(image->width) * size_t(image->height);
   for (size_t s = 0; s < parts.size(); ++s) {
     if (s > 0 && !out->open(temp, specs[s], ImageOutput::AppendSubimage))
       return fail(err, err_size, path, out->geterror());
+    // strips of rows, as when reading
     const size_t n = parts[s].sources.size();
-    std::vector<float> buffer(pixels * n);
-    for (size_t c = 0; c < n; ++c) {
-      const lull_io_pass* pass = parts[s].sources[c].first;
-      const size_t stride = size_t(pass->channels);
-      const float* src = pass->data + parts[s].sources[c].second;
-      for (size_t i = 0; i < pixels; ++i)
-        buffer[i * n + c] = src[i * stride];
+    const int strip = 64;
+    const size_t row = size_t(image->width);
+    std::vector<float> buffer(row * size_t(std::min(strip, image->height)) * n);
+    for (int y0 = 0; y0 < image->height; y0 += strip) {
+      const int y1 = std::min(y0 + strip, image->height);
+      const size_t first = size_t(y0) * row, count = size_t(y1 - y0) * row;
+      for (size_t c = 0; c < n; ++c) {
+        const lull_io_pass* pass = parts[s].sources[c].first;
+        const size_t stride = size_t(pass->channels);
+        const float* src = pass->data + first * stride + size_t(parts[s].sources[c].second);
+        for (size_t i = 0; i < count; ++i)
+          buffer[i * n + c] = src[i * stride];
+      }
+      if (!out->write_scanlines(specs[s].y + y0, specs[s].y + y1, 0, OIIO::TypeFloat,
+                                buffer.data()))
+        return fail(err, err_size, path, out->geterror());
     }
-    if (!out->write_image(OIIO::TypeFloat, buffer.data()))
-      return fail(err, err_size, path, out->geterror());
   }
   return 0;
 }
