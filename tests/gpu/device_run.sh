@@ -17,6 +17,10 @@ jobs=$(nproc 2>/dev/null || echo 4)
 say "configure and build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLULL_TOOLS=OFF -DLULL_PYTHON=OFF \
   >>"$log" 2>&1 && cmake --build "$build" -j "$jobs" >>"$log" 2>&1 || { say "BUILD FAILED"; tail -40 "$log"; exit 1; }
+variants=${LULL_BENCH_VARIANTS-fastexp strip1 strip4 occ3}
+for v in $variants; do
+  cmake --build "$build" -j "$jobs" --target "bench_atrous_cuda_$v" >>"$log" 2>&1 || say "variant $v: build failed"
+done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$log" 2>&1
 
 say "GPU tests"
@@ -36,7 +40,7 @@ done
 
 say "benchmark"
 "$build/bin/bench_atrous_cuda" "${1:-50}" >"$out/bench.log" 2>&1
-for v in ${LULL_BENCH_VARIANTS-fastexp strip1 strip4 occ3}; do
+for v in $variants; do
   printf '\n== variant %s\n' "$v" >>"$out/bench.log"
   "$build/bin/bench_atrous_cuda_$v" "${1:-50}" >>"$out/bench.log" 2>&1
 done
