@@ -1,16 +1,19 @@
 /* The Gaussian blur on the GPU: the normalised convolution of
  * core/gaussian_cpu.c, blur(c m) / blur(m) with m = 1 for finite pixels,
- * as a row pass and a column pass, one thread per pixel. */
+ * as a row pass and a column pass, one thread per pixel.  A fourth channel
+ * (alpha) passes through unchanged, as on the CPU; it rides in the w
+ * component of the working colour. */
 #include <stdlib.h>
 
 #include "backend_cuda.h"
+#include "image_access.cuh"
 
 typedef struct gaussian_args
 {
   lull_image color, output;
   int width, height, channels, radius;
   const float* kernel; /* 2 radius + 1 weights */
-  float4* c[2];        /* colour times mask, ping-pong */
+  float4* c[2];        /* colour times mask, and alpha; ping-pong */
   float* m[2];         /* mask */
 } gaussian_args;
 
@@ -21,12 +24,12 @@ static __global__ void gaussian_load(const gaussian_args a)
   if (x >= a.width || y >= a.height)
     return;
   float c[4];
-  lull_image_load(&a.color, x, y, c);
+  lull_cuda_image_load(&a.color, x, y, c);
   int finite = 1;
-  for (int k = 0; k < a.channels; ++k)
+  for (int k = 0; k < LULL_MIN(a.channels, 3); ++k)
     finite &= (c[k] - c[k]) == 0.0f;
   const size_t i = (size_t)y * (size_t)a.width + (size_t)x;
-  a.c[0][i] = finite ? make_float4(c[0], c[1], c[2], c[3]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  a.c[0][i] = finite ? make_float4(c[0], c[1], c[2], c[3]) : make_float4(0.0f, 0.0f, 0.0f, c[3]);
   a.m[0][i] = finite ? 1.0f : 0.0f;
 }
 
@@ -39,7 +42,7 @@ static __global__ void gaussian_pass(const gaussian_args a, int along_x)
   if (x >= a.width || y >= a.height)
     return;
   const int src = along_x ? 0 : 1;
-  float s[5] = {0, 0, 0, 0, 0};
+  float s[4] = {0, 0, 0, 0}; /* colour and mask */
   for (int k = -a.radius; k <= a.radius; ++k) {
     const int xx = along_x ? x + k : x, yy = along_x ? y : y + k;
     if (xx < 0 || yy < 0 || xx >= a.width || yy >= a.height)
@@ -50,18 +53,18 @@ static __global__ void gaussian_pass(const gaussian_args a, int along_x)
     s[0] += kw * c.x;
     s[1] += kw * c.y;
     s[2] += kw * c.z;
-    s[3] += kw * c.w;
-    s[4] += kw * a.m[src][j];
+    s[3] += kw * a.m[src][j];
   }
   const size_t i = (size_t)y * (size_t)a.width + (size_t)x;
+  const float alpha = a.c[src][i].w;
   if (along_x) {
-    a.c[1][i] = make_float4(s[0], s[1], s[2], s[3]);
-    a.m[1][i] = s[4];
+    a.c[1][i] = make_float4(s[0], s[1], s[2], alpha);
+    a.m[1][i] = s[3];
     return;
   }
-  const float inv = s[4] > 0.0f ? 1.0f / s[4] : 0.0f;
-  const float out[4] = {s[0] * inv, s[1] * inv, s[2] * inv, s[3] * inv};
-  lull_image_store(&a.output, x, y, out);
+  const float inv = s[3] > 0.0f ? 1.0f / s[3] : 0.0f;
+  const float out[4] = {s[0] * inv, s[1] * inv, s[2] * inv, alpha};
+  lull_cuda_image_store_n(&a.output, x, y, out, lull_format_channels(a.output.format));
 }
 
 lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,

@@ -196,21 +196,32 @@ static void run_render(OIDNDevice cpu, OIDNDevice gpu, const char* scene)
     free(data[k]);
 }
 
+/* Gaussian on RGBA with a NaN pixel: the CPU's output, alpha unchanged. */
 static void run_gaussian(OIDNDevice cpu, OIDNDevice gpu)
 {
+  enum { GW = 77, GH = 45 };
   gpu_scene s;
-  gpu_scene_make(&s, 77, 45, 99u);
-  s.color[3 * 100] = NAN;
-  const size_t count = 77 * 45 * 3;
+  gpu_scene_make(&s, GW, GH, 99u);
+  const size_t n = (size_t)GW * GH, count = n * 4;
+  float* rgba = malloc(count * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k)
+      rgba[4 * i + (size_t)k] = s.color[3 * i + (size_t)k];
+    rgba[4 * i + 3] = (float)(i % 5) * 0.25f;
+  }
+  rgba[4 * 100] = NAN;
   float* a = malloc(count * sizeof(float));
   float* b = malloc(count * sizeof(float));
-  gpu_image images[1] = {{"color", s.color, 3}};
+  gpu_image images[1] = {{"color", rgba, 4}};
   gpu_param params[1] = {{"sigma", 1, 2.5}};
-  CHECK_EQ_INT(gpu_run_filter(cpu, "Gaussian", 77, 45, images, 1, 3, params, 1, a), OIDN_ERROR_NONE);
-  CHECK_EQ_INT(gpu_run_filter(gpu, "Gaussian", 77, 45, images, 1, 3, params, 1, b), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(gpu_run_filter(cpu, "Gaussian", GW, GH, images, 1, 4, params, 1, a), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(gpu_run_filter(gpu, "Gaussian", GW, GH, images, 1, 4, params, 1, b), OIDN_ERROR_NONE);
   const double rel = gpu_max_rel_diff(b, a, count, 1e-6);
   printf("Gaussian               CUDA vs CPU max rel %.2e\n", rel);
   CHECK(rel <= 1e-5);
+  for (size_t i = 0; i < n; i += 13)
+    CHECK_EQ_INT(b[4 * i + 3] == rgba[4 * i + 3], 1);
+  free(rgba);
   free(a);
   free(b);
   gpu_scene_free(&s);
