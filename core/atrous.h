@@ -39,6 +39,10 @@ typedef struct lull_atrous_params
   float input_scale;       /* colour is multiplied by this before, divided after */
   int srgb;                /* colour is sRGB-encoded: linearise before, encode after */
   int clamp_output;        /* LDR: clamp the output to [0, 1] */
+  /* Hints for GPU backends (the CPU backend ignores them): store colour as
+   * fp16 and normals oct-encoded in the level buffers (the result then
+   * differs from the fp32 path within fp16 precision). */
+  int packed_guides;
 } lull_atrous_params;
 
 /* Defaults of the "ATrous" filter (documented in lull.h and README.md). */
