@@ -140,13 +140,8 @@ static void prepare_color(const lull_atrous_params* params, const lull_atrous_im
       finite[i] = ok ? 1.0f : 0.0f;
       if (!ok)
         c[0] = c[1] = c[2] = 0.0f;
-      for (int k = 0; k < 3; ++k) {
-        /* keep squares and sums of squares finite */
-        c[k] = c[k] > 1e15f ? 1e15f : (c[k] < -1e15f ? -1e15f : c[k]);
-        c[k] *= params->input_scale;
-        if (params->srgb)
-          c[k] = lull_srgb_to_linear(c[k]);
-      }
+      for (int k = 0; k < 3; ++k)
+        c[k] = lull_prepare_color_channel(c[k], params->input_scale, params->srgb);
       r[i] = c[0];
       g[i] = c[1];
       b[i] = c[2];
@@ -163,8 +158,8 @@ static void prepare_color(const lull_atrous_params* params, const lull_atrous_im
       if (finite[i] != 0.0f)
         continue;
       float sum[3] = {0, 0, 0}, n = 0;
-      for (int dy = -2; dy <= 2; ++dy)
-        for (int dx = -2; dx <= 2; ++dx) {
+      for (int dy = -LULL_INPAINT_RADIUS; dy <= LULL_INPAINT_RADIUS; ++dy)
+        for (int dx = -LULL_INPAINT_RADIUS; dx <= LULL_INPAINT_RADIUS; ++dx) {
           const int xx = x + dx, yy = y + dy;
           if (xx < 0 || yy < 0 || xx >= w || yy >= h)
             continue;
@@ -268,8 +263,8 @@ static void prepare_geometry(const lull_atrous_params* params, const lull_atrous
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
       const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      const int xs[4] = {x > 0 ? x - 1 : x + 1, x < w - 1 ? x + 1 : x - 1, x, x};
-      const int ys[4] = {y, y, y > 0 ? y - 1 : y + 1, y < h - 1 ? y + 1 : y - 1};
+      int xs[4], ys[4];
+      lull_footprint_neighbours(x, y, w, h, xs, ys);
       float d[4];
       for (int k = 0; k < 4; ++k) {
         if (xs[k] < 0 || xs[k] >= w || ys[k] < 0 || ys[k] >= h) {
@@ -541,19 +536,10 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
         const size_t i = (size_t)y * (size_t)w + (size_t)x;
         float c[4];
         lull_image_load(&images->variance, x, y, c);
-        float var;
-        if (nc >= 3) {
-          /* Var(sum_k w_k c_k / a_k) for independent channels */
-          const float dr = s->demodulate ? lull_demodulation_albedo(ar[i]) : 1.0f;
-          const float dg = s->demodulate ? lull_demodulation_albedo(ag[i]) : 1.0f;
-          const float db = s->demodulate ? lull_demodulation_albedo(ab[i]) : 1.0f;
-          var = 0.2126f * 0.2126f * c[0] / (dr * dr) + 0.7152f * 0.7152f * c[1] / (dg * dg) +
-                0.0722f * 0.0722f * c[2] / (db * db);
-        } else {
-          const float la = s->demodulate ? lull_demodulation_albedo(lull_luminance(ar[i], ag[i], ab[i])) : 1.0f;
-          var = c[0] / (la * la);
-        }
-        v[i] = (var - var) == 0.0f && var > 0.0f ? var : 0.0f;
+        const float dr = s->demodulate ? lull_demodulation_albedo(ar[i]) : 1.0f;
+        const float dg = s->demodulate ? lull_demodulation_albedo(ag[i]) : 1.0f;
+        const float db = s->demodulate ? lull_demodulation_albedo(ab[i]) : 1.0f;
+        v[i] = lull_variance_luminance(c, nc, dr, dg, db);
       }
     return;
   }

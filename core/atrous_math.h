@@ -204,3 +204,49 @@ LULL_HD float lull_linear_to_srgb(float v)
 {
   return v <= 0.0031308f ? v * 12.92f : 1.055f * powf(v, 1.0f / 2.4f) - 0.055f;
 }
+
+/* -- prepare: per-pixel input conversion shared by the backends ------------ */
+
+/* A colour channel as the filter sees it: finite magnitudes beyond 1e15 are
+ * clamped (so squares and their sums stay finite in float), then scaled by
+ * inputScale, then linearised when the input is sRGB. */
+LULL_HD float lull_prepare_color_channel(float v, float input_scale, int srgb)
+{
+  v = v > 1e15f ? 1e15f : (v < -1e15f ? -1e15f : v);
+  v *= input_scale;
+  return srgb ? lull_srgb_to_linear(v) : v;
+}
+
+/* Radius of the neighbourhood whose finite colours replace a non-finite one. */
+#define LULL_INPAINT_RADIUS 2
+
+/* The 4 neighbours of (x, y) whose distances give the footprint: left,
+ * right, up, down; at a border the missing side is mirrored to the other
+ * one; a coordinate outside [0, size) means the axis has a single pixel. */
+LULL_HD void lull_footprint_neighbours(int x, int y, int w, int h, int xs[4], int ys[4])
+{
+  xs[0] = x > 0 ? x - 1 : x + 1;
+  xs[1] = x < w - 1 ? x + 1 : x - 1;
+  xs[2] = xs[3] = x;
+  ys[0] = ys[1] = y;
+  ys[2] = y > 0 ? y - 1 : y + 1;
+  ys[3] = y < h - 1 ? y + 1 : y - 1;
+}
+
+/* Luminance variance from a given variance image pixel c (channels nc),
+ * in the demodulated units the filter works in (a_r, a_g, a_b: the albedo
+ * used for demodulation, 1 without).  Three channels: Var(sum_k w_k c_k /
+ * a_k) for independent channels; one channel: a luminance variance divided
+ * by the squared luminance of the albedo.  Non-finite or negative: 0. */
+LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float a_g, float a_b)
+{
+  float var;
+  if (nc >= 3) {
+    var = 0.2126f * 0.2126f * c[0] / (a_r * a_r) + 0.7152f * 0.7152f * c[1] / (a_g * a_g) +
+          0.0722f * 0.0722f * c[2] / (a_b * a_b);
+  } else {
+    const float la = lull_luminance(a_r, a_g, a_b);
+    var = c[0] / (la * la);
+  }
+  return (var - var) == 0.0f && var > 0.0f ? var : 0.0f;
+}
