@@ -26,6 +26,14 @@ typedef enum lull_atrous_color_mode
   LULL_ATROUS_COLOR_VARIANCE = 1, /* SVGF: luminance distance over its standard deviation */
 } lull_atrous_color_mode;
 
+/* GPU schedules of the levels (lull.h: LULL_SCHEDULE_*); the CPU has one. */
+enum
+{
+  LULL_ATROUS_SCHEDULE_AUTO = -1,    /* the faster one, as measured */
+  LULL_ATROUS_SCHEDULE_BASELINE = 0, /* one kernel per level, dilated taps (Dammertz 2010) */
+  LULL_ATROUS_SCHEDULE_PERMUTED = 1, /* undilated taps on permuted subimages (Dolp 2024) */
+};
+
 typedef struct lull_atrous_params
 {
   int iterations;          /* number of levels; taps are 2^i pixels apart */

@@ -73,12 +73,12 @@ static const lull_param_def atrous_params[AP_COUNT] = {
               "0: fixed sigmaColor halved per level (Dammertz 2010); 1: luminance distance "
               "over its standard deviation (SVGF)"),
     FLOAT_PARAM("sigmaColor", 1.0, 1e-6, FLT_MAX, "colorMode 0: colour sigma of level 0"),
-    FLOAT_PARAM("sigmaLuminance", 4.0, 1e-6, FLT_MAX,
+    FLOAT_PARAM("sigmaLuminance", 1.5, 1e-6, FLT_MAX,
                 "colorMode 1: allowed luminance difference in standard deviations"),
-    FLOAT_PARAM("sigmaNormal", 0.2, 0, FLT_MAX, "normal sigma (|n_p - n_q|); 0 disables"),
+    FLOAT_PARAM("sigmaNormal", 0.5, 0, FLT_MAX, "normal sigma (|n_p - n_q|); 0 disables"),
     FLOAT_PARAM("sigmaDepth", 4.0, 0, FLT_MAX,
                 "depth/position sigma in pixel footprints per pixel of distance; 0 disables"),
-    FLOAT_PARAM("sigmaAlbedo", 0.1, 0, FLT_MAX, "albedo sigma; 0 disables"),
+    FLOAT_PARAM("sigmaAlbedo", 0.3, 0, FLT_MAX, "albedo sigma; 0 disables"),
     BOOL_PARAM("demodulate", 1, "filter colour / albedo and multiply the albedo back"),
     BOOL_PARAM("hdr", 1, "false: colour is LDR in [0, 1] and the output is clamped"),
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
@@ -118,6 +118,7 @@ static lull_atrous_params atrous_from_values(const double* v)
   p.clamp_output = v[AP_HDR] == 0;
   p.srgb = v[AP_SRGB] != 0;
   p.input_scale = isnan(v[AP_INPUT_SCALE]) ? 1.0f : (float)v[AP_INPUT_SCALE];
+  p.packed_guides = v[AP_PACKED_GUIDES] != 0;
   return p;
 }
 
@@ -184,7 +185,7 @@ static int gaussian_tile_overlap(const lull_filter_config* config)
   return (lull_gaussian_radius((float)config->values[GP_SIGMA]) + 15) / 16 * 16;
 }
 
-/* -- RT -------------------------------------------------------------------------- */
+/* -- RT and RTLightmap -------------------------------------------------------------- */
 
 /* RT accepts OIDN's images plus lull's optional guides. */
 enum { R_COLOR, R_OUTPUT, R_ALBEDO, R_NORMAL, R_DEPTH, R_POSITION, R_VARIANCE, R_IMAGES };
@@ -192,8 +193,8 @@ static const char* const rt_images[] = {"color", "output", "albedo", "normal", "
                                         "position", "variance", NULL};
 enum
 {
-  RP_HDR, RP_SRGB, RP_INPUT_SCALE, RP_CLEAN_AUX, RP_QUALITY, RP_MAX_MEMORY, RP_DIRECTIONAL,
-  RP_TILE_ALIGNMENT, RP_TILE_OVERLAP, RP_COUNT
+  RP_HDR, RP_SRGB, RP_INPUT_SCALE, RP_CLEAN_AUX, RP_QUALITY, RP_MAX_MEMORY, RP_TILE_ALIGNMENT,
+  RP_TILE_OVERLAP, RP_COUNT
 };
 static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("hdr", 0, "colour is HDR (else LDR in [0, 1], output clamped)"),
@@ -202,50 +203,80 @@ static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
     INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
     INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
-    BOOL_PARAM("directional", 0, "RTLightmap: directional (SH) lightmap, values in [-1, 1]"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
 
-static int rt_iterations(int quality)
+/* RTLightmap: OIDN's images and parameters for lightmaps (HDR always). */
+enum { L_COLOR, L_OUTPUT, L_IMAGES };
+static const char* const rtlightmap_images[] = {"color", "output", NULL};
+enum
 {
-  switch (quality) {
-    case 4: return 4; /* FAST */
-    case 5: return 5; /* BALANCED */
-    default: return 5; /* HIGH, DEFAULT */
-  }
+  LP_DIRECTIONAL, LP_INPUT_SCALE, LP_QUALITY, LP_MAX_MEMORY, LP_TILE_ALIGNMENT,
+  LP_TILE_OVERLAP, LP_COUNT
+};
+static const lull_param_def rtlightmap_params[LP_COUNT] = {
+    BOOL_PARAM("directional", 0, "directional (spherical-harmonics) lightmap, values in [-1, 1]"),
+    {"inputScale", LULL_PARAM_FLOAT, NAN, 1e-30, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
+    INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
+    INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
+    READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
+    READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
+};
+
+static lull_status check_quality(double quality, lull_error* err)
+{
+  const int q = (int)quality;
+  if (q != 0 && q != 4 && q != 5 && q != 6)
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid filter quality mode");
+  return LULL_OK;
 }
 
-/* The à-trous configuration RT runs: variance-guided colour, albedo
- * demodulation, every guide given; aux that is not clean gets wider sigmas
- * so its own noise does not stop the filter. */
-static lull_atrous_params rt_atrous_params(const lull_filter_config* config, int lightmap)
+/* OIDN's quality modes trade time for quality; for the à-trous filter that
+ * is the number of levels (FAST: 4, a 61-pixel footprint; BALANCED and
+ * HIGH: 5, 125 pixels, where relMSE on the test renders stops improving). */
+static int rt_iterations(int quality)
 {
-  const double* v = config->values;
+  return quality == 4 ? 4 : 5;
+}
+
+/* The à-trous configuration RT and RTLightmap run: the ATrous defaults
+ * (variance-guided colour test, albedo demodulation, every guide given);
+ * noise-free ("clean") guides get sharper normal and albedo tests. */
+static lull_atrous_params rt_like_params(int quality, int clean_aux, int clamp_output, int srgb,
+                                         double input_scale)
+{
   lull_atrous_params p = lull_atrous_default_params();
-  p.iterations = rt_iterations((int)v[RP_QUALITY]);
-  p.color_mode = LULL_ATROUS_COLOR_VARIANCE;
-  const int clean = v[RP_CLEAN_AUX] != 0;
-  p.sigma_normal = clean ? 0.15f : 0.3f;
-  p.sigma_albedo = clean ? 0.05f : 0.15f;
-  p.sigma_depth = 4.0f;
-  p.demodulate = 1;
-  const int hdr = lightmap || v[RP_HDR] != 0;
-  p.clamp_output = !hdr && !(lightmap && v[RP_DIRECTIONAL] != 0);
-  p.srgb = !lightmap && v[RP_SRGB] != 0;
-  p.input_scale = isnan(v[RP_INPUT_SCALE]) ? 1.0f : (float)v[RP_INPUT_SCALE];
+  p.iterations = rt_iterations(quality);
+  if (clean_aux) {
+    p.sigma_normal = 0.3f;
+    p.sigma_albedo = 0.15f;
+  }
+  p.clamp_output = clamp_output;
+  p.srgb = srgb;
+  /* the variance-guided test is scale-invariant, so "automatic" is 1 */
+  p.input_scale = isnan(input_scale) ? 1.0f : (float)input_scale;
   return p;
 }
 
-static lull_atrous_images rt_views(const lull_filter_config* config, int lightmap)
+static lull_atrous_params rt_atrous_params(const lull_filter_config* config)
+{
+  const double* v = config->values;
+  return rt_like_params((int)v[RP_QUALITY], v[RP_CLEAN_AUX] != 0, v[RP_HDR] == 0,
+                        v[RP_SRGB] != 0, v[RP_INPUT_SCALE]);
+}
+
+static lull_atrous_params rtlightmap_atrous_params(const lull_filter_config* config)
+{
+  const double* v = config->values;
+  return rt_like_params((int)v[LP_QUALITY], 0, 0, 0, v[LP_INPUT_SCALE]);
+}
+
+static lull_atrous_images rt_views(const lull_filter_config* config)
 {
   lull_atrous_images images;
   memset(&images, 0, sizeof images);
   images.output = config->images[R_OUTPUT];
-  if (lightmap) {
-    images.color = config->images[R_COLOR];
-    return images;
-  }
   if (config->images[R_COLOR].data) {
     images.color = config->images[R_COLOR];
     images.albedo = config->images[R_ALBEDO];
@@ -261,21 +292,13 @@ static lull_atrous_images rt_views(const lull_filter_config* config, int lightma
   return images;
 }
 
-static lull_status rt_check_common(const lull_filter_config* config, int lightmap,
-                                   lull_error* err)
+static lull_atrous_images rtlightmap_views(const lull_filter_config* config)
 {
-  const double* v = config->values;
-  const int q = (int)v[RP_QUALITY];
-  if (q != 0 && q != 4 && q != 5 && q != 6)
-    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid filter quality mode");
-  if (!config->images[R_OUTPUT].data)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
-  lull_status status = check_sizes(config, R_IMAGES, err);
-  if (status != LULL_OK)
-    return status;
-  const lull_atrous_images images = rt_views(config, lightmap);
-  const lull_atrous_params params = rt_atrous_params(config, lightmap);
-  return lull_atrous_validate(&params, &images, err);
+  lull_atrous_images images;
+  memset(&images, 0, sizeof images);
+  images.color = config->images[L_COLOR];
+  images.output = config->images[L_OUTPUT];
+  return images;
 }
 
 static lull_status rt_check(const lull_filter_config* config, lull_error* err)
@@ -284,6 +307,11 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   const int albedo = config->images[R_ALBEDO].data != NULL;
   const int normal = config->images[R_NORMAL].data != NULL;
   const double* v = config->values;
+  lull_status status = check_quality(v[RP_QUALITY], err);
+  if (status != LULL_OK)
+    return status;
+  if (!config->images[R_OUTPUT].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
   if (!color && !albedo && !normal)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
   if ((color && normal && !albedo) || (!color && albedo && normal))
@@ -297,45 +325,64 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   if (!color && normal && v[RP_SRGB] != 0)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
                      "srgb mode is not supported when prefiltering normals");
-  return rt_check_common(config, 0, err);
+  status = check_sizes(config, R_IMAGES, err);
+  if (status != LULL_OK)
+    return status;
+  const lull_atrous_images images = rt_views(config);
+  const lull_atrous_params params = rt_atrous_params(config);
+  return lull_atrous_validate(&params, &images, err);
 }
 
 static lull_status rtlightmap_check(const lull_filter_config* config, lull_error* err)
 {
-  if (!config->images[R_COLOR].data)
+  lull_status status = check_quality(config->values[LP_QUALITY], err);
+  if (status != LULL_OK)
+    return status;
+  if (!config->images[L_OUTPUT].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
+  if (!config->images[L_COLOR].data)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
-  return rt_check_common(config, 1, err);
-}
-
-static lull_status rt_run(lull_backend* backend, const lull_filter_config* config,
-                          const lull_progress* progress, int async, int lightmap, lull_error* err)
-{
-  lull_atrous_images images = rt_views(config, lightmap);
-  lull_atrous_params params = rt_atrous_params(config, lightmap);
-  if (!config->images[R_COLOR].data) {
-    /* prefilter: no demodulation, no clamping of normals */
-    params.demodulate = 0;
-    params.srgb = 0;
-    params.clamp_output = config->images[R_ALBEDO].data != NULL;
-  }
-  return backend->ops->atrous(backend, &params, &images, -1, progress, async, err);
+  status = check_sizes(config, L_IMAGES, err);
+  if (status != LULL_OK)
+    return status;
+  const lull_atrous_images images = rtlightmap_views(config);
+  const lull_atrous_params params = rtlightmap_atrous_params(config);
+  return lull_atrous_validate(&params, &images, err);
 }
 
 static lull_status rt_execute(lull_backend* backend, const lull_filter_config* config,
                               const lull_progress* progress, int async, lull_error* err)
 {
-  return rt_run(backend, config, progress, async, 0, err);
+  const lull_atrous_images images = rt_views(config);
+  lull_atrous_params params = rt_atrous_params(config);
+  if (!config->images[R_COLOR].data) {
+    /* prefiltering an auxiliary image: no demodulation; albedo stays in
+     * [0, 1], normals are not clamped */
+    params.demodulate = 0;
+    params.srgb = 0;
+    params.clamp_output = config->images[R_ALBEDO].data != NULL;
+  }
+  return backend->ops->atrous(backend, &params, &images, LULL_ATROUS_SCHEDULE_AUTO, progress,
+                              async, err);
 }
 
 static lull_status rtlightmap_execute(lull_backend* backend, const lull_filter_config* config,
                                       const lull_progress* progress, int async, lull_error* err)
 {
-  return rt_run(backend, config, progress, async, 1, err);
+  const lull_atrous_images images = rtlightmap_views(config);
+  const lull_atrous_params params = rtlightmap_atrous_params(config);
+  return backend->ops->atrous(backend, &params, &images, LULL_ATROUS_SCHEDULE_AUTO, progress,
+                              async, err);
 }
 
 static int rt_tile_overlap(const lull_filter_config* config)
 {
   return atrous_overlap(rt_iterations((int)config->values[RP_QUALITY]));
+}
+
+static int rtlightmap_tile_overlap(const lull_filter_config* config)
+{
+  return atrous_overlap(rt_iterations((int)config->values[LP_QUALITY]));
 }
 
 /* -- registry -------------------------------------------------------------------- */

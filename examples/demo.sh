@@ -1,0 +1,17 @@
+#!/bin/sh
+# The README's main command: prepare the machine, build everything, and
+# denoise the bundled example render (a Cycles render with its albedo,
+# normal and depth passes) with the command-line tool.  Writes
+# build/demo/denoised.exr and build/demo/side_by_side.png (noisy | denoised
+# | reference) and prints relMSE, PSNR and SSIM of the noisy and the
+# denoised image against the high-sample reference.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${LULL_BUILD:-$root/build}
+sh "$root/examples/bootstrap.sh"
+mkdir -p "$build/demo"
+"$build/bin/lull" denoise "$root/examples/data/demo_spp16.exr" \
+  -o "$build/demo/denoised.exr" \
+  --reference "$root/examples/data/demo_ref.exr" \
+  --side-by-side "$build/demo/side_by_side.png"
+echo "lull: wrote $build/demo/denoised.exr and $build/demo/side_by_side.png"
