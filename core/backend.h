@@ -13,6 +13,7 @@
 
 #include "atrous.h"
 #include "gaussian.h"
+#include "gradient_domain.h"
 #include "poisson.h"
 #include "status.h"
 
@@ -59,6 +60,9 @@ typedef struct lull_backend_ops
   lull_status (*poisson)(lull_backend* backend, const lull_poisson_params* params,
                          const lull_poisson_images* images, const lull_progress* progress,
                          int async, lull_error* err);
+  lull_status (*gradient_domain)(lull_backend* backend, const lull_gradient_domain_params* params,
+                                 const lull_gradient_domain_images* images,
+                                 const lull_progress* progress, int async, lull_error* err);
 } lull_backend_ops;
 
 struct lull_backend

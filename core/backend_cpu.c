@@ -107,6 +107,17 @@ static lull_status cpu_poisson(lull_backend* backend, const lull_poisson_params*
   return async ? park((cpu_backend*)backend, status, &local) : status;
 }
 
+static lull_status cpu_gradient_domain(lull_backend* backend,
+                                       const lull_gradient_domain_params* params,
+                                       const lull_gradient_domain_images* images,
+                                       const lull_progress* progress, int async, lull_error* err)
+{
+  lull_error local = {LULL_OK, ""};
+  const lull_status status = lull_gradient_domain_cpu(params, images, backend->num_threads,
+                                                      progress, async ? &local : err);
+  return async ? park((cpu_backend*)backend, status, &local) : status;
+}
+
 static const lull_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
@@ -117,6 +128,7 @@ static const lull_backend_ops cpu_ops = {
     .atrous = cpu_atrous,
     .gaussian = cpu_gaussian,
     .poisson = cpu_poisson,
+    .gradient_domain = cpu_gradient_domain,
 };
 
 lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err)

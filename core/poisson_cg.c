@@ -247,15 +247,15 @@ double lull_poisson_objective(const lull_poisson_system* sys, const float* const
   return sum;
 }
 
-/* New IRLS weights from the residuals of x, normalised to mean 1 over the
- * rows (§5.2 SOLVEL1, line 9: W = W rows / |W|_1; it leaves the minimiser
- * unchanged and keeps the system's scale, and so CG's, steady). */
-static void reweight(const lull_poisson_system* sys, const float* const x[3], float eps, int power)
+/* New IRLS weights of the Poisson rows from the residuals of x
+ * (unnormalised); returns their sum in *sum and the number of rows. */
+double lull_poisson_reweight(const lull_poisson_system* sys, const float* const x[3], float eps,
+                             int power, double* sum)
 {
   const int w = sys->width, h = sys->height;
   const int use_data = sys->alpha2 > 0.0f;
-  double sum = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : sum) num_threads(sys->threads)
+  double total = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : total) num_threads(sys->threads)
   for (int y = 0; y < h; ++y)
     for (int px = 0; px < w; ++px) {
       const size_t i = (size_t)y * (size_t)w + (size_t)px;
@@ -266,13 +266,16 @@ static void reweight(const lull_poisson_system* sys, const float* const x[3], fl
       sys->wa[i] = wa;
       sys->wx[i] = wx;
       sys->wy[i] = wy;
-      sum += (use_data ? (double)wa : 0.0) + wx + wy;
+      total += (use_data ? (double)wa : 0.0) + wx + wy;
     }
-  const double rows = (use_data ? (double)w * h : 0.0) + (double)(w - 1) * h + (double)w * (h - 1);
-  if (!(sum > 0.0) || !(rows > 0.0))
-    return;
-  const float scale = (float)(rows / sum);
-  const size_t n = (size_t)w * (size_t)h;
+  *sum = total;
+  return (use_data ? (double)w * h : 0.0) + (double)(w - 1) * h + (double)w * (h - 1);
+}
+
+void lull_poisson_scale_weights(const lull_poisson_system* sys, float scale)
+{
+  const size_t n = (size_t)sys->width * (size_t)sys->height;
+  const int use_data = sys->alpha2 > 0.0f;
 #pragma omp parallel for schedule(static) num_threads(sys->threads)
   for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
     if (use_data)
@@ -280,6 +283,17 @@ static void reweight(const lull_poisson_system* sys, const float* const x[3], fl
     sys->wx[i] *= scale;
     sys->wy[i] *= scale;
   }
+}
+
+/* New IRLS weights normalised to mean 1 over the rows (§5.2 SOLVEL1, line
+ * 9: W = W rows / |W|_1; it leaves the minimiser unchanged and keeps the
+ * system's scale, and so CG's, steady). */
+static void reweight(const lull_poisson_system* sys, const float* const x[3], float eps, int power)
+{
+  double sum = 0.0;
+  const double rows = lull_poisson_reweight(sys, x, eps, power, &sum);
+  if (sum > 0.0 && rows > 0.0)
+    lull_poisson_scale_weights(sys, (float)(rows / sum));
 }
 
 /* -- conjugate gradients ------------------------------------------------------------ */
@@ -528,19 +542,9 @@ static int sweep_threads(int threads, size_t n)
   return useful < (size_t)threads ? (int)useful : threads;
 }
 
-lull_status lull_poisson_solve(const lull_poisson_params* params, lull_poisson_system* system,
-                               float* const x[3], const lull_poisson_dct* dct,
-                               const lull_progress_span* progress, lull_poisson_stats* stats,
-                               lull_error* err)
+static cg_setup setup_for(const lull_poisson_params* params, const lull_poisson_system* sys,
+                          const lull_poisson_dct* dct)
 {
-  if (stats)
-    memset(stats, 0, sizeof *stats);
-  const size_t n = (size_t)system->width * (size_t)system->height;
-  lull_poisson_system local = *system;
-  lull_poisson_system* sys = &local;
-  sys->threads = sweep_threads(system->threads, n);
-  const int use_dct = params->solver == LULL_POISSON_SOLVER_DCT && !sys->patch && dct;
-  const int solves = params->norm == LULL_POISSON_NORM_L1 ? LULL_MAX(params->irls_iterations, 1) : 1;
   cg_setup setup;
   setup.iterations = params->cg_iterations;
   setup.tolerance = params->cg_tolerance;
@@ -550,13 +554,58 @@ lull_status lull_poisson_solve(const lull_poisson_params* params, lull_poisson_s
   setup.dct = dct;
   setup.dct_a = sys->alpha2;
   setup.dct_c = 1.0f;
+  if (setup.precond == LULL_POISSON_PRECOND_DCT)
+    mean_weights(sys, &setup.dct_a, &setup.dct_c);
+  return setup;
+}
+
+/* A copy of the caller's system for one solve (its thread count for the
+ * image size), and cleared statistics. */
+static lull_poisson_system solve_copy(const lull_poisson_system* system, lull_poisson_stats* stats)
+{
+  if (stats)
+    memset(stats, 0, sizeof *stats);
+  lull_poisson_system local = *system;
+  local.threads = sweep_threads(system->threads, (size_t)system->width * (size_t)system->height);
+  return local;
+}
+
+lull_status lull_poisson_cg(const lull_poisson_params* params, const lull_poisson_system* system,
+                            float* const x[3], const lull_poisson_dct* dct,
+                            const lull_progress_span* progress, lull_poisson_stats* stats,
+                            lull_error* err)
+{
+  const size_t n = (size_t)system->width * (size_t)system->height;
+  lull_poisson_system local = solve_copy(system, stats);
+  const cg_setup setup = setup_for(params, &local, dct);
+  cg_work work;
+  if (!cg_work_init(&work, n, local.channels, setup.precond != LULL_POISSON_PRECOND_NONE))
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  lull_status status = cg_solve(&local, &setup, &work, x, progress, stats, err);
+  free(work.block);
+  if (status == LULL_OK)
+    status = lull_progress_span_report(progress, 1.0, err);
+  return status;
+}
+
+lull_status lull_poisson_solve(const lull_poisson_params* params, lull_poisson_system* system,
+                               float* const x[3], const lull_poisson_dct* dct,
+                               const lull_progress_span* progress, lull_poisson_stats* stats,
+                               lull_error* err)
+{
+  const size_t n = (size_t)system->width * (size_t)system->height;
+  lull_poisson_system local = solve_copy(system, stats);
+  lull_poisson_system* sys = &local;
+  const int use_dct = params->solver == LULL_POISSON_SOLVER_DCT && !sys->patch && dct;
+  const int solves = params->norm == LULL_POISSON_NORM_L1 ? LULL_MAX(params->irls_iterations, 1) : 1;
+  lull_poisson_weights_reset(sys);
+  cg_setup setup = setup_for(params, sys, dct);
 
   cg_work work;
   const int need_cg = !use_dct || solves > 1;
   if (need_cg && !cg_work_init(&work, n, sys->channels, setup.precond != LULL_POISSON_PRECOND_NONE))
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
 
-  lull_poisson_weights_reset(sys);
   lull_status status = LULL_OK;
   float eps = params->irls_reg_init;
   for (int k = 0; k < solves && status == LULL_OK; ++k) {

@@ -95,6 +95,22 @@ lull_status lull_poisson_solve(const lull_poisson_params* params, lull_poisson_s
                                const lull_progress_span* progress, lull_poisson_stats* stats,
                                lull_error* err);
 
+/* One CG solve (params: cg_iterations, cg_tolerance, preconditioner) with
+ * the weights as they are; x holds the start.  GradientDomain uses it to
+ * solve for a second right-hand side with the final IRLS weights. */
+lull_status lull_poisson_cg(const lull_poisson_params* params, const lull_poisson_system* sys,
+                            float* const x[3], const lull_poisson_dct* dct,
+                            const lull_progress_span* progress, lull_poisson_stats* stats,
+                            lull_error* err);
+
+/* IRLS weights of the Poisson rows from the residuals of x, unnormalised
+ * (lull_irls_weight); *sum receives their sum and the number of rows is
+ * returned, so a caller with more rows can normalise them all together. */
+double lull_poisson_reweight(const lull_poisson_system* sys, const float* const x[3], float eps,
+                             int power, double* sum);
+/* Multiplies the Poisson rows' weights by scale. */
+void lull_poisson_scale_weights(const lull_poisson_system* sys, float scale);
+
 /* The least-squares objective of the unweighted rows at x:
  *   power 2: sum of squared residuals;  power 1: sum of their RGB lengths
  * (the L1 objective that IRLS minimises, §5.2). */

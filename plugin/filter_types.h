@@ -54,6 +54,7 @@ typedef struct lull_filter_type
 
 /* Types defined in their own files (filter_types_gradient.c). */
 extern const lull_filter_type lull_filter_type_poisson;
+extern const lull_filter_type lull_filter_type_gradient_domain;
 
 /* The type named name, or NULL. */
 const lull_filter_type* lull_filter_type_find(const char* name);

@@ -1,7 +1,10 @@
 /* The gradient-domain filter types.
  *
- * "Poisson"  screened-Poisson reconstruction of a gradient-domain render
- *            (core/poisson.h): L2 exactly by DCT (or by CG), L1 by IRLS.
+ * "Poisson"         screened-Poisson reconstruction of a gradient-domain
+ *                   render (core/poisson.h): L2 exactly by DCT (or by CG),
+ *                   L1 by IRLS.
+ * "GradientDomain"  the same regularised by feature patches (core/
+ *                   gradient_domain.h; Vicini 2015 §5.3).
  *
  * Images and parameters are listed here with their defaults and ranges; the
  * handle layer enforces the ranges at commit. */
@@ -10,6 +13,7 @@
 
 #include "filter_types.h"
 
+#include "../core/gradient_domain.h"
 #include "../core/poisson.h"
 
 #define INT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_INT, def, lo, hi, 0, 1, doc}
@@ -107,3 +111,93 @@ static lull_status poisson_execute(lull_backend* backend, const lull_filter_conf
 
 const lull_filter_type lull_filter_type_poisson = {
     "Poisson", poisson_images, poisson_params, PP_COUNT, poisson_check, poisson_execute, NULL};
+
+/* -- GradientDomain ------------------------------------------------------------ */
+
+enum
+{
+  GI_COLOR, GI_GRADIENT_X, GI_GRADIENT_Y, GI_OUTPUT, GI_COLOR_A, GI_COLOR_B, GI_GRADIENT_X_A,
+  GI_GRADIENT_X_B, GI_GRADIENT_Y_A, GI_GRADIENT_Y_B, GI_ALBEDO, GI_NORMAL, GI_DEPTH, GI_POSITION,
+  GI_FEATURE_VARIANCE, GI_IMAGES
+};
+static const char* const gradient_domain_images[] = {
+    "color",      "gradientX",  "gradientY",  "output", "colorA", "colorB",   "gradientXA",
+    "gradientXB", "gradientYA", "gradientYB", "albedo", "normal", "depth",    "position",
+    "featureVariance", NULL};
+
+enum
+{
+  GP_ALPHA, GP_IRLS_ITERATIONS, GP_IRLS_REG, GP_IRLS_REG_FACTOR, GP_CG_ITERATIONS,
+  GP_CG_TOLERANCE, GP_CANDIDATE, GP_COUNT
+};
+
+static const lull_param_def gradient_domain_params[GP_COUNT] = {
+    FLOAT_PARAM("alpha", 0.2, 1e-6, 1e6, "weight of the primal in the extended problem"),
+    INT_PARAM("irlsIterations", 7, 1, 1000, "least-squares solves of the L1 problem"),
+    FLOAT_PARAM("irlsRegularization", 0.05, 1e-12, 1e30,
+                "regulariser of the first reweighting (radiance units)"),
+    FLOAT_PARAM("irlsRegularizationFactor", 0.5, 1e-6, 1, "factor of the regulariser per step"),
+    INT_PARAM("cgIterations", 100, 1, 1000000, "most preconditioned CG iterations per solve"),
+    FLOAT_PARAM("cgTolerance", 1e-3, 0, 1,
+                "stop CG when the residual is this fraction of the right-hand side"),
+    INT_PARAM("candidate", -1, -1, LULL_GD_CANDIDATES - 1,
+              "-1: per-pixel choice among the three candidate filters by the error estimated "
+              "from the half-buffers; 0, 1, 2: (k_c, k_f, beta) = (0.5, 2, 0.5), (4, 8, 1), "
+              "(8, 8, 2) only"),
+};
+
+static lull_gradient_domain_images gradient_domain_views(const lull_filter_config* config)
+{
+  lull_gradient_domain_images images;
+  images.color = config->images[GI_COLOR];
+  images.gradient_x = config->images[GI_GRADIENT_X];
+  images.gradient_y = config->images[GI_GRADIENT_Y];
+  images.output = config->images[GI_OUTPUT];
+  images.color_a = config->images[GI_COLOR_A];
+  images.color_b = config->images[GI_COLOR_B];
+  images.gradient_x_a = config->images[GI_GRADIENT_X_A];
+  images.gradient_x_b = config->images[GI_GRADIENT_X_B];
+  images.gradient_y_a = config->images[GI_GRADIENT_Y_A];
+  images.gradient_y_b = config->images[GI_GRADIENT_Y_B];
+  images.albedo = config->images[GI_ALBEDO];
+  images.normal = config->images[GI_NORMAL];
+  images.depth = config->images[GI_DEPTH];
+  images.position = config->images[GI_POSITION];
+  images.feature_variance = config->images[GI_FEATURE_VARIANCE];
+  return images;
+}
+
+static lull_gradient_domain_params gradient_domain_from_values(const double* v)
+{
+  lull_gradient_domain_params p = lull_gradient_domain_default_params();
+  p.alpha = (float)v[GP_ALPHA];
+  p.irls_iterations = (int)v[GP_IRLS_ITERATIONS];
+  p.irls_reg_init = (float)v[GP_IRLS_REG];
+  p.irls_reg_factor = (float)v[GP_IRLS_REG_FACTOR];
+  p.cg_iterations = (int)v[GP_CG_ITERATIONS];
+  p.cg_tolerance = (float)v[GP_CG_TOLERANCE];
+  p.candidate = (int)v[GP_CANDIDATE];
+  return p;
+}
+
+static lull_status gradient_domain_check(const lull_filter_config* config, lull_error* err)
+{
+  const lull_gradient_domain_images images = gradient_domain_views(config);
+  const lull_gradient_domain_params params = gradient_domain_from_values(config->values);
+  return lull_gradient_domain_validate(&params, &images, err);
+}
+
+static lull_status gradient_domain_execute(lull_backend* backend, const lull_filter_config* config,
+                                           const lull_progress* progress, int async,
+                                           lull_error* err)
+{
+  if (!backend->ops->gradient_domain)
+    return unsupported("GradientDomain", err);
+  const lull_gradient_domain_images images = gradient_domain_views(config);
+  const lull_gradient_domain_params params = gradient_domain_from_values(config->values);
+  return backend->ops->gradient_domain(backend, &params, &images, progress, async, err);
+}
+
+const lull_filter_type lull_filter_type_gradient_domain = {
+    "GradientDomain",    gradient_domain_images,  gradient_domain_params, GP_COUNT,
+    gradient_domain_check, gradient_domain_execute, NULL};

@@ -17,7 +17,7 @@ int main(void)
   lull_filter_config config;
   memset(&config, 0, sizeof config);
   config.values = values;
-  const lull_filter_type* types[] = {&lull_filter_type_poisson};
+  const lull_filter_type* types[] = {&lull_filter_type_poisson, &lull_filter_type_gradient_domain};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i) {
     lull_error err = {LULL_OK, ""};
     const lull_status status = types[i]->execute(&backend, &config, NULL, 0, &err);

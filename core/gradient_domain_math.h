@@ -1,0 +1,217 @@
+/* Per-pixel formulas of the feature-patch reconstruction (Vicini 2015 §5.3;
+ * Manzi, Vicini and Zwicker 2016), shared by the CPU backend
+ * (gradient_domain_patch.c, gradient_domain_cpu.c) and the CUDA kernels.
+ *
+ * The patch constraint of pixel p (eq. 5.6) is || D_p (B_p B_p^T - I) x_p ||^2
+ * over the 5x5 neighbourhood x_p; B_p is an orthonormal basis of the
+ * pixel's local subspace (truncated SVD, §5.3.1) of the columns: constant,
+ * screen-space terms (lull_gd_screen_terms) and feature channels, each
+ * zero at the pixels whose weight is 0; D_p holds the weights w~(p, q)
+ * (eq. 5.9-5.15, §5.3.2). */
+#pragma once
+
+#include <math.h>
+
+#include "platform.h"
+
+enum
+{
+  LULL_GD_RADIUS = 2,             /* patch radius r (§5.3.1: 2) */
+  LULL_GD_PATCH = 25,             /* (2r + 1)^2 pixels */
+  LULL_GD_SCREEN_TERMS = 5,       /* x, y, x^2, xy, y^2 of the pixel's offset in the patch */
+  LULL_GD_MAX_FEATURES = 15,      /* constant + screen terms + albedo 3, normal 3, depth/position 3 */
+};
+
+/* Screen-space columns of the local subspace: the pixel offset (dx, dy)
+ * within the patch, scaled to [-1, 1], to first and second order (the
+ * squares centred on the patch).  Why: the features describe geometry and
+ * texture but not shading, and the span of feature patches alone forces
+ * each patch towards piecewise-constant shading; the thesis' features
+ * include world position, which spans about the first-order screen terms
+ * on a surface.  A local quadratic (as in local polynomial regression)
+ * keeps smooth shading out of the constraint, so strong candidates stop
+ * flattening it: on the test scenes at 128x96, 32 spp, the third candidate
+ * went from relMSE 0.036 (features only) to 0.0056 (first order) to 0.0024
+ * (second order) on cornell, and the selected result improved slightly. */
+LULL_HD void lull_gd_screen_terms(int dx, int dy, float out[LULL_GD_SCREEN_TERMS])
+{
+  const float sx = 0.5f * (float)dx, sy = 0.5f * (float)dy;
+  out[0] = sx;
+  out[1] = sy;
+  out[2] = sx * sx - 0.4f; /* mean of sx^2 over the 5 offsets */
+  out[3] = sx * sy;
+  out[4] = sy * sy - 0.4f;
+}
+
+/* Patch index of offset (dx, dy), |dx|, |dy| <= 2, and back. */
+LULL_HD int lull_gd_patch_index(int dx, int dy)
+{
+  return (dy + LULL_GD_RADIUS) * (2 * LULL_GD_RADIUS + 1) + dx + LULL_GD_RADIUS;
+}
+
+LULL_HD void lull_gd_patch_offset(int index, int* dx, int* dy)
+{
+  *dx = index % (2 * LULL_GD_RADIUS + 1) - LULL_GD_RADIUS;
+  *dy = index / (2 * LULL_GD_RADIUS + 1) - LULL_GD_RADIUS;
+}
+
+/* Colour distance of one channel between the centre p and a neighbour q
+ * (eq. 5.9): the squared difference of the guide u less its expected noise
+ * Var[p] + Var[q], over the noise scaled by k_c^2.  Averaged over channels
+ * and a (2f+1)^2 patch it gives d_c^2 (eq. 5.10). */
+LULL_HD float lull_gd_color_distance(float up, float uq, float var_p, float var_q, float kc)
+{
+  const float d = up - uq;
+  const float v = var_p + var_q;
+  return (d * d - v) / (1e-10f + kc * kc * v);
+}
+
+/* V_j[p] of eq. 5.12: the feature's variance, or its local contrast
+ * |grad f_j|^2, but at least 1e-3 (features normalised to [0, 1]). */
+LULL_HD float lull_gd_feature_scale(float variance, float gradient2)
+{
+  return LULL_MAX(1e-3f, LULL_MAX(variance, gradient2));
+}
+
+/* Feature distance of one feature channel j (eq. 5.12). */
+LULL_HD float lull_gd_feature_distance(float fp, float fq, float var_p, float var_q, float scale_p,
+                                       float scale_q, float kf)
+{
+  const float d = fp - fq;
+  return (d * d - (var_p + var_q)) / (1e-10f + kf * kf * (scale_p + scale_q));
+}
+
+/* The weight w~(p, q) of eq. 5.15 from the patch-averaged colour distance
+ * d_c^2 and the largest patch-averaged feature distance max_j d_fj^2:
+ * w_c = exp(-max(d_c^2, 0)) (5.11), w_f = min_j exp(-max(d_fj^2, 0)) (5.13),
+ * w = min(w_c, w_f) (5.14); beta w when w > delta, else 0. */
+LULL_HD float lull_gd_weight(float color_distance, float feature_distance, float beta,
+                             float delta)
+{
+  const float d = LULL_MAX(0.0f, LULL_MAX(color_distance, feature_distance));
+  const float w = expf(-d);
+  return w > delta ? beta * w : 0.0f;
+}
+
+/* Orthonormal basis of the column space of the 25 x m patch feature matrix
+ * m_cols (column-major, m_cols[c * 25 + row]), in place by one-sided Jacobi
+ * rotations (Hestenes; the thesis used Nash 1990's variant, §5.3.4): the
+ * columns converge to sigma_k u_k.  Returns the number of basis vectors
+ * kept, which are normalised and moved to the first columns in order of
+ * decreasing sigma: the columns with sigma > 1e-3 sigma_max (the numerical
+ * rank), less the smallest one when the matrix has full rank (§5.3.1: the
+ * singular vector with the smallest singular value carries the most noise;
+ * in a rank-deficient patch the dropped directions are already zero). */
+LULL_HD int lull_gd_feature_basis(float* m_cols, int m)
+{
+  const int n = LULL_GD_PATCH;
+  for (int sweep = 0; sweep < 12; ++sweep) {
+    int rotated = 0;
+    for (int j = 0; j < m - 1; ++j)
+      for (int k = j + 1; k < m; ++k) {
+        float* a = m_cols + j * n;
+        float* b = m_cols + k * n;
+        float alpha = 0.0f, beta = 0.0f, gamma = 0.0f;
+        for (int i = 0; i < n; ++i) {
+          alpha += a[i] * a[i];
+          beta += b[i] * b[i];
+          gamma += a[i] * b[i];
+        }
+        if (fabsf(gamma) <= 1e-7f * sqrtf(alpha * beta) || gamma == 0.0f)
+          continue;
+        rotated = 1;
+        const float zeta = (beta - alpha) / (2.0f * gamma);
+        const float t = (zeta >= 0.0f ? 1.0f : -1.0f) / (fabsf(zeta) + sqrtf(1.0f + zeta * zeta));
+        const float c = 1.0f / sqrtf(1.0f + t * t), s = c * t;
+        for (int i = 0; i < n; ++i) {
+          const float x = a[i], y = b[i];
+          a[i] = c * x - s * y;
+          b[i] = s * x + c * y;
+        }
+      }
+    if (!rotated)
+      break;
+  }
+  float sigma[LULL_GD_MAX_FEATURES];
+  float largest = 0.0f;
+  for (int j = 0; j < m; ++j) {
+    float s = 0.0f;
+    for (int i = 0; i < n; ++i)
+      s += m_cols[j * n + i] * m_cols[j * n + i];
+    sigma[j] = sqrtf(s);
+    largest = LULL_MAX(largest, sigma[j]);
+  }
+  /* selection sort by sigma, descending */
+  for (int j = 0; j < m; ++j) {
+    int best = j;
+    for (int k = j + 1; k < m; ++k)
+      if (sigma[k] > sigma[best])
+        best = k;
+    if (best != j) {
+      const float t = sigma[j];
+      sigma[j] = sigma[best];
+      sigma[best] = t;
+      for (int i = 0; i < n; ++i) {
+        const float x = m_cols[j * n + i];
+        m_cols[j * n + i] = m_cols[best * n + i];
+        m_cols[best * n + i] = x;
+      }
+    }
+  }
+  int rank = 0;
+  while (rank < m && sigma[rank] > 1e-3f * largest)
+    ++rank;
+  const int keep = rank == m && m > 1 ? m - 1 : rank; /* the constant alone stays */
+  for (int j = 0; j < keep; ++j) {
+    const float inv = 1.0f / sigma[j];
+    for (int i = 0; i < n; ++i)
+      m_cols[j * n + i] *= inv;
+  }
+  return keep;
+}
+
+/* The patch term's contribution G = Q^T Q, Q = D (B B^T - I) (eq. 5.6), for
+ * the pixels of one patch: g[a * 25 + b] for a <= b (the upper triangle),
+ * from the basis (first `keep` columns of basis, column-major) and the row
+ * weights d (w~ of eq. 5.15).  Entries of a pixel with weight 0 are not
+ * written: its row and column of G are zero (§5.3.2, reshaping). */
+LULL_HD void lull_gd_patch_gram(const float* basis, int keep, const float* d, float* g)
+{
+  const int n = LULL_GD_PATCH;
+  float proj[LULL_GD_PATCH * LULL_GD_PATCH]; /* P - I, symmetric */
+  for (int a = 0; a < n; ++a)
+    for (int b = a; b < n; ++b) {
+      float s = a == b ? -1.0f : 0.0f;
+      for (int k = 0; k < keep; ++k)
+        s += basis[k * n + a] * basis[k * n + b];
+      proj[a * n + b] = proj[b * n + a] = s;
+    }
+  float d2[LULL_GD_PATCH];
+  for (int k = 0; k < n; ++k)
+    d2[k] = d[k] * d[k];
+  for (int a = 0; a < n; ++a) {
+    if (d[a] == 0.0f)
+      continue;
+    for (int b = a; b < n; ++b) {
+      if (d[b] == 0.0f)
+        continue;
+      float s = 0.0f;
+      for (int k = 0; k < n; ++k)
+        s += d2[k] * proj[k * n + a] * proj[k * n + b];
+      g[a * n + b] = s;
+    }
+  }
+}
+
+/* Error estimate of one candidate at one pixel and channel from the two
+ * half-buffers: x_a, x_b the candidate run on each half, r_a, r_b the
+ * unbiased L2 reconstructions of the halves.  E[(x_a - r_b)^2] =
+ * bias^2 + Var[x_a] + Var[r_b] (independent halves) and
+ * E[(x_a - x_b)^2] = 2 Var[x_a]; the candidate on the full data has about
+ * bias^2 + Var[x_a] / 2, so this returns that plus Var[r] (the same for
+ * every candidate, so it does not change which is smallest). */
+LULL_HD float lull_gd_candidate_error(float x_a, float x_b, float r_a, float r_b)
+{
+  const float ea = x_a - r_b, eb = x_b - r_a, d = x_a - x_b;
+  return 0.5f * (ea * ea + eb * eb) - 0.25f * d * d;
+}

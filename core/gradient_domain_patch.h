@@ -1,0 +1,55 @@
+/* The patch constraints of GradientDomain on the CPU: their weights
+ * (eq. 5.9-5.15) and the 9x9 stencil of their normal-equation term
+ * (§5.3.4).  Planar float images, row stride = width; formulas in
+ * gradient_domain_math.h. */
+#pragma once
+
+#include "gradient_domain_math.h"
+#include "poisson_solver.h"
+
+/* feature channels (without the constant and the screen-space terms) */
+enum { LULL_GD_MAX_CHANNELS = LULL_GD_MAX_FEATURES - 1 - LULL_GD_SCREEN_TERMS };
+
+/* Feature channels normalised to [0, 1] (§5.3.2), with their variance and
+ * the scale V_j of eq. 5.12. */
+typedef struct lull_gd_features
+{
+  int count;
+  const float* value[LULL_GD_MAX_CHANNELS];
+  const float* variance[LULL_GD_MAX_CHANNELS];
+  const float* scale[LULL_GD_MAX_CHANNELS];
+} lull_gd_features;
+
+/* The colour guide: the L1 reconstruction and its variance per channel. */
+typedef struct lull_gd_guide
+{
+  int channels;
+  const float* value[3];
+  const float* variance[3];
+} lull_gd_guide;
+
+typedef struct lull_gd_candidate
+{
+  float kc, kf, beta; /* sensitivities and the constraints' scale (§5.3.2, §5.4) */
+} lull_gd_candidate;
+
+/* Weights w~(p, p + o) of the 25 patch offsets o (lull_gd_patch_index)
+ * into weights[0..24]; NL-means patches of radius nlm_radius (eq. 5.10),
+ * threshold delta (eq. 5.15).  scratch: 4 planes. */
+void lull_gd_patch_weights(int width, int height, const lull_gd_guide* guide,
+                           const lull_gd_features* features, const lull_gd_candidate* candidate,
+                           float delta, int nlm_radius, float* const weights[LULL_GD_PATCH],
+                           float* scratch, int threads);
+
+/* Adds the patch term sum_p || D_p (B_p B_p^T - I) x_p ||^2 to the stencil
+ * (which must be zero or hold other terms). */
+void lull_gd_patch_stencil(int width, int height, const lull_gd_features* features,
+                           const float* const weights[LULL_GD_PATCH], lull_stencil* stencil,
+                           int threads);
+
+/* Box filter of radius r restricted to the rectangle [x0, x1) x [y0, y1)
+ * (values outside it are ignored; the mean is over the window's part inside
+ * it); out-of-rectangle outputs are 0.  in and out may not alias; tmp: one
+ * plane. */
+void lull_gd_box_mean(int width, int height, const float* in, float* out, float* tmp, int radius,
+                      int x0, int x1, int y0, int y1, int threads);

@@ -1,0 +1,253 @@
+/* gdpt: renders gradient-domain test data.
+ *
+ *   gdpt --out DIR [--scene NAME|all] [--size 256x192] [--spp 32]
+ *        [--ref-spp 4096] [--seed 1] [--threads N]
+ *
+ * For each scene it renders two independent halves (A, B) of spp/2 samples
+ * each with gradients, and a plain path-traced reference, and writes half-
+ * float EXRs named like Mitsuba's G-PT:
+ *
+ *   NAME-A-primal  NAME-A-dx  NAME-A-dy  NAME-A-direct   (and -B-)
+ *   NAME-albedo  NAME-normal  NAME-depth                  first-hit features
+ *   NAME-var-albedo  NAME-var-normal  NAME-var-depth      their variances
+ *   NAME-reference                                         primal + direct
+ *
+ * The full-sample buffers are the means of the halves; the final image is
+ * reconstruct(primal, dx, dy) + direct.  After each scene it prints the
+ * gradient self-check (gdpt.h).  Files are written atomically; a failed
+ * run leaves existing files intact and exits non-zero. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdpt.h"
+#include "lull_io.h"
+
+typedef struct options
+{
+  const char* out;
+  const char* scene;
+  int width, height, spp, ref_spp, threads;
+  unsigned long long seed;
+} options;
+
+static int usage(const char* message)
+{
+  fprintf(stderr, "gdpt: %s\nusage: gdpt --out DIR [--scene cornell|window|textured|all] "
+                  "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N]\n",
+          message);
+  return 2;
+}
+
+static int parse_int(const char* s, int lo, int hi, int* out)
+{
+  char* end = NULL;
+  const long v = strtol(s, &end, 10);
+  if (!end || *end || v < lo || v > hi)
+    return 0;
+  *out = (int)v;
+  return 1;
+}
+
+static int parse(int argc, char** argv, options* o)
+{
+  o->out = NULL;
+  o->scene = "all";
+  o->width = 256;
+  o->height = 192;
+  o->spp = 32;
+  o->ref_spp = 4096;
+  o->threads = 0;
+  o->seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v)
+      return usage("missing value");
+    ++i;
+    if (strcmp(a, "--out") == 0)
+      o->out = v;
+    else if (strcmp(a, "--scene") == 0)
+      o->scene = v;
+    else if (strcmp(a, "--size") == 0) {
+      if (sscanf(v, "%dx%d", &o->width, &o->height) != 2 || o->width < 2 || o->height < 2 ||
+          o->width > 8192 || o->height > 8192)
+        return usage("bad --size");
+    } else if (strcmp(a, "--spp") == 0) {
+      if (!parse_int(v, 2, 1 << 20, &o->spp) || o->spp % 2)
+        return usage("--spp must be an even number >= 2");
+    } else if (strcmp(a, "--ref-spp") == 0) {
+      if (!parse_int(v, 0, 1 << 24, &o->ref_spp))
+        return usage("bad --ref-spp");
+    } else if (strcmp(a, "--threads") == 0) {
+      if (!parse_int(v, 0, 1024, &o->threads))
+        return usage("bad --threads");
+    } else if (strcmp(a, "--seed") == 0) {
+      o->seed = strtoull(v, NULL, 10);
+    } else {
+      return usage("unknown option");
+    }
+  }
+  if (!o->out)
+    return usage("--out is required");
+  return 0;
+}
+
+/* Writes one RGB (or one-channel) half-float image. */
+static int write_image(const options* o, const char* scene, const char* what, const float* data,
+                       int channels)
+{
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s-%s.exr", o->out, scene, what);
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  image.width = o->width;
+  image.height = o->height;
+  static const char* const rgb[] = {"R", "G", "B"};
+  static const char* const z[] = {"Z"};
+  lull_io_pass* pass = lull_io_add_pass(&image, "", "", channels, channels == 1 ? z : rgb, data);
+  if (!pass) {
+    fprintf(stderr, "gdpt: out of memory\n");
+    return 1;
+  }
+  pass->half = 1;
+  char err[512];
+  const int failed = lull_io_write(path, &image, 0, err, sizeof err);
+  if (failed)
+    fprintf(stderr, "gdpt: %s\n", err);
+  lull_io_free(&image);
+  return failed;
+}
+
+/* Prints "label 10% 20% ... 100%" as rows complete. */
+typedef struct progress_line
+{
+  const char* label;
+  int printed; /* tenths printed so far, -1 before the label */
+} progress_line;
+
+static void show_progress(double done, void* user)
+{
+  progress_line* line = user;
+  const int tenth = (int)(10.0 * done + 1e-9);
+  if (line->printed < 0) {
+    fprintf(stderr, "  %s", line->label);
+    line->printed = 0;
+  }
+  while (line->printed < tenth)
+    fprintf(stderr, " %d%%", 10 * ++line->printed);
+  if (tenth == 10)
+    fprintf(stderr, "\n");
+}
+
+typedef struct half_render
+{
+  float *primal, *dx, *dy, *direct, *albedo, *normal, *depth, *albedo_var, *normal_var, *depth_var;
+} half_render;
+
+static int alloc_half(half_render* h, size_t n)
+{
+  float** all[] = {&h->primal, &h->dx, &h->dy, &h->direct, &h->albedo, &h->normal,
+                   &h->depth, &h->albedo_var, &h->normal_var, &h->depth_var};
+  int ok = 1;
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+    *all[i] = calloc(3 * n, sizeof(float));
+    ok &= *all[i] != NULL;
+  }
+  return ok;
+}
+
+static void free_half(half_render* h)
+{
+  float* all[] = {h->primal, h->dx, h->dy, h->direct, h->albedo, h->normal,
+                  h->depth, h->albedo_var, h->normal_var, h->depth_var};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+    free(all[i]);
+}
+
+static void render_half(const gdpt_scene* scene, const options* o, uint64_t seed, int spp,
+                        int gradients, half_render* h, const char* label)
+{
+  gdpt_settings settings = {spp, seed, gradients, o->threads};
+  gdpt_buffers b = {h->primal,  h->dx,         h->dy,         h->direct,   h->albedo,
+                    h->normal,  h->depth,      h->albedo_var, h->normal_var, h->depth_var};
+  progress_line line = {label, -1};
+  gdpt_render(scene, &settings, &b, show_progress, &line);
+}
+
+static int render_scene(const options* o, const char* name)
+{
+  gdpt_scene scene;
+  if (!gdpt_scene_build(&scene, name, o->width, o->height))
+    return usage("unknown scene");
+  const size_t n = (size_t)o->width * (size_t)o->height;
+  half_render a, b, ref;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  memset(&ref, 0, sizeof ref);
+  int failed = !alloc_half(&a, n) || !alloc_half(&b, n) || !alloc_half(&ref, n);
+  if (failed) {
+    fprintf(stderr, "gdpt: out of memory\n");
+  } else {
+    fprintf(stderr, "%s: %dx%d, %d spp G-PT (two halves), reference %d spp\n", name, o->width,
+            o->height, o->spp, o->ref_spp);
+    render_half(&scene, o, 3 * o->seed + 1, o->spp / 2, 1, &a, "half A");
+    render_half(&scene, o, 3 * o->seed + 2, o->spp / 2, 1, &b, "half B");
+    const gdpt_check c = gdpt_gradient_check(o->width, o->height, a.primal, b.primal, a.dx, b.dx,
+                                             a.dy, b.dy);
+    printf("%s: self-check sum d^2 / sum Var[d]: dx %.3f, dy %.3f (about 1: unbiased); "
+           "Var[gradient] / Var[primal difference]: dx %.3f, dy %.3f\n",
+           name, c.ratio_x, c.ratio_y, c.noise_x, c.noise_y);
+    /* features over both halves: means, and the variance of the mean */
+    for (size_t i = 0; i < 3 * n; ++i) {
+      a.albedo[i] = 0.5f * (a.albedo[i] + b.albedo[i]);
+      a.normal[i] = 0.5f * (a.normal[i] + b.normal[i]);
+      a.albedo_var[i] = 0.25f * (a.albedo_var[i] + b.albedo_var[i]);
+      a.normal_var[i] = 0.25f * (a.normal_var[i] + b.normal_var[i]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      a.depth[i] = 0.5f * (a.depth[i] + b.depth[i]);
+      a.depth_var[i] = 0.25f * (a.depth_var[i] + b.depth_var[i]);
+    }
+    const struct
+    {
+      const char* what;
+      const float* data;
+      int channels;
+    } files[] = {
+        {"A-primal", a.primal, 3},       {"A-dx", a.dx, 3},
+        {"A-dy", a.dy, 3},               {"A-direct", a.direct, 3},
+        {"B-primal", b.primal, 3},       {"B-dx", b.dx, 3},
+        {"B-dy", b.dy, 3},               {"B-direct", b.direct, 3},
+        {"albedo", a.albedo, 3},         {"normal", a.normal, 3},
+        {"depth", a.depth, 1},           {"var-albedo", a.albedo_var, 3},
+        {"var-normal", a.normal_var, 3}, {"var-depth", a.depth_var, 1},
+    };
+    for (size_t f = 0; f < sizeof files / sizeof files[0] && !failed; ++f)
+      failed = write_image(o, name, files[f].what, files[f].data, files[f].channels);
+    if (!failed && o->ref_spp > 0) {
+      render_half(&scene, o, 3 * o->seed + 3, o->ref_spp, 0, &ref, "reference");
+      for (size_t i = 0; i < 3 * n; ++i)
+        ref.primal[i] += ref.direct[i];
+      failed = write_image(o, name, "reference", ref.primal, 3);
+    }
+  }
+  free_half(&a);
+  free_half(&b);
+  free_half(&ref);
+  return failed;
+}
+
+int main(int argc, char** argv)
+{
+  options o;
+  const int bad = parse(argc, argv, &o);
+  if (bad)
+    return bad;
+  if (strcmp(o.scene, "all") != 0)
+    return render_scene(&o, o.scene);
+  for (const char* const* name = gdpt_scene_names(); *name; ++name)
+    if (render_scene(&o, *name))
+      return 1;
+  return 0;
+}
