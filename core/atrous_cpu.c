@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "atrous_math.h"
+#include "image_rows.h"
 #include "planes.h"
 #include "threads.h"
 
@@ -102,6 +103,7 @@ typedef struct atrous_setup
   int width, height, channels; /* colour channels filtered (1..3) */
   int threads;                 /* OpenMP threads of every parallel loop */
   int has_alpha, has_albedo, has_normal, has_geometry, demodulate;
+  int geometry_planes;         /* 3 for position, 1 for depth (or none) */
   float k_normal;              /* 2 / sigma_n^2, 0 when disabled */
   float k_albedo;              /* 1 / sigma_a^2, 0 when disabled */
 } atrous_setup;
@@ -132,20 +134,16 @@ static void prepare_color(const lull_atrous_params* params, const lull_atrous_im
 
 #pragma omp parallel for schedule(static) num_threads(s->threads)
   for (int y = 0; y < h; ++y) {
+    const size_t row = (size_t)y * (size_t)w;
+    float* const planes[4] = {r + row, g + row, b + row, alpha + row};
+    lull_image_read_row(&images->color, y, planes, 4);
     for (int x = 0; x < w; ++x) {
-      float c[4];
-      lull_image_load(&images->color, x, y, c);
-      const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      const int ok = lull_isfinite3(c[0], c[1], c[2]);
+      const size_t i = row + (size_t)x;
+      const int ok = lull_isfinite3(r[i], g[i], b[i]);
       finite[i] = ok ? 1.0f : 0.0f;
-      if (!ok)
-        c[0] = c[1] = c[2] = 0.0f;
-      for (int k = 0; k < 3; ++k)
-        c[k] = lull_prepare_color_channel(c[k], params->input_scale, params->srgb);
-      r[i] = c[0];
-      g[i] = c[1];
-      b[i] = c[2];
-      alpha[i] = c[3];
+      r[i] = lull_prepare_color_channel(ok ? r[i] : 0.0f, params->input_scale, params->srgb);
+      g[i] = lull_prepare_color_channel(ok ? g[i] : 0.0f, params->input_scale, params->srgb);
+      b[i] = lull_prepare_color_channel(ok ? b[i] : 0.0f, params->input_scale, params->srgb);
     }
   }
 
@@ -207,25 +205,30 @@ static void prepare_guides(const lull_atrous_images* images, const atrous_setup*
   const int w = s->width, h = s->height;
 #pragma omp parallel for schedule(static) num_threads(s->threads)
   for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      float v[4];
-      if (s->has_albedo) {
-        lull_image_load(&images->albedo, x, y, v);
+    const size_t row = (size_t)y * (size_t)w;
+    if (s->has_albedo) {
+      float* const a[4] = {lull_plane(pl, P_AR) + row, lull_plane(pl, P_AG) + row,
+                           lull_plane(pl, P_AB) + row, NULL};
+      lull_image_read_row(&images->albedo, y, a, 3);
+      for (int k = 0; k < 3; ++k)
+        for (int x = 0; x < w; ++x)
+          a[k][x] = (a[k][x] - a[k][x]) == 0.0f ? a[k][x] : 0.0f; /* non-finite: 0 */
+    }
+    if (s->has_normal) {
+      float* nx = lull_plane(pl, P_NX) + row;
+      float* ny = lull_plane(pl, P_NY) + row;
+      float* nz = lull_plane(pl, P_NZ) + row;
+      float* nm = lull_plane(pl, P_NM) + row;
+      float* const n[4] = {nx, ny, nz, NULL};
+      lull_image_read_row(&images->normal, y, n, 3);
+      for (int x = 0; x < w; ++x) {
+        float v[3] = {nx[x], ny[x], nz[x]};
         for (int k = 0; k < 3; ++k)
           v[k] = (v[k] - v[k]) == 0.0f ? v[k] : 0.0f;
-        lull_plane(pl, P_AR)[i] = v[0];
-        lull_plane(pl, P_AG)[i] = v[1];
-        lull_plane(pl, P_AB)[i] = v[2];
-      }
-      if (s->has_normal) {
-        lull_image_load(&images->normal, x, y, v);
-        for (int k = 0; k < 3; ++k)
-          v[k] = (v[k] - v[k]) == 0.0f ? v[k] : 0.0f;
-        lull_plane(pl, P_NM)[i] = lull_normalize_normal(v);
-        lull_plane(pl, P_NX)[i] = v[0];
-        lull_plane(pl, P_NY)[i] = v[1];
-        lull_plane(pl, P_NZ)[i] = v[2];
+        nm[x] = lull_normalize_normal(v);
+        nx[x] = v[0];
+        ny[x] = v[1];
+        nz[x] = v[2];
       }
     }
   }
@@ -243,18 +246,14 @@ static void prepare_geometry(const lull_atrous_params* params, const lull_atrous
   float* gz = use_depth ? NULL : lull_plane(pl, P_GZ);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
   for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      float v[4];
-      lull_image_load(src, x, y, v);
-      for (int k = 0; k < 3; ++k)
-        v[k] = (v[k] - v[k]) == 0.0f ? v[k] : 0.0f;
-      gx[i] = v[0];
-      if (!use_depth) {
-        gy[i] = v[1];
-        gz[i] = v[2];
-      }
-    }
+    const size_t row = (size_t)y * (size_t)w;
+    float* const planes[4] = {gx + row, use_depth ? NULL : gy + row, use_depth ? NULL : gz + row,
+                              NULL};
+    const int n = use_depth ? 1 : 3;
+    lull_image_read_row(src, y, planes, n);
+    for (int k = 0; k < n; ++k)
+      for (int x = 0; x < w; ++x)
+        planes[k][x] = (planes[k][x] - planes[k][x]) == 0.0f ? planes[k][x] : 0.0f;
   }
 
   float* inv_g = lull_plane(pl, P_INV_G);
@@ -503,17 +502,130 @@ static void tap_rows_tap(tap_rows* t, const lull_planes* pl, ptrdiff_t q)
   t->qab = lull_plane_c(pl, P_AB) + q;
 }
 
-/* Accumulator rows of the calling thread. */
+/* Accumulator rows of the calling thread, zeroed on [0, x0) and [x1, width)
+ * (the pixels the row-at-a-time path accumulates). */
 static void tap_rows_accumulators(tap_rows* t, float* scratch_rows, size_t scratch_stride,
-                                  size_t width)
+                                  size_t width, size_t x0, size_t x1)
 {
   float* acc = scratch_rows + (size_t)lull_thread_index() * scratch_stride;
-  memset(acc, 0, 5 * width * sizeof(float));
+  for (int k = 0; k < 5; ++k) {
+    memset(acc + (size_t)k * width, 0, x0 * sizeof(float));
+    memset(acc + (size_t)k * width + x1, 0, (width - x1) * sizeof(float));
+  }
   t->sw = acc;
   t->sr = acc + width;
   t->sg = acc + 2 * width;
   t->sb = acc + 3 * width;
   t->sv = acc + 4 * width;
+}
+
+/* Lanes of the interior kernels: one AVX-512 vector, two AVX2 vectors. */
+enum { LANES = 16 };
+
+#if defined(__GNUC__)
+  #define LULL_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+  #define LULL_ALWAYS_INLINE inline
+#endif
+
+/* The 25 taps of a level as offsets into the planes, with their kernel
+ * weights and inverse squared pixel distances. */
+typedef struct level_taps
+{
+  ptrdiff_t offset[25];
+  float h[25];
+  float inv_d2[25];
+} level_taps;
+
+static void level_taps_init(level_taps* taps, int step, size_t width)
+{
+  int k = 0;
+  for (int dy = -2; dy <= 2; ++dy)
+    for (int dx = -2; dx <= 2; ++dx, ++k) {
+      taps->offset[k] = (ptrdiff_t)dy * step * (ptrdiff_t)width + (ptrdiff_t)dx * step;
+      taps->h[k] = lull_b3_tap(dx) * lull_b3_tap(dy);
+      const int d2 = (dx * dx + dy * dy) * step * step;
+      taps->inv_d2[k] = d2 ? 1.0f / (float)d2 : 0.0f;
+    }
+}
+
+/* The variance estimate for blocks of LANES interior pixels (all 25 taps
+ * inside): the moments of tap_row_moments kept in registers, as in
+ * interior_body below. */
+static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, int xa,
+                                            int blocks, const level_taps* taps, float k_normal,
+                                            float k_albedo, float* LULL_RESTRICT v)
+{
+  const float* LULL_RESTRICT pl_ = lull_plane_c(pl, P_L);
+  const float* LULL_RESTRICT pnx = lull_plane_c(pl, P_NX);
+  const float* LULL_RESTRICT pny = lull_plane_c(pl, P_NY);
+  const float* LULL_RESTRICT pnz = lull_plane_c(pl, P_NZ);
+  const float* LULL_RESTRICT pnm = lull_plane_c(pl, P_NM);
+  const float* LULL_RESTRICT pgx = lull_plane_c(pl, P_GX);
+  const float* LULL_RESTRICT pgy = lull_plane_c(pl, P_GY);
+  const float* LULL_RESTRICT pgz = lull_plane_c(pl, P_GZ);
+  const float* LULL_RESTRICT pinv_g = lull_plane_c(pl, P_INV_G);
+  const float* LULL_RESTRICT par = lull_plane_c(pl, P_AR);
+  const float* LULL_RESTRICT pag = lull_plane_c(pl, P_AG);
+  const float* LULL_RESTRICT pab = lull_plane_c(pl, P_AB);
+  for (int b = 0; b < blocks; ++b) {
+    const size_t i0 = row + (size_t)xa + (size_t)b * LANES;
+    float cl[LANES], cnx[LANES], cny[LANES], cnz[LANES], cnm[LANES];
+    float cgx[LANES], cgy[LANES], cgz[LANES], cinv_g[LANES], car[LANES], cag[LANES], cab[LANES];
+    float sw[LANES], sd[LANES], sd2[LANES];
+#pragma omp simd
+    for (int l = 0; l < LANES; ++l) {
+      const size_t i = i0 + (size_t)l;
+      cl[l] = pl_[i];
+      cnx[l] = pnx[i];
+      cny[l] = pny[i];
+      cnz[l] = pnz[i];
+      cnm[l] = pnm[i];
+      cgx[l] = pgx[i];
+      cgy[l] = pgy[i];
+      cgz[l] = pgz[i];
+      cinv_g[l] = pinv_g[i];
+      car[l] = par[i];
+      cag[l] = pag[i];
+      cab[l] = pab[i];
+      sw[l] = sd[l] = sd2[l] = 0.0f;
+    }
+#pragma GCC unroll 1
+    for (int k = 0; k < 25; ++k) {
+      const size_t q0 = (size_t)((ptrdiff_t)i0 + taps->offset[k]);
+      const float inv_d2 = taps->inv_d2[k];
+#pragma omp simd
+      for (int l = 0; l < LANES; ++l) {
+        const size_t j = q0 + (size_t)l;
+        const float dgx = cgx[l] - pgx[j], dgy = cgy[l] - pgy[j], dgz = cgz[l] - pgz[j];
+        const float e =
+            lull_edge_normal(lull_normal_dot(cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j],
+                                             pnz[j], pnm[j]),
+                             k_normal) +
+            lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[l], inv_d2) +
+            lull_edge_albedo(car[l] - par[j], cag[l] - pag[j], cab[l] - pab[j], k_albedo);
+        const float wgt = lull_edge_weight(e);
+        const float d = pl_[j] - cl[l];
+        sw[l] += wgt;
+        sd[l] += wgt * d;
+        sd2[l] += wgt * d * d;
+      }
+    }
+#pragma omp simd
+    for (int l = 0; l < LANES; ++l) {
+      const float inv = 1.0f / sw[l]; /* the centre's own weight is 1 */
+      const float mean = sd[l] * inv;
+      const float var = sd2[l] * inv - mean * mean;
+      v[i0 + (size_t)l] = var > 0.0f ? var : 0.0f;
+    }
+  }
+}
+
+LULL_TARGET_CLONES
+static void moments_blocks(const lull_planes* pl, size_t row, int xa, int blocks,
+                           const level_taps* taps, float k_normal, float k_albedo, float* v)
+{
+  moments_body(pl, row, xa, blocks, taps, k_normal, k_albedo, v);
 }
 
 /* Variance of the luminance of each pixel at level 0: from the variance
@@ -544,102 +656,126 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
     return;
   }
   const size_t ws = (size_t)w;
+  level_taps taps;
+  level_taps_init(&taps, 1, ws);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
   for (int y = 0; y < h; ++y) {
-    tap_rows t;
-    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws);
     const size_t row = (size_t)y * ws;
+    /* interior blocks in registers, the rest row-at-a-time (as the levels) */
+    int xa = w, xb = w;
+    if (y >= 2 && y + 2 < h && 4 + LANES <= w) {
+      const int blocks = (w - 4) / LANES;
+      xa = 2;
+      xb = 2 + blocks * LANES;
+      moments_blocks(pl, row, xa, blocks, &taps, s->k_normal, s->k_albedo, v);
+    }
+    tap_rows t;
+    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws, (size_t)xa, (size_t)xb);
     tap_rows_center(&t, pl, row);
+    const int segments[2][2] = {{0, xa}, {xb, w}};
     for (int dy = -2; dy <= 2; ++dy) {
       const int yy = y + dy;
       if (yy < 0 || yy >= h)
         continue;
       for (int dx = -2; dx <= 2; ++dx) {
-        const int x0 = dx < 0 ? -dx : 0;
-        const int x1 = dx > 0 ? w - dx : w;
-        if (x0 >= x1)
-          continue;
         tap_rows_tap(&t, pl, (ptrdiff_t)((size_t)yy * ws) + dx);
-        const int d2 = dx * dx + dy * dy;
-        tap_row_moments(&t, x0, x1, d2 ? 1.0f / (float)d2 : 0.0f, s->k_normal, s->k_albedo);
+        const float inv_d2 = taps.inv_d2[(dy + 2) * 5 + (dx + 2)];
+        for (int k = 0; k < 2; ++k) {
+          const int x0 = LULL_MAX(segments[k][0], dx < 0 ? -dx : 0);
+          const int x1 = LULL_MIN(segments[k][1], dx > 0 ? w - dx : w);
+          if (x0 < x1)
+            tap_row_moments(&t, x0, x1, inv_d2, s->k_normal, s->k_albedo);
+        }
       }
     }
-    for (int x = 0; x < w; ++x) {
-      const float inv = 1.0f / t.sw[x]; /* the centre's own weight is 1 */
-      const float mean = t.sr[x] * inv;
-      const float var = t.sg[x] * inv - mean * mean;
-      v[row + (size_t)x] = var > 0.0f ? var : 0.0f;
-    }
+    for (int k = 0; k < 2; ++k)
+      for (int x = segments[k][0]; x < segments[k][1]; ++x) {
+        const float inv = 1.0f / t.sw[x]; /* the centre's own weight is 1 */
+        const float mean = t.sr[x] * inv;
+        const float var = t.sg[x] * inv - mean * mean;
+        v[row + (size_t)x] = var > 0.0f ? var : 0.0f;
+      }
   }
 }
 
 /* The colour test's inputs for the current level (SVGF §4.4 prefilters the
  * variance with a 3x3 Gaussian; the luminance guide gets the same filter,
- * see atrous_math.h): g = g3x3(l) and 1 / (sigma_l sqrt(g3x3(Var)) + eps). */
+ * see atrous_math.h): g = g3x3(l) and 1 / (sigma_l sqrt(g3x3(Var)) + eps).
+ * The 3x3 binomial is separable, and renormalising it at the border is
+ * too (the taps inside form a product set): a row pass into the free
+ * output planes, then a column pass. */
 static void prepare_level_guides(const lull_atrous_params* params, const atrous_setup* s,
                                  lull_planes* pl)
 {
   const int w = s->width, h = s->height;
+  const size_t ws = (size_t)w;
   const float* l = lull_plane_c(pl, P_L);
   const float* v = lull_plane_c(pl, P_V);
+  float* tl = lull_plane(pl, P_R2); /* row-filtered, until the level writes them */
+  float* tv = lull_plane(pl, P_G2);
   float* gl = lull_plane(pl, P_GL);
   float* inv_l = lull_plane(pl, P_INV_L);
+  const float c = lull_binomial3_tap(0), e = lull_binomial3_tap(1);
+  const float sigma = params->sigma_luminance;
 #pragma omp parallel for schedule(static) num_threads(s->threads)
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      float sum_v = 0, sum_l = 0, sum_w = 0;
-      for (int dy = -1; dy <= 1; ++dy) {
-        const int yy = y + dy;
-        if (yy < 0 || yy >= h)
-          continue;
-        for (int dx = -1; dx <= 1; ++dx) {
-          const int xx = x + dx;
-          if (xx < 0 || xx >= w)
-            continue;
-          const float k = lull_binomial3_tap(dx) * lull_binomial3_tap(dy);
-          const size_t j = (size_t)yy * (size_t)w + (size_t)xx;
-          sum_v += k * v[j];
-          sum_l += k * l[j];
-          sum_w += k;
-        }
-      }
-      const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      gl[i] = sum_l / sum_w;
-      inv_l[i] = 1.0f / (params->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f);
+  for (int y = 0; y < h; ++y) {
+    const size_t row = (size_t)y * ws;
+    if (w == 1) {
+      tl[row] = l[row];
+      tv[row] = v[row];
+      continue;
     }
+    tl[row] = (c * l[row] + e * l[row + 1]) / (c + e);
+    tv[row] = (c * v[row] + e * v[row + 1]) / (c + e);
+#pragma omp simd
+    for (int x = 1; x < w - 1; ++x) {
+      const size_t i = row + (size_t)x;
+      tl[i] = e * l[i - 1] + c * l[i] + e * l[i + 1];
+      tv[i] = e * v[i - 1] + c * v[i] + e * v[i + 1];
+    }
+    const size_t last = row + ws - 1;
+    tl[last] = (e * l[last - 1] + c * l[last]) / (c + e);
+    tv[last] = (e * v[last - 1] + c * v[last]) / (c + e);
+  }
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (int y = 0; y < h; ++y) {
+    const size_t row = (size_t)y * ws;
+    const int up = y > 0, down = y < h - 1;
+    const float ku = up ? e : 0.0f, kd = down ? e : 0.0f;
+    const float norm = 1.0f / (c + ku + kd);
+    const float* lu = tl + (up ? row - ws : row);
+    const float* ld = tl + (down ? row + ws : row);
+    const float* vu = tv + (up ? row - ws : row);
+    const float* vd = tv + (down ? row + ws : row);
+#pragma omp simd
+    for (int x = 0; x < w; ++x) {
+      const size_t i = row + (size_t)x;
+      gl[i] = (ku * lu[x] + c * tl[i] + kd * ld[x]) * norm;
+      const float var = (ku * vu[x] + c * tv[i] + kd * vd[x]) * norm;
+      inv_l[i] = 1.0f / (sigma * sqrtf(var) + 1e-10f);
+    }
+  }
 }
 
 /* -- the levels ---------------------------------------------------------- */
 
-/* The 25 taps of a level as offsets into the planes, with their kernel
- * weights and inverse squared pixel distances. */
-typedef struct level_taps
-{
-  ptrdiff_t offset[25];
-  float h[25];
-  float inv_d2[25];
-} level_taps;
 
-static void level_taps_init(level_taps* taps, int step, size_t width)
-{
-  int k = 0;
-  for (int dy = -2; dy <= 2; ++dy)
-    for (int dx = -2; dx <= 2; ++dx, ++k) {
-      taps->offset[k] = (ptrdiff_t)dy * step * (ptrdiff_t)width + (ptrdiff_t)dx * step;
-      taps->h[k] = lull_b3_tap(dx) * lull_b3_tap(dy);
-      const int d2 = (dx * dx + dy * dy) * step * step;
-      taps->inv_d2[k] = d2 ? 1.0f / (float)d2 : 0.0f;
-    }
-}
+/* Blocks of LANES pixels [xa, xa + LANES * blocks) of row `row` whose 25
+ * taps all lie inside the image.  Each block keeps its accumulators in
+ * registers across the taps and writes once, instead of the row-at-a-time
+ * accumulation the borders need.  The tap loop stays a loop (the 16-lane
+ * inner loops are what vectorises): unrolling it would give the compiler
+ * 25 x 16 address streams to track, which it spills.  Same arithmetic and
+ * tap order as the border path, so a pixel's value does not depend on the
+ * path it takes. */
 
-/* A run of pixels [xa, xb) of row `row` whose 25 taps all lie inside the
- * image: every tap of a pixel is accumulated in registers and the result is
- * written once, instead of the row-at-a-time accumulation the borders need.
- * Same arithmetic, same order of taps as the border path. */
-LULL_TARGET_CLONES
-static void interior_run(const lull_planes* pl, size_t row, int xa, int xb,
-                         const level_taps* taps, int fixed, float k_color, float k_normal,
-                         float k_albedo, int channels)
+/* The body, specialised below for the colour test (fixed or variance) and
+ * the geometry (3 position planes or depth only) so each variant computes
+ * only its own terms. */
+static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, int xa,
+                                             int blocks, const level_taps* taps, const int fixed,
+                                             const int position, float k_color, float k_normal,
+                                             float k_albedo, int channels)
 {
   const float* LULL_RESTRICT pr = lull_plane_c(pl, P_R);
   const float* LULL_RESTRICT pg = lull_plane_c(pl, P_G);
@@ -663,46 +799,116 @@ static void interior_run(const lull_planes* pl, size_t row, int xa, int xb,
   float* LULL_RESTRICT b2 = ((lull_planes*)pl)->plane[P_B2];
   float* LULL_RESTRICT l2 = ((lull_planes*)pl)->plane[P_L2];
   float* LULL_RESTRICT v2 = ((lull_planes*)pl)->plane[P_V2];
-  /* the colour term: variance-guided (k_lum from the plane) or fixed */
+  /* the colour term: variance-guided or fixed (the other one's factor is 0) */
   const float k_var = fixed ? 0.0f : 1.0f;
   const float k_fix = fixed ? k_color : 0.0f;
+
+  for (int b = 0; b < blocks; ++b) {
+    const size_t i0 = row + (size_t)xa + (size_t)b * LANES;
+    float cgl[LANES], cr[LANES], cg[LANES], cb[LANES], cinv_l[LANES];
+    float cnx[LANES], cny[LANES], cnz[LANES], cnm[LANES];
+    float cgx[LANES], cgy[LANES], cgz[LANES], cinv_g[LANES], car[LANES], cag[LANES], cab[LANES];
+    float sw[LANES], sr[LANES], sg[LANES], sb[LANES], sv[LANES];
 #pragma omp simd
-  for (int x = xa; x < xb; ++x) {
-    const size_t i = row + (size_t)x;
-    const float cgl = pgl[i], cr = pr[i], cg = pg[i], cb = pb[i];
-    const float cinv_l = pinv_l[i] * k_var;
-    const float cnx = pnx[i], cny = pny[i], cnz = pnz[i], cnm = pnm[i];
-    const float cgx = pgx[i], cgy = pgy[i], cgz = pgz[i], cinv_g = pinv_g[i];
-    const float car = par[i], cag = pag[i], cab = pab[i];
-    float sw = 0.0f, sr = 0.0f, sg = 0.0f, sb = 0.0f, sv = 0.0f;
-    /* fully unrolled: a straight-line body lets GCC vectorise across x */
-#pragma GCC unroll 25
-    for (int k = 0; k < 25; ++k) {
-      const size_t j = (size_t)((ptrdiff_t)i + taps->offset[k]);
-      const float dgx = cgx - pgx[j], dgy = cgy - pgy[j], dgz = cgz - pgz[j];
-      const float e =
-          lull_edge_luminance(cgl, pgl[j], cinv_l) +
-          lull_edge_color_fixed(cr - pr[j], cg - pg[j], cb - pb[j], k_fix) +
-          lull_edge_normal(lull_normal_dot(cnx, cny, cnz, cnm, pnx[j], pny[j], pnz[j], pnm[j]),
-                           k_normal) +
-          lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g, taps->inv_d2[k]) +
-          lull_edge_albedo(car - par[j], cag - pag[j], cab - pab[j], k_albedo);
-      const float wgt = taps->h[k] * lull_edge_weight(e);
-      sw += wgt;
-      sr += wgt * pr[j];
-      sg += wgt * pg[j];
-      sb += wgt * pb[j];
-      sv += wgt * wgt * pv[j];
+    for (int l = 0; l < LANES; ++l) {
+      const size_t i = i0 + (size_t)l;
+      cgl[l] = pgl[i];
+      cr[l] = pr[i];
+      cg[l] = pg[i];
+      cb[l] = pb[i];
+      cinv_l[l] = pinv_l[i] * k_var;
+      cnx[l] = pnx[i];
+      cny[l] = pny[i];
+      cnz[l] = pnz[i];
+      cnm[l] = pnm[i];
+      cgx[l] = pgx[i];
+      cgy[l] = pgy[i];
+      cgz[l] = pgz[i];
+      cinv_g[l] = pinv_g[i];
+      car[l] = par[i];
+      cag[l] = pag[i];
+      cab[l] = pab[i];
+      sw[l] = sr[l] = sg[l] = sb[l] = sv[l] = 0.0f;
     }
-    const float inv = 1.0f / sw;
-    r2[i] = sr * inv;
-    g2[i] = sg * inv;
-    b2[i] = sb * inv;
-    l2[i] = channels == 1 ? r2[i] : (channels == 2 ? 0.5f * (r2[i] + g2[i]) : lull_luminance(r2[i], g2[i], b2[i]));
-    v2[i] = sv * inv * inv;
+#pragma GCC unroll 1
+    for (int k = 0; k < 25; ++k) {
+      const size_t q0 = (size_t)((ptrdiff_t)i0 + taps->offset[k]);
+      const float h = taps->h[k], inv_d2 = taps->inv_d2[k];
+#pragma omp simd
+      for (int l = 0; l < LANES; ++l) {
+        const size_t j = q0 + (size_t)l;
+        const float dgx = cgx[l] - pgx[j];
+        const float dgy = position ? cgy[l] - pgy[j] : 0.0f;
+        const float dgz = position ? cgz[l] - pgz[j] : 0.0f;
+        const float e_color =
+            fixed ? lull_edge_color_fixed(cr[l] - pr[j], cg[l] - pg[j], cb[l] - pb[j], k_fix)
+                  : lull_edge_luminance(cgl[l], pgl[j], cinv_l[l]);
+        const float e =
+            e_color +
+            lull_edge_normal(lull_normal_dot(cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j],
+                                             pnz[j], pnm[j]),
+                             k_normal) +
+            lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[l], inv_d2) +
+            lull_edge_albedo(car[l] - par[j], cag[l] - pag[j], cab[l] - pab[j], k_albedo);
+        const float wgt = h * lull_edge_weight(e);
+        sw[l] += wgt;
+        sr[l] += wgt * pr[j];
+        sg[l] += wgt * pg[j];
+        sb[l] += wgt * pb[j];
+        sv[l] += wgt * wgt * pv[j];
+      }
+    }
+#pragma omp simd
+    for (int l = 0; l < LANES; ++l) {
+      const size_t i = i0 + (size_t)l;
+      const float inv = 1.0f / sw[l];
+      r2[i] = sr[l] * inv;
+      g2[i] = sg[l] * inv;
+      b2[i] = sb[l] * inv;
+      l2[i] = channels == 1 ? r2[i]
+                            : (channels == 2 ? 0.5f * (r2[i] + g2[i])
+                                             : lull_luminance(r2[i], g2[i], b2[i]));
+      v2[i] = sv[l] * inv * inv;
+    }
   }
 }
 
+/* The four interior kernels; each is compiled for AVX-512, AVX2 and SSE2. */
+LULL_TARGET_CLONES
+static void interior_variance_depth(const lull_planes* pl, size_t row, int xa, int blocks,
+                                    const level_taps* taps, float k_color, float k_normal,
+                                    float k_albedo, int channels)
+{
+  interior_body(pl, row, xa, blocks, taps, 0, 0, k_color, k_normal, k_albedo, channels);
+}
+
+LULL_TARGET_CLONES
+static void interior_variance_position(const lull_planes* pl, size_t row, int xa, int blocks,
+                                       const level_taps* taps, float k_color, float k_normal,
+                                       float k_albedo, int channels)
+{
+  interior_body(pl, row, xa, blocks, taps, 0, 1, k_color, k_normal, k_albedo, channels);
+}
+
+LULL_TARGET_CLONES
+static void interior_fixed_depth(const lull_planes* pl, size_t row, int xa, int blocks,
+                                 const level_taps* taps, float k_color, float k_normal,
+                                 float k_albedo, int channels)
+{
+  interior_body(pl, row, xa, blocks, taps, 1, 0, k_color, k_normal, k_albedo, channels);
+}
+
+LULL_TARGET_CLONES
+static void interior_fixed_position(const lull_planes* pl, size_t row, int xa, int blocks,
+                                    const level_taps* taps, float k_color, float k_normal,
+                                    float k_albedo, int channels)
+{
+  interior_body(pl, row, xa, blocks, taps, 1, 1, k_color, k_normal, k_albedo, channels);
+}
+
+typedef void (*interior_kernel)(const lull_planes* pl, size_t row, int xa, int blocks,
+                                const level_taps* taps, float k_color, float k_normal,
+                                float k_albedo, int channels);
 
 static void run_level(const lull_atrous_params* params, const atrous_setup* s, lull_planes* pl,
                       int level, float* scratch_rows, size_t scratch_stride)
@@ -717,6 +923,11 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
 
   level_taps taps;
   level_taps_init(&taps, step, ws);
+  /* depth leaves the y and z geometry planes at zero: skip them */
+  const int position = s->geometry_planes == 3;
+  const interior_kernel interior =
+      fixed ? (position ? interior_fixed_position : interior_fixed_depth)
+            : (position ? interior_variance_position : interior_variance_depth);
   const int reach = 2 * step; /* the farthest tap */
 
 #pragma omp parallel for schedule(static) num_threads(s->threads)
@@ -724,17 +935,17 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
     const size_t row = (size_t)y * ws;
     /* pixels [xa, xb) of an interior row have all taps inside the image */
     int xa = w, xb = w;
-    if (y >= reach && y + reach < h && 2 * reach < w) {
+    if (y >= reach && y + reach < h && 2 * reach + LANES <= w) {
+      const int blocks = (w - 2 * reach) / LANES;
       xa = reach;
-      xb = w - reach;
-      interior_run(pl, row, xa, xb, &taps, fixed, k_color, s->k_normal, s->k_albedo,
-                   s->channels);
+      xb = reach + blocks * LANES;
+      interior(pl, row, xa, blocks, &taps, k_color, s->k_normal, s->k_albedo, s->channels);
     }
 
     /* the border pixels [0, xa) and [xb, w): tap by tap over row segments,
      * skipping taps outside the image */
     tap_rows t;
-    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws);
+    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws, (size_t)xa, (size_t)xb);
     tap_rows_center(&t, pl, row);
     const int segments[2][2] = {{0, xa}, {xb, w}};
     for (int dy = -2; dy <= 2; ++dy) {
@@ -788,7 +999,7 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
 /* -- finish -------------------------------------------------------------- */
 
 static void finish(const lull_atrous_params* params, const lull_atrous_images* images,
-                   const atrous_setup* s, const lull_planes* pl)
+                   const atrous_setup* s, lull_planes* pl)
 {
   const int w = s->width, h = s->height;
   const float* r = lull_plane_c(pl, P_R);
@@ -798,27 +1009,31 @@ static void finish(const lull_atrous_params* params, const lull_atrous_images* i
   const float* ar = lull_plane_c(pl, P_AR);
   const float* ag = lull_plane_c(pl, P_AG);
   const float* ab = lull_plane_c(pl, P_AB);
+  /* the level output planes are free now: the output rows are built there */
+  float* out[3] = {lull_plane(pl, P_R2), lull_plane(pl, P_G2), lull_plane(pl, P_B2)};
+  const float* in[3] = {r, g, b};
+  const float* albedo[3] = {ar, ag, ab};
   const float inv_scale = 1.0f / params->input_scale;
   const int out_channels = lull_format_channels(images->output.format);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      float c[4] = {r[i], g[i], b[i], alpha[i]};
-      if (s->demodulate) {
-        c[0] *= lull_demodulation_albedo(ar[i]);
-        c[1] *= lull_demodulation_albedo(ag[i]);
-        c[2] *= lull_demodulation_albedo(ab[i]);
-      }
-      for (int k = 0; k < 3; ++k) {
+  for (int y = 0; y < h; ++y) {
+    const size_t row = (size_t)y * (size_t)w;
+    for (int k = 0; k < 3; ++k)
+      for (int x = 0; x < w; ++x) {
+        const size_t i = row + (size_t)x;
+        float c = in[k][i];
+        if (s->demodulate)
+          c *= lull_demodulation_albedo(albedo[k][i]);
         if (params->srgb)
-          c[k] = lull_linear_to_srgb(c[k] > 0.0f ? c[k] : 0.0f);
-        c[k] *= inv_scale;
+          c = lull_linear_to_srgb(c > 0.0f ? c : 0.0f);
+        c *= inv_scale;
         if (params->clamp_output)
-          c[k] = c[k] < 0.0f ? 0.0f : (c[k] > 1.0f ? 1.0f : c[k]);
+          c = c < 0.0f ? 0.0f : (c > 1.0f ? 1.0f : c);
+        out[k][i] = c;
       }
-      lull_image_store_n(&images->output, x, y, c, out_channels);
-    }
+    const float* const planes[4] = {out[0] + row, out[1] + row, out[2] + row, alpha + row};
+    lull_image_write_row(&images->output, y, planes, out_channels);
+  }
 }
 
 lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_images* images,
@@ -837,6 +1052,7 @@ lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_
   s.has_albedo = images->albedo.data != NULL;
   s.has_normal = images->normal.data != NULL;
   s.has_geometry = (images->depth.data || images->position.data) && params->sigma_depth > 0.0f;
+  s.geometry_planes = s.has_geometry && !images->depth.data ? 3 : 1;
   s.demodulate = params->demodulate && s.has_albedo && s.channels == 3;
   s.k_normal = s.has_normal && params->sigma_normal > 0.0f
                    ? 1.0f / (params->sigma_normal * params->sigma_normal) : 0.0f;
