@@ -396,8 +396,8 @@ static const lull_filter_type type_gaussian = {
 static const lull_filter_type type_rt = {
     "RT", rt_images, rt_params, RP_COUNT, rt_check, rt_execute, rt_tile_overlap};
 static const lull_filter_type type_rtlightmap = {
-    "RTLightmap", rt_images, rt_params, RP_COUNT, rtlightmap_check, rtlightmap_execute,
-    rt_tile_overlap};
+    "RTLightmap", rtlightmap_images, rtlightmap_params, LP_COUNT, rtlightmap_check,
+    rtlightmap_execute, rtlightmap_tile_overlap};
 
 static const lull_filter_type* const all_types[] = {&type_rt, &type_rtlightmap, &type_atrous,
                                                     &type_gaussian, &lull_filter_type_poisson,
