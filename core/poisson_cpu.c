@@ -21,7 +21,10 @@ lull_poisson_params lull_poisson_default_params(void)
   p.irls_reg_init = 0.05f;
   p.irls_reg_factor = 0.5f;
   p.irls_weight_power = 1;
-  p.cg_iterations = 50;
+  /* Karras' presets use 50; with the exact first solve and warm starts the
+   * L1 objective is the same to six digits with 20 (bench_poisson, 720p:
+   * 66134.9 for 7 x 50 and 7 x 20 Jacobi) in 40% of the time. */
+  p.cg_iterations = 20;
   p.cg_tolerance = 0.0f;
   p.preconditioner = LULL_POISSON_PRECOND_JACOBI;
   return p;
