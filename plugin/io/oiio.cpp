@@ -182,23 +182,40 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
       integer |= is_integer(type);
     }
     // Strips of rows (a multiple of EXR's 16- and 32-row blocks), so a
-    // large multilayer frame never needs a second copy in memory.
-    const int strip = 64;
+    // large multilayer frame never needs a second copy in memory.  Tiled
+    // files are read tile row by tile row (read_scanlines divides by zero
+    // on them in OpenImageIO 2.4), in strips of whole tiles.  Pixels are
+    // read in the file's own types and converted here, channel by channel:
+    // OpenImageIO's converting reads allocate a 64 MB buffer per call.
+    const int tile_h = spec.tile_width > 0 ? std::max(spec.tile_height, 1) : 0;
+    const int strip = tile_h ? (64 + tile_h - 1) / tile_h * tile_h : 64;
     const size_t row = size_t(image->width);
-    std::vector<float> buffer(row * size_t(std::min(strip, image->height)) * n);
+    const size_t pixel_bytes = spec.pixel_bytes(true);
+    std::vector<unsigned char> buffer(row * pixel_bytes * size_t(std::min(strip, image->height)));
     for (int y0 = 0; y0 < image->height; y0 += strip) {
       const int y1 = std::min(y0 + strip, image->height);
-      if (!in->read_scanlines(int(s), 0, spec.y + y0, spec.y + y1, 0, 0, int(n), OIIO::TypeFloat,
-                              buffer.data()))
+      const bool ok =
+          tile_h ? in->read_tiles(int(s), 0, spec.x, spec.x + spec.width, spec.y + y0,
+                                  spec.y + y1, 0, 1, 0, int(n), TypeDesc::UNKNOWN, buffer.data())
+                 : in->read_scanlines(int(s), 0, spec.y + y0, spec.y + y1, 0, 0, int(n),
+                                      TypeDesc::UNKNOWN, buffer.data());
+      if (!ok)
         return fail(err, err_size, path, in->geterror());
-      const size_t first = size_t(y0) * row, count = size_t(y1 - y0) * row;
+      size_t offset = 0;  // of the channel in a pixel of the file
       for (size_t c = 0; c < n; ++c) {
         const lull_io_channel_slot slot = slots[channel_base + c];
+        const TypeDesc type = types[channel_base + c];
         lull_io_pass* pass = &image->passes[slot.pass];
         const size_t stride = size_t(pass->channels);
-        float* dst = pass->data + first * stride + size_t(slot.channel);
-        for (size_t i = 0; i < count; ++i)
-          dst[i * stride] = buffer[i * n + c];
+        float* dst = pass->data + size_t(y0) * row * stride + size_t(slot.channel);
+        if (!OIIO::convert_image(1, image->width, y1 - y0, 1, buffer.data() + offset, type,
+                                 OIIO::stride_t(pixel_bytes), OIIO::stride_t(pixel_bytes * row),
+                                 OIIO::AutoStride, dst, OIIO::TypeFloat,
+                                 OIIO::stride_t(stride * sizeof(float)),
+                                 OIIO::stride_t(stride * row * sizeof(float)), OIIO::AutoStride))
+          return lull_io_fail(err, err_size, path, "cannot convert channel '%s' to float",
+                              names[channel_base + c].c_str());
+        offset += type.size();
       }
     }
     channel_base += n;
