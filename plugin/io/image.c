@@ -77,11 +77,22 @@ int lull_io_read(const char* path, lull_io_image* image, char* err, size_t err_s
   const int pfm = lull_io_is_pfm_file(path);
   if (pfm < 0)
     return lull_io_fail(err, err_size, path, "%s", strerror(errno));
+  const int exr = pfm ? 0 : lull_io_is_exr_file(path);
+  if (exr < 0)
+    return lull_io_fail(err, err_size, path, "%s", strerror(errno));
+  /* a .exr or .pfm name is a promise: other content is not handed to
+   * OpenImageIO's format guessing (every reader it has, on a corrupt file) */
   int status;
   if (pfm)
     status = lull_io_pfm_read(path, image, err, err_size);
+  else if (strcasecmp(extension(path), "pfm") == 0)
+    status = lull_io_fail(err, err_size, path, "not a PFM file");
+  else if (!exr && strcasecmp(extension(path), "exr") == 0)
+    status = lull_io_fail(err, err_size, path, "not an OpenEXR file");
   else if (lull_io_oiio_available())
-    status = lull_io_oiio_read(path, image, err, err_size);
+    /* OpenImageIO aborts on some corrupt EXR files: check them first */
+    status = (exr ? lull_io_exr_check(path, err, err_size) : 0) ||
+             lull_io_oiio_read(path, image, err, err_size);
   else
     status = lull_io_fail(err, err_size, path,
                           "not a PFM file, and lull was built without OpenImageIO "

@@ -80,6 +80,16 @@ int lull_io_is_pfm_file(const char* path);
 int lull_io_pfm_read(const char* path, lull_io_image* image, char* err, size_t err_size);
 int lull_io_pfm_write(const char* path, const lull_io_image* image, char* err, size_t err_size);
 
+/* EXR files (exr_check.c): 1 when the file starts with OpenEXR's magic
+ * number (0 when not, -1 when unreadable); lull_io_exr_check walks the
+ * headers and refuses what would crash OpenImageIO or what lull cannot use
+ * (0, or non-zero with err); lull_io_exr_check_bytes does it on the first
+ * `size` bytes of a file of file_size bytes (0, or non-zero with *why). */
+int lull_io_is_exr_file(const char* path);
+int lull_io_exr_check(const char* path, char* err, size_t err_size);
+int lull_io_exr_check_bytes(const unsigned char* data, size_t size, unsigned long long file_size,
+                            const char** why);
+
 /* OpenImageIO (oiio.cpp), or stubs that report its absence (oiio_absent.c). */
 int lull_io_oiio_available(void);
 int lull_io_oiio_read(const char* path, lull_io_image* image, char* err, size_t err_size);
