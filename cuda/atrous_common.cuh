@@ -1,60 +1,77 @@
 /* Device functions of one à-trous level, shared by the baseline and the
  * permuted schedule so that the two compute the same arithmetic and differ
  * only in where pixels live (tests/gpu compares them bit for bit away from
- * the border).  The per-pixel formulas themselves are core/atrous_math.h's.
+ * the border).  The per-pixel formulas are core/atrous_math.h's.
  *
- * Summation order.  Both schedules sum each row of 5 taps left to right in
- * the original image's x order, then combine the 5 row sums as
- * ((R(-2) + R(+2)) + (R(-1) + R(+1))) + R(0).  Float addition commutes, so
- * this result does not depend on whether a sub-image of the permuted layout
- * runs upwards or downwards (σ_b reverses half of them, §3.4): the permuted
- * kernel can stream rows in memory order and still match the baseline
- * exactly.  (The CPU sums all 25 taps in one running sum; the two orders
- * differ by float rounding only.) */
+ * Evaluating a tap.  The exponent of the weight h w(p, q) is the sum of the
+ * edge-stopping exponents of atrous_math.h, evaluated with everything that
+ * depends on the centre p alone computed once per centre:
+ *   - colour: lull_edge_luminance (variance mode) or lull_edge_color_fixed;
+ *   - normal: lull_edge_normal(lull_normal_dot(n_p, n_q), k_n)
+ *       = 2 k_n (1 - min(d, 1)) = 2 k_n + max(-2 k_n d, -2 k_n),
+ *     so the centre's normal (and missing flag) carries the factor -2 k_n
+ *     and the constant 2 k_n joins the per-class constant;
+ *   - geometry: lull_edge_geometry(|g_p - g_q|^2, ig_p, 1 / |p - q|^2)
+ *       = |sqrt(ig_p) g_p - sqrt(ig_p) g_q|^2 / |p - q|^2,
+ *     with sqrt(ig_p) g_p computed per centre;
+ *   - albedo: lull_edge_albedo(a_p - a_q, k_a) = |a'_p - a'_q|^2 with
+ *     a' = sqrt(k_a) a, scaled once when a pixel is loaded;
+ *   - the B3 kernel weight h (Dammertz 2010 §2.2) as h exp(-E) =
+ *     exp(-(E + ln(1 / h))), its constant joining the per-class constant
+ *     (classes: dx^2 + dy^2 in {0, 1, 2, 4, 5, 8}, lull_atrous_level_args).
+ * lull_edge_weight then takes the sum (on the GPU, the exp2 unit).  These
+ * are the same formulas rearranged: results agree with the CPU within float
+ * rounding (tests/gpu: 1e-4 relative, measured ~1e-6).
+ *
+ * Summation order.  Each pixel sums its 25 taps in one running sum, in the
+ * order the permuted layout stores them: tap rows by increasing memory
+ * position, and within a row by increasing memory position.  In layout l a
+ * memory step of 1 is 2^l pixels in the image, in the direction
+ * lull_layout_direction gives (σ_b reverses half of the sub-images, Dolp et
+ * al. 2024 §3.4), so the baseline walks the image taps in that direction
+ * and both schedules add the same numbers in the same order.  (The CPU adds
+ * in raster order; the orders differ by float rounding only.) */
 #pragma once
 
 #include "atrous_cuda.h"
+#include "atrous_layout.h"
+#include "atrous_packing.cuh"
 #include "image_access.cuh"
+#include "kernel_body.cuh"
 
-#define LULL_DEVICE __device__ __forceinline__
-
-/* The data of the pixel being filtered. */
-typedef struct atrous_center
-{
-  float r, g, b, gl, inv_l;
-  float nx, ny, nz, nm, gx, gy, gz, inv_g;
-  float ar, ag, ab;
-} atrous_center;
-
-/* The data of one tap. */
+/* The data of one tap; albedo times sqrt(k_a). */
 typedef struct atrous_tap
 {
   float r, g, b, v, gl;
-  float nx, ny, nz, nm, gx, gy, gz;
+  float nx, ny, nz, nm;
+  float gx, gy, gz;
   float ar, ag, ab;
 } atrous_tap;
 
-/* Weighted sums of one row of taps or of the whole kernel. */
+/* The centre's terms (see the header comment). */
+typedef struct atrous_center
+{
+  float r, g, b;           /* fixed colour test */
+  float gl, il;            /* variance-guided colour test */
+  float nx, ny, nz, nm;    /* normal and missing flag, times -2 k_n */
+  float gs;                /* sqrt(ig) */
+  float gx, gy, gz;        /* geometry times gs */
+  float ar, ag, ab;        /* albedo times sqrt(k_a) */
+} atrous_center;
+
+/* Weighted sums of a pixel's taps. */
 typedef struct atrous_sums
 {
   float w, r, g, b, v;
 } atrous_sums;
 
-/* Row sums, paired as the symmetric combination needs them. */
-typedef struct atrous_rows
-{
-  atrous_sums outer; /* rows -2 and +2 */
-  atrous_sums inner; /* rows -1 and +1 */
-  atrous_sums mid;   /* row 0 */
-} atrous_rows;
-
-LULL_DEVICE void atrous_sums_zero(atrous_sums* s)
+LULL_BODY void atrous_sums_zero(atrous_sums* s)
 {
   s->w = s->r = s->g = s->b = s->v = 0.0f;
 }
 
 /* Luminance of the filtered colour (atrous_cpu.c's luminance_of). */
-LULL_DEVICE float atrous_luminance(int channels, float r, float g, float b)
+LULL_BODY float atrous_luminance(int channels, float r, float g, float b)
 {
   if (channels == 1)
     return r;
@@ -63,156 +80,111 @@ LULL_DEVICE float atrous_luminance(int channels, float r, float g, float b)
   return lull_luminance(r, g, b);
 }
 
-/* One tap (Dammertz 2010 eq. 2-5, SVGF eq. 3-4; atrous_math.h): the
- * product of the edge-stopping functions is exp(-(sum of exponents)), and
- * the variance is carried as sum h^2 w^2 Var (SVGF §4.4). */
-LULL_DEVICE void atrous_accumulate(atrous_sums* s, const atrous_center* c, const atrous_tap* q,
-                                   float h, float inv_d2, const lull_atrous_level_args* a,
-                                   const int variance_mode, const int geometry_kind)
+/* The tap data of a pixel from its unpacked buffers (albedo scaled here,
+ * rounded on its own so every kernel gets the same bits). */
+LULL_BODY atrous_tap atrous_tap_make(float4 c, float gl, float4 g0, float4 g1, float2 g2,
+                                     float sqrt_k_albedo)
 {
-  const float dgx = c->gx - q->gx;
-  float dist2 = dgx * dgx;
-  if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION) {
-    const float dgy = c->gy - q->gy, dgz = c->gz - q->gz;
-    dist2 = dgx * dgx + dgy * dgy + dgz * dgz;
-  }
-  const float color = variance_mode
-                          ? lull_edge_luminance(c->gl, q->gl, c->inv_l)
-                          : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->k_color);
-  const float e = color +
-                  lull_edge_normal(lull_normal_dot(c->nx, c->ny, c->nz, c->nm, q->nx, q->ny,
-                                                   q->nz, q->nm),
-                                   a->k_normal) +
-                  lull_edge_geometry(dist2, c->inv_g, inv_d2) +
-                  lull_edge_albedo(c->ar - q->ar, c->ag - q->ag, c->ab - q->ab, a->k_albedo);
-#if defined(LULL_ATROUS_FAST_EXP)
-  /* measurement variant (bench_atrous_cuda_fastexp): the GPU's exp2 unit
-   * instead of lull_exp_neg's polynomial; same clamp, NaN gives exp(-80) */
-  const float ec = e < LULL_EXP_CUTOFF ? e : LULL_EXP_CUTOFF;
-  const float wgt = h * exp2f(-1.44269504088896341f * ec);
-#else
-  const float wgt = h * lull_edge_weight(e);
-#endif
-  s->w += wgt;
-  s->r += wgt * q->r;
-  s->g += wgt * q->g;
-  s->b += wgt * q->b;
-  s->v += wgt * wgt * q->v;
-}
-
-/* Adds the row sum of tap row dy (as seen from the centre) to the pairs.
- * The first row of a pair to arrive is assigned, the second added, so rows
- * may arrive in either vertical order. */
-LULL_DEVICE void atrous_rows_add(atrous_rows* rows, const atrous_sums* row, int dy, int first)
-{
-  atrous_sums* pair = (dy == 0) ? &rows->mid : ((dy == 2 || dy == -2) ? &rows->outer : &rows->inner);
-  if (first) {
-    *pair = *row;
-  } else {
-    pair->w += row->w;
-    pair->r += row->r;
-    pair->g += row->g;
-    pair->b += row->b;
-    pair->v += row->v;
-  }
-}
-
-LULL_DEVICE atrous_sums atrous_rows_total(const atrous_rows* rows)
-{
-  atrous_sums t;
-  t.w = (rows->outer.w + rows->inner.w) + rows->mid.w;
-  t.r = (rows->outer.r + rows->inner.r) + rows->mid.r;
-  t.g = (rows->outer.g + rows->inner.g) + rows->mid.g;
-  t.b = (rows->outer.b + rows->inner.b) + rows->mid.b;
-  t.v = (rows->outer.v + rows->inner.v) + rows->mid.v;
-  return t;
-}
-
-/* The colour test's inputs at original pixel (ox, oy) for the current level
- * (atrous_cpu.c, prepare_level_guides): the luminance guide g3x3(l) and
- * 1 / (sigma_l sqrt(g3x3(Var)) + eps), both with SVGF's 3x3 binomial
- * (§4.4), read from the original 3x3 neighbourhood wherever the layout put
- * it (fwd_x/y NULL: original layout).  Same order and border rule as the
- * CPU. */
-LULL_DEVICE float2 atrous_level_guides(const lull_atrous_level_args* a, int ox, int oy)
-{
-  float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
-  for (int dy = -1; dy <= 1; ++dy) {
-    const int yy = oy + dy;
-    if (yy < 0 || yy >= a->height)
-      continue;
-    const int py = a->fwd_y ? __ldg(a->fwd_y + yy) : yy;
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int xx = ox + dx;
-      if (xx < 0 || xx >= a->width)
-        continue;
-      const int px = a->fwd_x ? __ldg(a->fwd_x + xx) : xx;
-      const float k = lull_binomial3_tap(dx) * lull_binomial3_tap(dy);
-      const float4 c = __ldg(a->c_in + (size_t)py * (size_t)a->width + (size_t)px);
-      sum_v += k * c.w;
-      sum_l += k * atrous_luminance(a->channels, c.x, c.y, c.z);
-      sum_w += k;
-    }
-  }
-  return make_float2(sum_l / sum_w, 1.0f / (a->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f));
-}
-
-/* Tap data of a pixel from the working buffers. */
-LULL_DEVICE atrous_tap atrous_tap_load(const lull_atrous_level_args* a, size_t i,
-                                       const int geometry_kind)
-{
-  const float4 c = __ldg(a->c_in + i);
-  const float4 g0 = __ldg(a->g0_in + i);
-  const float4 g1 = __ldg(a->g1_in + i);
   atrous_tap q;
   q.r = c.x;
   q.g = c.y;
   q.b = c.z;
   q.v = c.w;
-  q.gl = a->lg ? __ldg(&a->lg[i].x) : 0.0f;
+  q.gl = gl;
   q.nx = g0.x;
   q.ny = g0.y;
   q.nz = g0.z;
   q.nm = g0.w;
   q.gx = g1.w;
-  q.gy = q.gz = 0.0f;
-  if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION) {
-    const float2 g2 = __ldg(a->g2_in + i);
-    q.gy = g2.x;
-    q.gz = g2.y;
-  }
-  q.ar = g1.x;
-  q.ag = g1.y;
-  q.ab = g1.z;
+  q.gy = g2.x;
+  q.gz = g2.y;
+  q.ar = LULL_MUL_RN(g1.x, sqrt_k_albedo);
+  q.ag = LULL_MUL_RN(g1.y, sqrt_k_albedo);
+  q.ab = LULL_MUL_RN(g1.z, sqrt_k_albedo);
   return q;
 }
 
-/* The centre's data: its tap data plus ig and (variance mode) il. */
-LULL_DEVICE atrous_center atrous_center_from(const atrous_tap* q, float inv_g, float inv_l)
+/* Tap data of pixel i of the level's input (fp32 or packed buffers;
+ * `packed` is a compile-time constant of the caller). */
+LULL_BODY atrous_tap atrous_tap_load(const lull_atrous_level_args* a, size_t i,
+                                     const int variance_mode, const int geometry_kind,
+                                     const int packed)
+{
+  float4 c, g0, g1;
+  if (packed) {
+    c = lull_unpack_color(LULL_LDG(a->in.cp + i));
+    lull_unpack_guides(LULL_LDG(a->in.gp + i), &g0, &g1);
+  } else {
+    c = LULL_LDG(a->in.c + i);
+    g0 = LULL_LDG(a->in.g0 + i);
+    g1 = LULL_LDG(a->in.g1 + i);
+  }
+  const float gl = variance_mode ? LULL_LDG(&a->lg[i].x) : 0.0f;
+  const float2 g2 = geometry_kind == LULL_ATROUS_GEOMETRY_POSITION ? LULL_LDG(a->in.g2 + i)
+                                                                   : make_float2(0.0f, 0.0f);
+  return atrous_tap_make(c, gl, g0, g1, g2, a->sqrt_k_albedo);
+}
+
+/* The centre's terms from its own tap data, ig and (variance mode) il. */
+LULL_BODY atrous_center atrous_center_make(const atrous_tap* q, float ig, float il,
+                                           const lull_atrous_level_args* a)
 {
   atrous_center c;
   c.r = q->r;
   c.g = q->g;
   c.b = q->b;
   c.gl = q->gl;
-  c.inv_l = inv_l;
-  c.nx = q->nx;
-  c.ny = q->ny;
-  c.nz = q->nz;
-  c.nm = q->nm;
-  c.gx = q->gx;
-  c.gy = q->gy;
-  c.gz = q->gz;
-  c.inv_g = inv_g;
+  c.il = il;
+  const float m = a->minus_2k_normal;
+  c.nx = LULL_MUL_RN(q->nx, m);
+  c.ny = LULL_MUL_RN(q->ny, m);
+  c.nz = LULL_MUL_RN(q->nz, m);
+  c.nm = LULL_MUL_RN(q->nm, m);
+  c.gs = sqrtf(ig);
+  c.gx = LULL_MUL_RN(q->gx, c.gs);
+  c.gy = LULL_MUL_RN(q->gy, c.gs);
+  c.gz = LULL_MUL_RN(q->gz, c.gs);
   c.ar = q->ar;
   c.ag = q->ag;
   c.ab = q->ab;
   return c;
 }
 
+/* One tap of class d2 = dx^2 + dy^2 (in steps; a compile-time constant
+ * after unrolling): Dammertz 2010 eq. 2-5, SVGF eq. 3-4 as rearranged in
+ * the header comment; the variance is carried as sum h^2 w^2 Var (SVGF
+ * §4.4). */
+LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const atrous_tap* q,
+                                 const int d2, const lull_atrous_level_args* a,
+                                 const int variance_mode, const int geometry_kind)
+{
+  float e = variance_mode
+                ? lull_edge_luminance(c->gl, q->gl, c->il) + a->base[d2]
+                : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->k_color) +
+                      a->base[d2];
+  const float dot = lull_normal_dot(c->nx, c->ny, c->nz, c->nm, q->nx, q->ny, q->nz, q->nm);
+  e += fmaxf(dot, a->minus_2k_normal);
+  if (d2 != 0) { /* the centre's own geometry term is 0 */
+    const float dgx = c->gx - q->gx * c->gs;
+    float dist2 = dgx * dgx;
+    if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION) {
+      const float dgy = c->gy - q->gy * c->gs, dgz = c->gz - q->gz * c->gs;
+      dist2 = dgx * dgx + dgy * dgy + dgz * dgz;
+    }
+    e += lull_edge_geometry(dist2, 1.0f, a->inv_d2[d2]);
+  }
+  e += lull_edge_albedo(c->ar - q->ar, c->ag - q->ag, c->ab - q->ab, 1.0f);
+  const float w = lull_edge_weight(e);
+  s->w += w;
+  s->r += w * q->r;
+  s->g += w * q->g;
+  s->b += w * q->b;
+  s->v += w * w * q->v;
+}
+
 /* Normalises the sums (the centre tap has weight h > 0, so w > 0) into the
  * next level's (r, g, b, v); SVGF §4.4: Var / (sum w)^2. */
-LULL_DEVICE float4 atrous_normalise(const atrous_sums* t)
+LULL_BODY float4 atrous_normalise(const atrous_sums* t)
 {
   const float inv = 1.0f / t->w;
   float4 o;
@@ -223,10 +195,40 @@ LULL_DEVICE float4 atrous_normalise(const atrous_sums* t)
   return o;
 }
 
+/* The colour test's inputs at original pixel (ox, oy) for the current level
+ * (atrous_cpu.c, prepare_level_guides): the luminance guide g3x3(l) and
+ * 1 / (sigma_l sqrt(g3x3(Var)) + eps), both with SVGF's 3x3 binomial
+ * (§4.4), read from the original 3x3 neighbourhood wherever the layout put
+ * it (fwd_x/y NULL: original layout).  Same order and border rule as the
+ * CPU. */
+LULL_BODY float2 atrous_level_guides(const lull_atrous_level_args* a, int ox, int oy)
+{
+  float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
+  for (int dy = -1; dy <= 1; ++dy) {
+    const int yy = oy + dy;
+    if (yy < 0 || yy >= a->height)
+      continue;
+    const int py = a->fwd_y ? LULL_LDG(a->fwd_y + yy) : yy;
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int xx = ox + dx;
+      if (xx < 0 || xx >= a->width)
+        continue;
+      const int px = a->fwd_x ? LULL_LDG(a->fwd_x + xx) : xx;
+      const float k = lull_binomial3_tap(dx) * lull_binomial3_tap(dy);
+      const size_t j = (size_t)py * (size_t)a->width + (size_t)px;
+      const float4 c = a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
+      sum_v += k * c.w;
+      sum_l += k * atrous_luminance(a->channels, c.x, c.y, c.z);
+      sum_w += k;
+    }
+  }
+  return make_float2(sum_l / sum_w, 1.0f / (a->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f));
+}
+
 /* The finish step of core/atrous.h in two halves: multiply the albedo back
  * (in the last level, which has the albedo at hand) ... */
-LULL_DEVICE float4 atrous_remodulate(const lull_atrous_level_args* a, float4 rgbv, float ar,
-                                     float ag, float ab)
+LULL_BODY float4 atrous_remodulate(const lull_atrous_level_args* a, float4 rgbv, float ar,
+                                   float ag, float ab)
 {
   if (a->demodulate) {
     rgbv.x *= lull_demodulation_albedo(ar);
@@ -239,11 +241,11 @@ LULL_DEVICE float4 atrous_remodulate(const lull_atrous_level_args* a, float4 rgb
 
 /* ... then undo sRGB and the scale, clamp, and store output pixel (x, y)
  * with the alpha channel passed through. */
-LULL_DEVICE void atrous_encode_store(const lull_atrous_level_args* a, int x, int y, float4 rgb)
+LULL_BODY void atrous_encode_store(const lull_atrous_level_args* a, int x, int y, float4 rgb)
 {
   const size_t i = (size_t)y * (size_t)a->width + (size_t)x;
   float c[4] = {rgb.x, rgb.y, rgb.z, a->has_alpha ? a->alpha[i] : 0.0f};
-#pragma unroll
+LULL_UNROLL
   for (int k = 0; k < 3; ++k) {
     if (a->srgb)
       c[k] = lull_linear_to_srgb(c[k] > 0.0f ? c[k] : 0.0f);
@@ -252,4 +254,16 @@ LULL_DEVICE void atrous_encode_store(const lull_atrous_level_args* a, int x, int
       c[k] = c[k] < 0.0f ? 0.0f : (c[k] > 1.0f ? 1.0f : c[k]);
   }
   lull_cuda_image_store_n(&a->output, x, y, c, a->out_channels);
+}
+
+/* The guide kernel's body: (gl, il) of every pixel of the level's layout. */
+LULL_BODY void level_guides_body(const lull_atrous_level_args* a, lull_thread t)
+{
+  const int px = t.bx * 32 + t.tx;
+  const int py = t.by * 8 + t.ty;
+  if (px >= a->width || py >= a->height)
+    return;
+  const int ox = a->inv_x ? LULL_LDG(a->inv_x + px) : px;
+  const int oy = a->inv_y ? LULL_LDG(a->inv_y + py) : py;
+  a->lg[(size_t)py * (size_t)a->width + (size_t)px] = atrous_level_guides(a, ox, oy);
 }

@@ -1,11 +1,13 @@
 /* The à-trous filter on the GPU: scratch memory, the order of the kernels,
  * the schedule choice and progress.  Contract: core/atrous.h (prepare ->
- * levels -> finish, with the finish done by the last level). */
+ * levels -> finish, with the finish done by the last level).  The order is
+ * written once (lull_atrous_enqueue) and run by the library on a stream, by
+ * the benchmark with timing events, and by the CPU emulation in the tests. */
 #include "atrous_cuda.h"
 
 #include "backend_cuda.h"
 
-/* Bytes of one float4 / float2 / float per pixel, with overflow checks. */
+/* Bytes of `per_pixel` bytes per pixel, with overflow checks. */
 static int bytes_of(size_t pixels, size_t per_pixel, size_t* out)
 {
   if (pixels && per_pixel > SIZE_MAX / pixels)
@@ -22,88 +24,134 @@ static size_t carve(size_t* offset, size_t bytes)
   return at;
 }
 
-typedef struct atrous_scratch
-{
-  float4* c[2];
-  float4* g0[2];
-  float4* g1[2];
-  float2* g2[2];
-  float* ig[2];
-  float2* lg;
-  float* alpha;
-  int* tables;
-} atrous_scratch;
+/* Where each buffer lives in the scratch memory (offsets; NONE = absent). */
+#define NONE SIZE_MAX
 
-lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* params,
-                             const lull_atrous_images* images, int schedule, int packed,
-                             const lull_progress* progress, lull_error* err)
+typedef struct scratch_layout
 {
-  (void)packed; /* fp32 working buffers only, see README */
-  lull_status status = lull_atrous_validate(params, images, err);
+  size_t c[2], cp[2], g0[2], g1[2], gp[2], g2[2], ig[2];
+  size_t final_c, lg, alpha, tables;
+  size_t bytes;
+} scratch_layout;
+
+/* Lays the buffers out; 0 when the sizes overflow. */
+static int scratch_layout_make(const lull_atrous_plan* p, int color_channels, scratch_layout* s)
+{
+  const size_t pixels = (size_t)p->width * (size_t)p->height;
+  size_t b16 = 0, b8 = 0, b4 = 0, bt = 0;
+  if (!bytes_of(pixels, 16, &b16) || !bytes_of(pixels, 8, &b8) || !bytes_of(pixels, 4, &b4) ||
+      !bytes_of((size_t)p->levels * 2 * ((size_t)p->width + (size_t)p->height), sizeof(int), &bt))
+    return 0;
+  /* a bound on the sum below, so the running offset cannot overflow */
+  if (b16 > SIZE_MAX / 16)
+    return 0;
+  size_t offset = 0;
+  /* guides: one copy for the baseline, ping-pong for the permuted layouts */
+  const int copies = p->permuted ? 2 : 1;
+  const int position = p->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION;
+  for (int k = 0; k < 2; ++k) {
+    const int own = k < copies;
+    s->c[k] = p->packed ? NONE : carve(&offset, b16);
+    s->cp[k] = p->packed ? carve(&offset, b8) : NONE;
+    s->g0[k] = p->packed ? NONE : (own ? carve(&offset, b16) : s->g0[0]);
+    s->g1[k] = p->packed ? NONE : (own ? carve(&offset, b16) : s->g1[0]);
+    s->gp[k] = p->packed ? (own ? carve(&offset, b16) : s->gp[0]) : NONE;
+    s->g2[k] = !position ? NONE : (own ? carve(&offset, b8) : s->g2[0]);
+    s->ig[k] = own ? carve(&offset, b4) : s->ig[0];
+  }
+  /* the last permuted level's colour in the original layout: the free
+   * ping-pong buffer, or one of its own with packed buffers */
+  s->final_c = p->packed ? carve(&offset, b16) : NONE;
+  s->lg = p->variance_mode ? carve(&offset, b8) : NONE;
+  s->alpha = color_channels == 4 ? carve(&offset, b4) : NONE;
+  s->tables = p->permuted ? carve(&offset, bt) : NONE;
+  s->bytes = offset;
+  return 1;
+}
+
+#define AT(type, base, offset) ((offset) == NONE ? (type*)NULL : (type*)((base) + (offset)))
+
+static lull_atrous_buffers buffers_at(unsigned char* base, const scratch_layout* s, int color,
+                                      int guides)
+{
+  lull_atrous_buffers b;
+  b.c = AT(float4, base, s->c[color]);
+  b.cp = AT(uint2, base, s->cp[color]);
+  b.g0 = AT(float4, base, s->g0[guides]);
+  b.g1 = AT(float4, base, s->g1[guides]);
+  b.gp = AT(uint4, base, s->gp[guides]);
+  b.g2 = AT(float2, base, s->g2[guides]);
+  b.ig = AT(float, base, s->ig[guides]);
+  return b;
+}
+
+lull_status lull_atrous_plan_make(const lull_atrous_params* params, const lull_atrous_images* images,
+                                  int schedule, lull_atrous_plan* plan, lull_error* err)
+{
+  const lull_status status = lull_atrous_validate(params, images, err);
   if (status != LULL_OK)
     return status;
+  memset(plan, 0, sizeof *plan);
+  plan->width = images->color.width;
+  plan->height = images->color.height;
+  plan->levels = params->iterations;
+  /* -1 (auto): the permuted schedule, the faster as measured (NOTES.md) */
+  plan->permuted = schedule != 0;
+  plan->variance_mode = params->color_mode == LULL_ATROUS_COLOR_VARIANCE;
+  /* packed buffers: a hint, taken by the permuted schedule with the
+   * variance-guided colour test (the fast path); otherwise fp32 */
+  plan->packed = params->packed_guides && plan->permuted && plan->variance_mode;
+  const int has_geometry =
+      (images->depth.data || images->position.data) && params->sigma_depth > 0.0f;
+  plan->geometry_kind = !has_geometry ? LULL_ATROUS_GEOMETRY_NONE
+                        : images->depth.data ? LULL_ATROUS_GEOMETRY_DEPTH
+                                             : LULL_ATROUS_GEOMETRY_POSITION;
+  scratch_layout s;
+  if (!scratch_layout_make(plan, lull_format_channels(images->color.format), &s))
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
+  plan->scratch_bytes = s.bytes;
+  return LULL_OK;
+}
 
-  const int w = images->color.width, h = images->color.height;
+/* The per-level constants of atrous_common.cuh's tap evaluation. */
+static void level_constants(lull_atrous_level_args* la, float k_normal, float k_albedo, int level)
+{
+  la->minus_2k_normal = -2.0f * k_normal;
+  la->sqrt_k_albedo = sqrtf(k_albedo);
+  const int step = 1 << level;
+  for (int d2 = 0; d2 < 9; ++d2) {
+    la->base[d2] = 0.0f;
+    const int dd = d2 * step * step;
+    la->inv_d2[d2] = dd ? 1.0f / (float)dd : 0.0f;
+  }
+  /* 2 k_n + ln(1 / h) per class; h = B3(dx) B3(dy) (Dammertz 2010 §2.2) */
+  for (int dy = 0; dy <= 2; ++dy)
+    for (int dx = 0; dx <= 2; ++dx)
+      la->base[dx * dx + dy * dy] = 2.0f * k_normal - logf(lull_b3_tap(dx) * lull_b3_tap(dy));
+}
+
+lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_params* params,
+                                const lull_atrous_images* images, unsigned char* scratch,
+                                const lull_atrous_launchers* launchers,
+                                const lull_progress* progress, lull_error* err)
+{
+  const int w = plan->width, h = plan->height, levels = plan->levels;
   const int color_channels = lull_format_channels(images->color.format);
   const int channels = LULL_MIN(color_channels, 3);
   const int has_albedo = images->albedo.data != NULL;
   const int has_normal = images->normal.data != NULL;
-  const int has_geometry = (images->depth.data || images->position.data) && params->sigma_depth > 0.0f;
-  const int geometry_kind = !has_geometry ? LULL_ATROUS_GEOMETRY_NONE
-                            : images->depth.data ? LULL_ATROUS_GEOMETRY_DEPTH
-                                                 : LULL_ATROUS_GEOMETRY_POSITION;
-  const int position = geometry_kind == LULL_ATROUS_GEOMETRY_POSITION;
-  const int variance_mode = params->color_mode == LULL_ATROUS_COLOR_VARIANCE;
-  const int permuted = schedule != 0; /* -1 (auto): the permuted schedule is the faster */
-  const int levels = params->iterations;
-
-  /* scratch: C, G0, G1, IG double (guides only for the permuted schedule),
-   * G2 for positions, LG for the variance-guided colour test, alpha for
-   * 4-channel colour, layout tables */
-  const size_t pixels = (size_t)w * (size_t)h;
-  size_t b16 = 0, b8 = 0, b4 = 0, bt = 0;
-  if (!bytes_of(pixels, 16, &b16) || !bytes_of(pixels, 8, &b8) || !bytes_of(pixels, 4, &b4) ||
-      !bytes_of((size_t)levels * 2 * ((size_t)w + (size_t)h), sizeof(int), &bt))
-    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
-  size_t offset = 0;
-  size_t at_c[2] = {0, 0}, at_g0[2] = {0, 0}, at_g1[2] = {0, 0}, at_g2[2] = {0, 0};
-  size_t at_ig[2] = {0, 0}, at_lg = 0, at_alpha = 0, at_tables = 0;
-  const int guide_copies = permuted ? 2 : 1;
-  for (int k = 0; k < 2; ++k) {
-    at_c[k] = carve(&offset, b16);
-    at_g0[k] = k < guide_copies ? carve(&offset, b16) : at_g0[0];
-    at_g1[k] = k < guide_copies ? carve(&offset, b16) : at_g1[0];
-    at_g2[k] = position && k < guide_copies ? carve(&offset, b8) : (position ? at_g2[0] : 0);
-    at_ig[k] = k < guide_copies ? carve(&offset, b4) : at_ig[0];
-  }
-  if (variance_mode)
-    at_lg = carve(&offset, b8);
-  if (color_channels == 4)
-    at_alpha = carve(&offset, b4);
-  if (permuted)
-    at_tables = carve(&offset, bt);
-  unsigned char* base = (unsigned char*)lull_cuda_scratch(cuda, offset, err);
-  if (!base)
-    return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
-  atrous_scratch s;
-  for (int k = 0; k < 2; ++k) {
-    s.c[k] = (float4*)(base + at_c[k]);
-    s.g0[k] = (float4*)(base + at_g0[k]);
-    s.g1[k] = (float4*)(base + at_g1[k]);
-    s.g2[k] = position ? (float2*)(base + at_g2[k]) : NULL;
-    s.ig[k] = (float*)(base + at_ig[k]);
-  }
-  s.lg = variance_mode ? (float2*)(base + at_lg) : NULL;
-  s.alpha = color_channels == 4 ? (float*)(base + at_alpha) : NULL;
-  s.tables = permuted ? (int*)(base + at_tables) : NULL;
-
-  const float k_normal =
-      has_normal && params->sigma_normal > 0.0f ? 1.0f / (params->sigma_normal * params->sigma_normal) : 0.0f;
-  const float k_albedo =
-      has_albedo && params->sigma_albedo > 0.0f ? 1.0f / (params->sigma_albedo * params->sigma_albedo) : 0.0f;
   const int demodulate = params->demodulate && has_albedo && channels == 3;
+  const float k_normal = has_normal && params->sigma_normal > 0.0f
+                             ? 1.0f / (params->sigma_normal * params->sigma_normal) : 0.0f;
+  const float k_albedo = has_albedo && params->sigma_albedo > 0.0f
+                             ? 1.0f / (params->sigma_albedo * params->sigma_albedo) : 0.0f;
+  scratch_layout s;
+  if (!scratch_layout_make(plan, color_channels, &s))
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
+  float* alpha = AT(float, scratch, s.alpha);
+  int* tables = AT(int, scratch, s.tables);
 
-  /* 1. prepare: raw colour in c[1], plain colour in c[0], level 0 input in c[1] */
+  /* 1. prepare: level 0's input in buffers 0 */
   lull_atrous_prepare_args pa;
   memset(&pa, 0, sizeof pa);
   pa.color = images->color;
@@ -117,52 +165,40 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
   pa.has_alpha = color_channels == 4;
   pa.has_albedo = has_albedo;
   pa.has_normal = has_normal;
-  pa.geometry_kind = geometry_kind;
+  pa.geometry_kind = plan->geometry_kind;
   pa.demodulate = demodulate;
-  pa.variance_mode = variance_mode;
+  pa.variance_mode = plan->variance_mode;
   pa.input_scale = params->input_scale;
   pa.sigma_depth = params->sigma_depth;
   pa.k_normal = k_normal;
   pa.k_albedo = k_albedo;
   pa.srgb = params->srgb;
-  pa.raw = s.c[1];
-  pa.c_plain = s.c[0];
-  pa.c_out = s.c[1];
-  pa.g0 = s.g0[0];
-  pa.g1 = s.g1[0];
-  pa.g2 = s.g2[0];
-  pa.ig = s.ig[0];
-  pa.alpha = s.alpha;
-  cudaError_t code = lull_atrous_prepare_launch(&pa, cuda->stream);
-  if (code == cudaSuccess && permuted)
-    code = lull_atrous_layout_tables_launch(s.tables, w, h, levels, cuda->stream);
+  pa.packed = plan->packed;
+  pa.out = buffers_at(scratch, &s, 0, 0);
+  pa.alpha = alpha;
+  cudaError_t code = launchers->prepare(launchers->ctx, &pa);
+  if (code == cudaSuccess && plan->permuted)
+    code = launchers->layout_tables(launchers->ctx, tables, w, h, levels);
   if (code != cudaSuccess)
     return lull_cuda_fail(err, code, "cannot launch the ATrous filter");
-  status = lull_progress_report(progress, 0.0, err);
+  lull_status status = lull_progress_report(progress, 0.0, err);
 
   /* 2.+3. the levels; the last one writes the output */
-  int cur = 1, gcur = 0;
+  int cur = 0, gcur = 0;
   for (int level = 0; level < levels && status == LULL_OK; ++level) {
     lull_atrous_level_args la;
     memset(&la, 0, sizeof la);
     const int last = level == levels - 1;
-    la.c_in = s.c[cur];
-    la.c_out = s.c[1 - cur];
-    la.g0_in = s.g0[gcur];
-    la.g1_in = s.g1[gcur];
-    la.g2_in = s.g2[gcur];
-    la.ig_in = s.ig[gcur];
-    la.lg = s.lg;
-    if (permuted && !last) {
-      la.g0_out = s.g0[1 - gcur];
-      la.g1_out = s.g1[1 - gcur];
-      la.g2_out = s.g2[1 - gcur];
-      la.ig_out = s.ig[1 - gcur];
-    }
-    if (permuted) {
-      la.fwd_x = s.tables + (size_t)level * (size_t)w;
-      la.inv_x = s.tables + ((size_t)levels + (size_t)level) * (size_t)w;
-      const int* ty = s.tables + 2 * (size_t)levels * (size_t)w;
+    la.in = buffers_at(scratch, &s, cur, gcur);
+    la.out = buffers_at(scratch, &s, 1 - cur, plan->permuted ? 1 - gcur : gcur);
+    if (!plan->permuted) /* the baseline writes the colour only */
+      la.out.g0 = la.out.g1 = NULL, la.out.gp = NULL, la.out.g2 = NULL, la.out.ig = NULL;
+    la.final_c = plan->packed ? AT(float4, scratch, s.final_c) : la.out.c;
+    la.lg = AT(float2, scratch, s.lg);
+    if (plan->permuted) {
+      la.fwd_x = tables + (size_t)level * (size_t)w;
+      la.inv_x = tables + ((size_t)levels + (size_t)level) * (size_t)w;
+      const int* ty = tables + 2 * (size_t)levels * (size_t)w;
       la.fwd_y = ty + (size_t)level * (size_t)h;
       la.inv_y = ty + ((size_t)levels + (size_t)level) * (size_t)h;
     }
@@ -171,37 +207,30 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     la.level = level;
     la.last = last;
     la.channels = channels;
-    la.k_normal = k_normal;
-    la.k_albedo = k_albedo;
+    la.packed = plan->packed;
     /* Dammertz §2.2: sigma of level i is sigma_0 2^-i */
     const float sigma_c = params->sigma_color * ldexpf(1.0f, -level);
     la.k_color = 1.0f / (sigma_c * sigma_c);
     la.sigma_luminance = params->sigma_luminance;
-    const int step = 1 << level;
-    for (int d2 = 0; d2 < 9; ++d2) {
-      const int dd = d2 * step * step;
-      la.inv_d2[d2] = dd ? 1.0f / (float)dd : 0.0f;
-    }
+    level_constants(&la, k_normal, k_albedo, level);
     la.output = images->output;
-    la.alpha = s.alpha;
+    la.alpha = alpha;
     la.has_alpha = color_channels == 4;
     la.demodulate = demodulate;
     la.srgb = params->srgb;
     la.clamp_output = params->clamp_output;
     la.out_channels = lull_format_channels(images->output.format);
     la.inv_scale = 1.0f / params->input_scale;
-    code = variance_mode ? lull_atrous_level_guides_launch(&la, cuda->stream) : cudaSuccess;
-    if (code == cudaSuccess)
-      code = permuted ? lull_atrous_permuted_launch(&la, variance_mode, geometry_kind, cuda->stream)
-                      : lull_atrous_baseline_launch(&la, variance_mode, geometry_kind, cuda->stream);
+    code = launchers->level(launchers->ctx, &la, plan->permuted, plan->variance_mode,
+                            plan->geometry_kind);
     if (code != cudaSuccess)
       return lull_cuda_fail(err, code, "cannot launch the ATrous filter");
     cur = 1 - cur;
-    if (permuted && !last)
+    if (plan->permuted)
       gcur = 1 - gcur;
-    if (progress && progress->report) {
+    if (progress && progress->report && launchers->sync) {
       /* reporting (and cancelling) between levels needs the level done */
-      code = cudaStreamSynchronize(cuda->stream);
+      code = launchers->sync(launchers->ctx);
       if (code != cudaSuccess)
         return lull_cuda_fail(err, code, "CUDA error in the ATrous filter");
       if (!last)
@@ -214,4 +243,64 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     (void)lull_progress_report(progress, 1.0, &ignored);
   }
   return status;
+}
+
+/* -- the real kernels on a stream ----------------------------------------- */
+
+static cudaError_t stream_prepare(void* ctx, const lull_atrous_prepare_args* args)
+{
+  return lull_atrous_prepare_launch(args, *(cudaStream_t*)ctx);
+}
+
+static cudaError_t stream_layout_tables(void* ctx, int* tables, int width, int height, int levels)
+{
+  return lull_atrous_layout_tables_launch(tables, width, height, levels, *(cudaStream_t*)ctx);
+}
+
+static cudaError_t stream_level(void* ctx, const lull_atrous_level_args* args, int permuted,
+                                int variance_mode, int geometry_kind)
+{
+  const cudaStream_t stream = *(cudaStream_t*)ctx;
+  cudaError_t code = variance_mode ? lull_atrous_level_guides_launch(args, stream) : cudaSuccess;
+  if (code == cudaSuccess)
+    code = permuted ? lull_atrous_permuted_launch(args, variance_mode, geometry_kind, stream)
+                    : lull_atrous_baseline_launch(args, variance_mode, geometry_kind, stream);
+  return code;
+}
+
+static cudaError_t stream_sync(void* ctx)
+{
+  return cudaStreamSynchronize(*(cudaStream_t*)ctx);
+}
+
+lull_atrous_launchers lull_atrous_stream_launchers(cudaStream_t* stream)
+{
+  lull_atrous_launchers l;
+  l.ctx = stream;
+  l.prepare = stream_prepare;
+  l.layout_tables = stream_layout_tables;
+  l.level = stream_level;
+  l.sync = stream_sync;
+  return l;
+}
+
+lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* params,
+                             const lull_atrous_images* images, int schedule,
+                             const lull_progress* progress, lull_error* err)
+{
+  lull_atrous_plan plan;
+  const lull_status status = lull_atrous_plan_make(params, images, schedule, &plan, err);
+  if (status != LULL_OK)
+    return status;
+  if (!cuda->kernels_configured) {
+    /* a hint: a failure leaves the default settings */
+    if (lull_atrous_kernels_configure() != cudaSuccess)
+      (void)cudaGetLastError();
+    cuda->kernels_configured = 1;
+  }
+  unsigned char* base = (unsigned char*)lull_cuda_scratch(cuda, plan.scratch_bytes, err);
+  if (!base)
+    return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
+  const lull_atrous_launchers launchers = lull_atrous_stream_launchers(&cuda->stream);
+  return lull_atrous_enqueue(&plan, params, images, base, &launchers, progress, err);
 }

@@ -1,6 +1,8 @@
 /* The à-trous filter on CUDA: the working buffers and the arguments of the
- * kernels, shared by the host scheduling (atrous_cuda.cu) and the kernel
- * files (atrous_prepare.cu, atrous_baseline.cu, atrous_permuted.cu).
+ * kernels, shared by the host scheduling (atrous_cuda.cu), the kernel files
+ * (atrous_prepare.cu, atrous_level_guides.cu, atrous_baseline.cu,
+ * atrous_permuted.cu) and the CPU emulation of the kernels
+ * (tests/gpu/atrous_emulation_test.cu).
  *
  * Working layout per pixel, fp32 (one float4 is one 16-byte load):
  *   C  = (r, g, b, v)      colour (demodulated, scaled, linear) and the
@@ -11,6 +13,11 @@
  *   IG = ig                1 / (sigma_g s_p)^2
  *   LG = (gl, il)          per level: the colour test's luminance guide
  *                          g3x3(l) and 1 / (sigma_l sqrt(g3x3 Var) + eps)
+ * packedGuides (permuted schedule, variance-guided colour test) replaces C,
+ * G0 and G1 by (atrous_packing.cuh):
+ *   CP = half4 (r, g, b, sqrt v)                         8 bytes
+ *   GP = (oct normal 2 x snorm16, half ar, ag, ab, fp32 gx)  16 bytes
+ * so a level moves 80 instead of 136 bytes per pixel.
  * The baseline reads the guides in the original layout at every level; the
  * permuted schedule rewrites them in the next level's layout as it goes
  * (the guides must follow the pixels; vkdt does the same). */
@@ -27,6 +34,18 @@ enum
   LULL_ATROUS_GEOMETRY_POSITION = 2,
 };
 
+/* The working buffers of one layout (fp32 or packed; unused ones NULL). */
+typedef struct lull_atrous_buffers
+{
+  float4* c;
+  uint2* cp;
+  float4* g0;
+  float4* g1;
+  uint4* gp;
+  float2* g2;
+  float* ig;
+} lull_atrous_buffers;
+
 /* What prepare needs: the user's images and the parameters. */
 typedef struct lull_atrous_prepare_args
 {
@@ -35,41 +54,35 @@ typedef struct lull_atrous_prepare_args
   int channels;        /* colour channels filtered, 1..3 */
   int has_alpha, has_albedo, has_normal, geometry_kind, demodulate, variance_mode;
   float input_scale, sigma_depth, k_normal, k_albedo;
-  int srgb;
-  /* outputs (original layout) */
-  float4* raw;         /* colour before inpainting, w = 1 when finite */
-  float4* c_plain;     /* inpainted and demodulated colour, w unused */
-  float4* c_out;       /* level 0 input: (r, g, b, v) */
-  float4* g0;
-  float4* g1;
-  float2* g2;
-  float* ig;
-  float* alpha;
+  int srgb, packed;
+  lull_atrous_buffers out; /* level 0's input, original layout */
+  float* alpha;        /* the fourth colour channel, copied through */
 } lull_atrous_prepare_args;
 
 /* One level of the filter. */
 typedef struct lull_atrous_level_args
 {
-  const float4* c_in;
-  float4* c_out;
-  const float4* g0_in;
-  const float4* g1_in;
-  const float2* g2_in;
-  const float* ig_in;
-  float2* lg;          /* this level's (gl, il), written by the guide kernel */
-  float4* g0_out;      /* permuted schedule, all levels but the last */
-  float4* g1_out;
-  float2* g2_out;
-  float* ig_out;
+  lull_atrous_buffers in;  /* this level's input, in its layout */
+  lull_atrous_buffers out; /* next level's input (permuted schedule: guides
+                            * too, in the next layout; baseline: c only) */
+  float4* final_c;         /* permuted, last level: remodulated colour in
+                            * the original layout, stored by the finish kernel */
+  float2* lg;              /* this level's (gl, il), written by the guide kernel */
   /* layout tables of this level's input (permuted schedule; NULL for the
    * baseline, whose layout is the original one) */
-  const int* fwd_x;    /* original x -> position */
+  const int* fwd_x;        /* original x -> position */
   const int* fwd_y;
-  const int* inv_x;    /* position -> original x */
+  const int* inv_x;        /* position -> original x */
   const int* inv_y;
-  int width, height, level, last, channels;
-  float k_normal, k_albedo, k_color, sigma_luminance;
-  float inv_d2[9];     /* 1 / ((dx^2 + dy^2) step^2), indexed by dx^2 + dy^2 */
+  int width, height, level, last, channels, packed;
+  float k_color, sigma_luminance;
+  /* the edge-stopping terms as the kernels evaluate them (atrous_tap.cuh):
+   * the centre's normal times -2 k_n, the albedo times sqrt(k_a), and per
+   * tap class (indexed by dx^2 + dy^2 in units of the step): the constant
+   * 2 k_n + ln(1 / h) and 1 / ((dx^2 + dy^2) step^2) */
+  float minus_2k_normal, sqrt_k_albedo;
+  float base[9];
+  float inv_d2[9];
   /* finish, done by the last level */
   lull_image output;
   const float* alpha;
@@ -85,9 +98,51 @@ cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cud
 cudaError_t lull_atrous_level_guides_launch(const lull_atrous_level_args* args, cudaStream_t stream);
 cudaError_t lull_atrous_baseline_launch(const lull_atrous_level_args* args, int variance_mode,
                                         int geometry_kind, cudaStream_t stream);
+/* The permuted level; the last one also launches the finish kernel. */
 cudaError_t lull_atrous_permuted_launch(const lull_atrous_level_args* args, int variance_mode,
                                         int geometry_kind, cudaStream_t stream);
+/* Per-kernel settings (shared-memory carveout), once per device before the
+ * first launch; a hint: the kernels run without it. */
+cudaError_t lull_atrous_kernels_configure(void);
 /* Fills the layout tables of `levels` layouts for both axes:
  * tables = fwd_x[levels][w], inv_x[levels][w], fwd_y[levels][h], inv_y[levels][h]. */
 cudaError_t lull_atrous_layout_tables_launch(int* tables, int width, int height, int levels,
                                              cudaStream_t stream);
+
+/* -- the order of the kernels, shared by the library, the benchmark and the
+ * CPU emulation: each supplies the launchers ----------------------------- */
+
+typedef struct lull_atrous_launchers
+{
+  void* ctx;
+  cudaError_t (*prepare)(void* ctx, const lull_atrous_prepare_args* args);
+  cudaError_t (*layout_tables)(void* ctx, int* tables, int width, int height, int levels);
+  /* one level: the guide kernel (variance mode) and the level kernel */
+  cudaError_t (*level)(void* ctx, const lull_atrous_level_args* args, int permuted,
+                       int variance_mode, int geometry_kind);
+  /* waits for the work so far (progress reporting); may be NULL when no
+   * progress is reported */
+  cudaError_t (*sync)(void* ctx);
+} lull_atrous_launchers;
+
+/* The launchers of the real kernels on a stream (ctx = the cudaStream_t). */
+lull_atrous_launchers lull_atrous_stream_launchers(cudaStream_t* stream);
+
+/* How the run is set up: which schedule, buffers, sizes. */
+typedef struct lull_atrous_plan
+{
+  int width, height, levels, permuted, packed, variance_mode, geometry_kind;
+  size_t scratch_bytes;
+} lull_atrous_plan;
+
+/* Validates and plans a run (schedule: -1 auto, 0 baseline, 1 permuted). */
+lull_status lull_atrous_plan_make(const lull_atrous_params* params, const lull_atrous_images* images,
+                                  int schedule, lull_atrous_plan* plan, lull_error* err);
+
+/* Enqueues the whole filter with `scratch` (plan->scratch_bytes, 256-byte
+ * aligned) as working memory; the user's images must be reachable by the
+ * launchers' kernels.  Reports progress between levels (then syncing). */
+lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_params* params,
+                                const lull_atrous_images* images, unsigned char* scratch,
+                                const lull_atrous_launchers* launchers,
+                                const lull_progress* progress, lull_error* err);

@@ -229,7 +229,7 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
   if (status == LULL_OK) {
     status = call->atrous_params
                  ? lull_cuda_atrous(cuda, call->atrous_params, call->atrous_images,
-                                    call->schedule, 0, progress, e)
+                                    call->schedule, progress, e)
                  : lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images,
                                       progress, e);
     if (status == LULL_OK && !async) {

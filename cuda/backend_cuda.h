@@ -23,6 +23,7 @@ typedef struct lull_cuda_backend
   void* scratch;
   size_t scratch_bytes;
   lull_error parked;    /* first error of asynchronous work since the last sync */
+  int kernels_configured; /* lull_atrous_kernels_configure ran (first ATrous run) */
 } lull_cuda_backend;
 
 /* The caller's current device, saved by lull_cuda_enter and restored by
@@ -55,7 +56,7 @@ void* lull_cuda_scratch(lull_cuda_backend* cuda, size_t bytes, lull_error* err);
  * current; they enqueue on cuda->stream and synchronise only when asked
  * (progress reporting synchronises per level). */
 lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* params,
-                             const lull_atrous_images* images, int schedule, int packed,
+                             const lull_atrous_images* images, int schedule,
                              const lull_progress* progress, lull_error* err);
 lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,
                                const lull_gaussian_images* images,

@@ -4,18 +4,20 @@
  * becomes byte-wise accesses, so when the pointer and both strides are
  * multiples of the channel size (every image OIDN's rules produce), the
  * channels are read and written as whole floats or halves, with constant
- * indices so nothing goes to local memory. */
+ * indices so nothing goes to local memory.  The CPU emulation of the
+ * kernels (kernel_body.cuh) runs them on the host. */
 #pragma once
 
 #include "core_c.h"
+#include "kernel_body.cuh"
 
-static __device__ __forceinline__ int lull_cuda_image_aligned(const lull_image* im)
+LULL_BODY int lull_cuda_image_aligned(const lull_image* im)
 {
   const size_t size = lull_format_is_half(im->format) ? 2u : 4u;
   return (((size_t)im->data | im->pixel_stride | im->row_stride) & (size - 1)) == 0;
 }
 
-static __device__ __forceinline__ void lull_cuda_image_load(const lull_image* im, int x, int y,
+LULL_BODY void lull_cuda_image_load(const lull_image* im, int x, int y,
                                                             float out[4])
 {
   if (!lull_cuda_image_aligned(im)) {
@@ -46,7 +48,7 @@ static __device__ __forceinline__ void lull_cuda_image_load(const lull_image* im
   }
 }
 
-static __device__ __forceinline__ void lull_cuda_image_store_n(const lull_image* im, int x, int y,
+LULL_BODY void lull_cuda_image_store_n(const lull_image* im, int x, int y,
                                                                const float v[4], int n)
 {
   if (!lull_cuda_image_aligned(im)) {

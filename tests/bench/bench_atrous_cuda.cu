@@ -1,24 +1,28 @@
 /* Benchmark of the CUDA à-trous filter: baseline vs permuted schedule
- * (Dolp et al. 2024), per level and in total, at 512^2, 1280x720,
- * 1920x1080 and 3840x2160 with colour + albedo + normal + depth, 5 levels.
+ * (Dolp et al. 2024) vs permuted with packedGuides, per level and in total,
+ * at 512^2, 1280x720, 1920x1080 and 3840x2160 with colour + albedo + normal
+ * + depth, 5 levels, the ATrous defaults (variance-guided colour test).
  *
- *   build-cuda/bin/bench_atrous_cuda [repeats [size-index [profile]]]
+ *   build/bin/bench_atrous_cuda [repeats [size-index [profile]]]
  *
  * size-index 0..3 runs one size only; "profile" runs each kernel once
  * (no warm-up, no graph), for ncu.
  *
- * Times are medians of `repeats` runs (default 50) after 5 warm-up runs,
- * measured with CUDA events around each kernel; "total" is the median of
- * the whole filter (prepare + 5 levels) replayed as a CUDA graph, which
- * removes launch gaps.  Bytes are the minimum each kernel must move (every
- * buffer read once and written once); GB/s = those bytes / time, next to a
+ * The kernels run in the library's own order (lull_atrous_enqueue) with
+ * launchers that record CUDA events between the steps: "prepare" is the
+ * prepare kernel and the layout tables, "level l" the level's guide kernel
+ * and level kernel (the last level also the finish kernel).  Times are
+ * medians of `repeats` runs (default 50) after 5 warm-up runs; "total" is
+ * the median of the whole filter replayed as a CUDA graph, which removes
+ * launch gaps.  Bytes are the minimum each step must move (every buffer
+ * read once and written once); GB/s = those bytes / time, next to a
  * device-to-device copy measured in the same run.  H2D / D2H copies of the
  * inputs and the output (pinned host memory) are timed separately. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atrous_cuda.h"
+#include "atrous_permuted.cuh"
 
 #define CHECK_CUDA(x)                                                                   \
   do {                                                                                  \
@@ -29,7 +33,18 @@
     }                                                                                   \
   } while (0)
 
-enum { LEVELS = 5, MAX_REPEATS = 1000 };
+/* modes: baseline, permuted, permuted with packedGuides, and two variants
+ * of the permuted kernel (fp32) with other register budgets: 4 blocks per
+ * multiprocessor (no register cap below 128) and 6 (80 registers) */
+enum { LEVELS = 5, MAX_REPEATS = 1000, MODES = 5, TABLE_MODES = 3 };
+
+LULL_PERMUTED_KERNEL(bench_permuted_occ4, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0, 4)
+LULL_PERMUTED_KERNEL(bench_permuted_occ6, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0, 6)
+
+static __global__ void bench_finish(const lull_atrous_level_args a)
+{
+  permuted_finish_body(&a, LULL_THREAD_HERE());
+}
 
 static int cmp_float(const void* a, const void* b)
 {
@@ -43,15 +58,6 @@ static float median(float* v, int n)
   return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
 }
 
-typedef struct run_setup
-{
-  int w, h;
-  float *color, *albedo, *normal, *depth, *output; /* device images */
-  unsigned char* scratch;
-  lull_atrous_prepare_args pa;
-  lull_atrous_level_args la[2][LEVELS]; /* [schedule][level] */
-} run_setup;
-
 static lull_image view(float* p, int channels, int w, int h)
 {
   lull_image v;
@@ -64,127 +70,62 @@ static lull_image view(float* p, int channels, int w, int h)
   return v;
 }
 
-static void setup(run_setup* s, int w, int h)
+/* Launchers that record an event before each step (and the library's
+ * launchers for the actual work). */
+typedef struct timed
 {
-  memset(s, 0, sizeof *s);
-  s->w = w;
-  s->h = h;
-  const size_t n = (size_t)w * h;
-  CHECK_CUDA(cudaMalloc(&s->color, n * 12));
-  CHECK_CUDA(cudaMalloc(&s->albedo, n * 12));
-  CHECK_CUDA(cudaMalloc(&s->normal, n * 12));
-  CHECK_CUDA(cudaMalloc(&s->depth, n * 4));
-  CHECK_CUDA(cudaMalloc(&s->output, n * 12));
-  /* c[2], g0[2], g1[2], ig[2], lg, tables */
-  const size_t tables = (size_t)LEVELS * 2 * ((size_t)w + h) * sizeof(int);
-  CHECK_CUDA(cudaMalloc(&s->scratch, 6 * n * 16 + 2 * n * 4 + n * 8 + tables));
-  float4* c[2] = {(float4*)s->scratch, (float4*)(s->scratch + n * 16)};
-  float4* g0[2] = {(float4*)(s->scratch + 2 * n * 16), (float4*)(s->scratch + 3 * n * 16)};
-  float4* g1[2] = {(float4*)(s->scratch + 4 * n * 16), (float4*)(s->scratch + 5 * n * 16)};
-  float* ig[2] = {(float*)(s->scratch + 6 * n * 16), (float*)(s->scratch + 6 * n * 16 + n * 4)};
-  float2* lg = (float2*)(s->scratch + 6 * n * 16 + 2 * n * 4);
-  int* tab = (int*)(s->scratch + 6 * n * 16 + 2 * n * 4 + n * 8);
+  cudaStream_t stream;
+  lull_atrous_launchers real;
+  cudaEvent_t ev[LEVELS + 2];
+  cudaEvent_t mid[LEVELS]; /* between a level's guide kernel and its filter */
+  int level;
+  int variant;             /* 0: the library's kernels; 4, 6: bench_permuted_occ* */
+} timed;
 
-  lull_atrous_prepare_args* pa = &s->pa;
-  pa->color = view(s->color, 3, w, h);
-  pa->albedo = view(s->albedo, 3, w, h);
-  pa->normal = view(s->normal, 3, w, h);
-  pa->geometry = view(s->depth, 1, w, h);
-  pa->width = w;
-  pa->height = h;
-  pa->channels = 3;
-  pa->has_albedo = pa->has_normal = 1;
-  pa->geometry_kind = LULL_ATROUS_GEOMETRY_DEPTH;
-  pa->demodulate = 1;
-  pa->variance_mode = 1;
-  pa->input_scale = 1.0f;
-  pa->sigma_depth = 4.0f;
-  pa->k_normal = 1.0f / (0.2f * 0.2f);
-  pa->k_albedo = 1.0f / (0.1f * 0.1f);
-  pa->raw = c[1];
-  pa->c_plain = c[0];
-  pa->c_out = c[1];
-  pa->g0 = g0[0];
-  pa->g1 = g1[0];
-  pa->ig = ig[0];
-
-  for (int sched = 0; sched < 2; ++sched) {
-    int cur = 1, gcur = 0;
-    for (int l = 0; l < LEVELS; ++l) {
-      lull_atrous_level_args* a = &s->la[sched][l];
-      const int last = l == LEVELS - 1;
-      a->c_in = c[cur];
-      a->c_out = c[1 - cur];
-      a->g0_in = g0[gcur];
-      a->g1_in = g1[gcur];
-      a->ig_in = ig[gcur];
-      a->lg = lg;
-      if (sched && !last) {
-        a->g0_out = g0[1 - gcur];
-        a->g1_out = g1[1 - gcur];
-        a->ig_out = ig[1 - gcur];
-      }
-      if (sched) {
-        a->fwd_x = tab + (size_t)l * w;
-        a->inv_x = tab + ((size_t)LEVELS + l) * w;
-        a->fwd_y = tab + 2 * (size_t)LEVELS * w + (size_t)l * h;
-        a->inv_y = tab + 2 * (size_t)LEVELS * w + ((size_t)LEVELS + l) * h;
-      }
-      a->width = w;
-      a->height = h;
-      a->level = l;
-      a->last = last;
-      a->channels = 3;
-      a->k_normal = pa->k_normal;
-      a->k_albedo = pa->k_albedo;
-      a->k_color = 1.0f;
-      a->sigma_luminance = 4.0f;
-      for (int d2 = 0; d2 < 9; ++d2) {
-        const int dd = d2 << (2 * l);
-        a->inv_d2[d2] = dd ? 1.0f / (float)dd : 0.0f;
-      }
-      a->output = view(s->output, 3, w, h);
-      a->demodulate = 1;
-      a->out_channels = 3;
-      a->inv_scale = 1.0f;
-      cur = 1 - cur;
-      if (sched && !last)
-        gcur = 1 - gcur;
-    }
-  }
-  CHECK_CUDA(lull_atrous_layout_tables_launch(tab, w, h, LEVELS, 0));
+static cudaError_t timed_prepare(void* ctx, const lull_atrous_prepare_args* a)
+{
+  timed* t = (timed*)ctx;
+  t->level = 0;
+  cudaError_t code = cudaEventRecord(t->ev[0], t->stream);
+  return code == cudaSuccess ? t->real.prepare(t->real.ctx, a) : code;
 }
 
-static void release(run_setup* s)
+static cudaError_t timed_tables(void* ctx, int* tables, int w, int h, int levels)
 {
-  cudaFree(s->color);
-  cudaFree(s->albedo);
-  cudaFree(s->normal);
-  cudaFree(s->depth);
-  cudaFree(s->output);
-  cudaFree(s->scratch);
+  timed* t = (timed*)ctx;
+  return t->real.layout_tables(t->real.ctx, tables, w, h, levels);
 }
 
-static void launch_level(const run_setup* s, int sched, int l, cudaStream_t st)
+/* the library's stream_level, with an event between the two kernels */
+static cudaError_t timed_level(void* ctx, const lull_atrous_level_args* a, int permuted,
+                               int variance_mode, int geometry_kind)
 {
-  CHECK_CUDA(lull_atrous_level_guides_launch(&s->la[sched][l], st));
-  if (sched)
-    CHECK_CUDA(lull_atrous_permuted_launch(&s->la[1][l], 1, LULL_ATROUS_GEOMETRY_DEPTH, st));
-  else
-    CHECK_CUDA(lull_atrous_baseline_launch(&s->la[0][l], 1, LULL_ATROUS_GEOMETRY_DEPTH, st));
-}
-
-static void launch_all(const run_setup* s, int sched, cudaStream_t st)
-{
-  CHECK_CUDA(lull_atrous_prepare_launch(&s->pa, st));
-  for (int l = 0; l < LEVELS; ++l)
-    launch_level(s, sched, l, st);
+  timed* t = (timed*)ctx;
+  const int l = t->level++;
+  cudaError_t code = cudaEventRecord(t->ev[1 + l], t->stream);
+  if (code == cudaSuccess && variance_mode)
+    code = lull_atrous_level_guides_launch(a, t->stream);
+  if (code == cudaSuccess)
+    code = cudaEventRecord(t->mid[l], t->stream);
+  if (code != cudaSuccess)
+    return code;
+  if (!permuted)
+    return lull_atrous_baseline_launch(a, variance_mode, geometry_kind, t->stream);
+  if (!t->variant)
+    return lull_atrous_permuted_launch(a, variance_mode, geometry_kind, t->stream);
+  const dim3 block(PERM_BW, PERM_BH);
+  const dim3 grid((unsigned)((a->width + PERM_BW - 1) / PERM_BW),
+                  (unsigned)((a->height + PERM_OUT_H - 1) / PERM_OUT_H));
+  (t->variant == 4 ? bench_permuted_occ4 : bench_permuted_occ6)<<<grid, block, 0, t->stream>>>(*a);
+  if (a->last)
+    bench_finish<<<dim3((unsigned)((a->width + 31) / 32), (unsigned)((a->height + 7) / 8)),
+                   dim3(32, 8), 0, t->stream>>>(*a);
+  return cudaGetLastError();
 }
 
 /* Host data: noisy colour over smooth albedo, two planes, a depth ramp. */
-static void fill_inputs(run_setup* s, float* host, cudaStream_t st, float* h2d_ms)
+static void fill_host(float* host, int w, int h)
 {
-  const int w = s->w, h = s->h;
   const size_t n = (size_t)w * h;
   unsigned seed = 12345u;
   float* col = host;
@@ -206,23 +147,25 @@ static void fill_inputs(run_setup* s, float* host, cudaStream_t st, float* h2d_m
       nrm[3 * i + 2] = side ? 0.8f : 1.0f;
       dep[i] = side ? 4.0f + 0.001f * x : 2.0f + 0.002f * y;
     }
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
-  float times[7];
-  for (int r = 0; r < 7; ++r) {
-    CHECK_CUDA(cudaEventRecord(e0, st));
-    CHECK_CUDA(cudaMemcpyAsync(s->color, col, n * 12, cudaMemcpyHostToDevice, st));
-    CHECK_CUDA(cudaMemcpyAsync(s->albedo, alb, n * 12, cudaMemcpyHostToDevice, st));
-    CHECK_CUDA(cudaMemcpyAsync(s->normal, nrm, n * 12, cudaMemcpyHostToDevice, st));
-    CHECK_CUDA(cudaMemcpyAsync(s->depth, dep, n * 4, cudaMemcpyHostToDevice, st));
-    CHECK_CUDA(cudaEventRecord(e1, st));
-    CHECK_CUDA(cudaEventSynchronize(e1));
-    CHECK_CUDA(cudaEventElapsedTime(&times[r], e0, e1));
-  }
-  *h2d_ms = median(times, 7);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+}
+
+/* Minimum bytes per pixel of each step (atrous_cuda.h for the buffers):
+ * prepare reads 40 (colour, albedo, normal 12 each, depth 4) and writes C,
+ * G0, G1, IG (fp32: 52) or CP, GP, IG (28); the guide kernel reads C and
+ * writes LG; a level reads C, G0, G1, LG, IG and writes C (baseline), C and
+ * the moved guides (permuted); the last level writes the 12-byte output
+ * (baseline) or the original-layout colour that the finish kernel reads
+ * and stores (permuted). */
+static double step_bytes(int mode, int step)
+{
+  const double c = mode == 2 ? 8 : 16, g = mode == 2 ? 16 : 32;
+  if (step < 0)
+    return 40 + c + g + 4;
+  const double guide = c + 8;
+  const double in = c + g + 8 + 4;
+  if (step == LEVELS - 1)
+    return guide + in + (mode == 0 ? 12 : 16 + 16 + 12);
+  return guide + in + (mode == 0 ? c : c + g + 4);
 }
 
 int main(int argc, char** argv)
@@ -239,11 +182,25 @@ int main(int argc, char** argv)
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount,
          prop.l2CacheSize >> 20);
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-  cudaEvent_t ev[LEVELS + 2];
+  CHECK_CUDA(lull_atrous_kernels_configure());
+  timed t;
+  memset(&t, 0, sizeof t);
+  CHECK_CUDA(cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking));
+  t.real = lull_atrous_stream_launchers(&t.stream);
   for (int i = 0; i < LEVELS + 2; ++i)
-    CHECK_CUDA(cudaEventCreate(&ev[i]));
+    CHECK_CUDA(cudaEventCreate(&t.ev[i]));
+  for (int i = 0; i < LEVELS; ++i)
+    CHECK_CUDA(cudaEventCreate(&t.mid[i]));
+  const void* variants[2] = {(const void*)bench_permuted_occ4, (const void*)bench_permuted_occ6};
+  for (int i = 0; i < 2; ++i)
+    CHECK_CUDA(cudaFuncSetAttribute(variants[i], cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared));
+  lull_atrous_launchers timing;
+  memset(&timing, 0, sizeof timing);
+  timing.ctx = &t;
+  timing.prepare = timed_prepare;
+  timing.layout_tables = timed_tables;
+  timing.level = timed_level;
 
   /* the copy ceiling: 1 GiB device-to-device, read + write counted */
   if (!profile) {
@@ -251,124 +208,174 @@ int main(int argc, char** argv)
     const size_t bytes = (size_t)1 << 30;
     CHECK_CUDA(cudaMalloc(&a, bytes));
     CHECK_CUDA(cudaMalloc(&b, bytes));
-    CHECK_CUDA(cudaMemsetAsync(a, 1, bytes, st));
-    float t[10];
+    CHECK_CUDA(cudaMemsetAsync(a, 1, bytes, t.stream));
+    float ms[10];
     for (int r = 0; r < 12; ++r) {
-      CHECK_CUDA(cudaEventRecord(ev[0], st));
-      CHECK_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, st));
-      CHECK_CUDA(cudaEventRecord(ev[1], st));
-      CHECK_CUDA(cudaEventSynchronize(ev[1]));
+      CHECK_CUDA(cudaEventRecord(t.ev[0], t.stream));
+      CHECK_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, t.stream));
+      CHECK_CUDA(cudaEventRecord(t.ev[1], t.stream));
+      CHECK_CUDA(cudaEventSynchronize(t.ev[1]));
       if (r >= 2)
-        CHECK_CUDA(cudaEventElapsedTime(&t[r - 2], ev[0], ev[1]));
+        CHECK_CUDA(cudaEventElapsedTime(&ms[r - 2], t.ev[0], t.ev[1]));
     }
     printf("device-to-device copy: %.0f GB/s (read + write)\n\n",
-           2.0 * bytes / (median(t, 10) * 1e-3) / 1e9);
+           2.0 * bytes / (median(ms, 10) * 1e-3) / 1e9);
     cudaFree(a);
     cudaFree(b);
   }
 
   static const int sizes[4][2] = {{512, 512}, {1280, 720}, {1920, 1080}, {3840, 2160}};
-  /* minimum bytes per pixel: see atrous_cuda.h for the buffers */
-  const double prepare_bytes = 40 + 48 + (16 + 16 + 16) + 20 + (16 + 16 + 16 + 4) + 16;
-  /* guide kernel: C in, LG out (24); level: C, G0, G1, LG, IG in (60);
-   * out: C (16) or C, G0, G1, IG (52); last level: 12 B of output */
-  const double level_bytes[2] = {24 + 60 + 16, 24 + 60 + 52};
-  const double last_bytes[2] = {24 + 60 + 12, 24 + 60 + 16 + 16 + 12};
-  static float samples[MAX_REPEATS];
+  static float per[LEVELS + 1][MAX_REPEATS], guide[LEVELS][MAX_REPEATS], samples[MAX_REPEATS];
   for (int si = 0; si < 4; ++si) {
     if (only >= 0 && si != only)
       continue;
     const int w = sizes[si][0], h = sizes[si][1];
-    const double px = (double)w * h;
-    run_setup s;
-    setup(&s, w, h);
-    float* host = NULL;
-    CHECK_CUDA(cudaMallocHost((void**)&host, (size_t)w * h * 10 * sizeof(float)));
-    float h2d = 0;
-    fill_inputs(&s, host, st, &h2d);
+    const size_t n = (size_t)w * h;
+    const double px = (double)n;
+    float *color, *albedo, *normal, *depth, *output, *host;
+    CHECK_CUDA(cudaMalloc(&color, n * 12));
+    CHECK_CUDA(cudaMalloc(&albedo, n * 12));
+    CHECK_CUDA(cudaMalloc(&normal, n * 12));
+    CHECK_CUDA(cudaMalloc(&depth, n * 4));
+    CHECK_CUDA(cudaMalloc(&output, n * 12));
+    CHECK_CUDA(cudaMallocHost((void**)&host, n * 10 * sizeof(float)));
+    fill_host(host, w, h);
+    float h2d[7], d2h[7];
+    for (int r = 0; r < 7; ++r) {
+      CHECK_CUDA(cudaEventRecord(t.ev[0], t.stream));
+      CHECK_CUDA(cudaMemcpyAsync(color, host, n * 12, cudaMemcpyHostToDevice, t.stream));
+      CHECK_CUDA(cudaMemcpyAsync(albedo, host + 3 * n, n * 12, cudaMemcpyHostToDevice, t.stream));
+      CHECK_CUDA(cudaMemcpyAsync(normal, host + 6 * n, n * 12, cudaMemcpyHostToDevice, t.stream));
+      CHECK_CUDA(cudaMemcpyAsync(depth, host + 9 * n, n * 4, cudaMemcpyHostToDevice, t.stream));
+      CHECK_CUDA(cudaEventRecord(t.ev[1], t.stream));
+      CHECK_CUDA(cudaEventSynchronize(t.ev[1]));
+      CHECK_CUDA(cudaEventElapsedTime(&h2d[r], t.ev[0], t.ev[1]));
+    }
+    lull_atrous_images images;
+    memset(&images, 0, sizeof images);
+    images.color = view(color, 3, w, h);
+    images.albedo = view(albedo, 3, w, h);
+    images.normal = view(normal, 3, w, h);
+    images.depth = view(depth, 1, w, h);
+    images.output = view(output, 3, w, h);
+    lull_atrous_params params = lull_atrous_default_params();
+    params.iterations = LEVELS;
     printf("== %dx%d (%.2f MP), colour+albedo+normal+depth, %d levels\n", w, h, px / 1e6, LEVELS);
-    float level_ms[2][LEVELS], prep_ms[2], total_ms[2];
-    for (int sched = 0; sched < 2; ++sched) {
-      static float per[LEVELS + 1][MAX_REPEATS];
+    float step_ms[MODES][LEVELS + 1], guide_ms[MODES][LEVELS], total_ms[MODES];
+    int finite[MODES];
+    for (int mode = 0; mode < MODES; ++mode) {
+      params.packed_guides = mode == 2;
+      t.variant = mode == 3 ? 4 : (mode == 4 ? 6 : 0);
+      lull_atrous_plan plan;
+      lull_error err = {LULL_OK, ""};
+      if (lull_atrous_plan_make(&params, &images, mode == 0 ? 0 : 1, &plan, &err) != LULL_OK) {
+        fprintf(stderr, "plan: %s\n", err.message);
+        return 1;
+      }
+      unsigned char* scratch;
+      CHECK_CUDA(cudaMalloc(&scratch, plan.scratch_bytes));
       for (int r = -warmup; r < repeats; ++r) {
-        CHECK_CUDA(cudaEventRecord(ev[0], st));
-        CHECK_CUDA(lull_atrous_prepare_launch(&s.pa, st));
-        CHECK_CUDA(cudaEventRecord(ev[1], st));
-        for (int l = 0; l < LEVELS; ++l) {
-          launch_level(&s, sched, l, st);
-          CHECK_CUDA(cudaEventRecord(ev[l + 2], st));
+        if (lull_atrous_enqueue(&plan, &params, &images, scratch, &timing, NULL, &err) != LULL_OK) {
+          fprintf(stderr, "enqueue: %s\n", err.message);
+          return 1;
         }
-        CHECK_CUDA(cudaEventSynchronize(ev[LEVELS + 1]));
+        CHECK_CUDA(cudaEventRecord(t.ev[LEVELS + 1], t.stream));
+        CHECK_CUDA(cudaEventSynchronize(t.ev[LEVELS + 1]));
         if (r < 0)
           continue;
         for (int k = 0; k <= LEVELS; ++k)
-          CHECK_CUDA(cudaEventElapsedTime(&per[k][r], ev[k], ev[k + 1]));
+          CHECK_CUDA(cudaEventElapsedTime(&per[k][r], t.ev[k], t.ev[k + 1]));
+        for (int k = 0; k < LEVELS; ++k)
+          CHECK_CUDA(cudaEventElapsedTime(&guide[k][r], t.ev[k + 1], t.mid[k]));
       }
-      prep_ms[sched] = median(per[0], repeats);
-      for (int l = 0; l < LEVELS; ++l)
-        level_ms[sched][l] = median(per[l + 1], repeats);
-      total_ms[sched] = 0;
-      if (profile)
-        continue;
-      /* the whole filter as a graph */
-      cudaGraph_t graph;
-      cudaGraphExec_t exec;
-      CHECK_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-      launch_all(&s, sched, st);
-      CHECK_CUDA(cudaStreamEndCapture(st, &graph));
-      CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-      for (int r = -5; r < repeats; ++r) {
-        CHECK_CUDA(cudaEventRecord(ev[0], st));
-        CHECK_CUDA(cudaGraphLaunch(exec, st));
-        CHECK_CUDA(cudaEventRecord(ev[1], st));
-        CHECK_CUDA(cudaEventSynchronize(ev[1]));
-        if (r >= 0)
-          CHECK_CUDA(cudaEventElapsedTime(&samples[r], ev[0], ev[1]));
+      for (int k = 0; k <= LEVELS; ++k)
+        step_ms[mode][k] = median(per[k], repeats);
+      for (int k = 0; k < LEVELS; ++k)
+        guide_ms[mode][k] = median(guide[k], repeats);
+      total_ms[mode] = 0;
+      if (!profile && mode < TABLE_MODES) {
+        /* the whole filter as a graph, launched by the library's launchers */
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CHECK_CUDA(cudaStreamBeginCapture(t.stream, cudaStreamCaptureModeThreadLocal));
+        if (lull_atrous_enqueue(&plan, &params, &images, scratch, &t.real, NULL, &err) != LULL_OK)
+          return 1;
+        CHECK_CUDA(cudaStreamEndCapture(t.stream, &graph));
+        CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+        for (int r = -5; r < repeats; ++r) {
+          CHECK_CUDA(cudaEventRecord(t.ev[0], t.stream));
+          CHECK_CUDA(cudaGraphLaunch(exec, t.stream));
+          CHECK_CUDA(cudaEventRecord(t.ev[1], t.stream));
+          CHECK_CUDA(cudaEventSynchronize(t.ev[1]));
+          if (r >= 0)
+            CHECK_CUDA(cudaEventElapsedTime(&samples[r], t.ev[0], t.ev[1]));
+        }
+        total_ms[mode] = median(samples, repeats);
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
       }
-      total_ms[sched] = median(samples, repeats);
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
+      CHECK_CUDA(cudaMemcpy(host, output, n * 12, cudaMemcpyDeviceToHost));
+      finite[mode] = 1;
+      for (size_t i = 0; i < n * 3; ++i)
+        finite[mode] &= host[i] - host[i] == 0.0f;
+      cudaFree(scratch);
     }
-    /* output back to the host */
-    float d2h[7];
     for (int r = 0; r < 7; ++r) {
-      CHECK_CUDA(cudaEventRecord(ev[0], st));
-      CHECK_CUDA(cudaMemcpyAsync(host, s.output, (size_t)w * h * 12, cudaMemcpyDeviceToHost, st));
-      CHECK_CUDA(cudaEventRecord(ev[1], st));
-      CHECK_CUDA(cudaEventSynchronize(ev[1]));
-      CHECK_CUDA(cudaEventElapsedTime(&d2h[r], ev[0], ev[1]));
+      CHECK_CUDA(cudaEventRecord(t.ev[0], t.stream));
+      CHECK_CUDA(cudaMemcpyAsync(host, output, n * 12, cudaMemcpyDeviceToHost, t.stream));
+      CHECK_CUDA(cudaEventRecord(t.ev[1], t.stream));
+      CHECK_CUDA(cudaEventSynchronize(t.ev[1]));
+      CHECK_CUDA(cudaEventElapsedTime(&d2h[r], t.ev[0], t.ev[1]));
     }
-    int finite = 1;
-    for (size_t i = 0; i < (size_t)w * h * 3; ++i)
-      finite &= host[i] == host[i] && host[i] - host[i] == 0.0f;
-    printf("  %-9s %10s %10s %8s %9s %9s %6s\n", "kernel", "base ms", "perm ms", "speedup",
-           "base GB/s", "perm GB/s", "B/px");
-    printf("  %-9s %10.4f %10.4f %8s %9.0f %9.0f %6.0f\n", "prepare", prep_ms[0], prep_ms[1], "",
-           prepare_bytes * px / (prep_ms[0] * 1e6), prepare_bytes * px / (prep_ms[1] * 1e6),
-           prepare_bytes);
-    for (int l = 0; l < LEVELS; ++l) {
-      const int last = l == LEVELS - 1;
-      const double bb = last ? last_bytes[0] : level_bytes[0];
-      const double bp = last ? last_bytes[1] : level_bytes[1];
+    printf("  %-8s %8s %8s %8s %7s %7s %6s %6s %6s %11s\n", "step", "base ms", "perm ms",
+           "pack ms", "b/p", "p/pk", "b GB/s", "p GB/s", "pk GB/s", "B/px b/p/pk");
+    for (int k = 0; k <= LEVELS; ++k) {
       char name[16];
-      snprintf(name, sizeof name, "level %d", l);
-      printf("  %-9s %10.4f %10.4f %7.2fx %9.0f %9.0f %3.0f/%-3.0f\n", name, level_ms[0][l],
-             level_ms[1][l], level_ms[0][l] / level_ms[1][l], bb * px / (level_ms[0][l] * 1e6),
-             bp * px / (level_ms[1][l] * 1e6), bb, bp);
+      if (k == 0)
+        snprintf(name, sizeof name, "prepare");
+      else
+        snprintf(name, sizeof name, "level %d", k - 1);
+      double gbs[TABLE_MODES], bytes[TABLE_MODES];
+      for (int m = 0; m < TABLE_MODES; ++m) {
+        bytes[m] = step_bytes(m, k - 1);
+        gbs[m] = bytes[m] * px / (step_ms[m][k] * 1e6);
+      }
+      printf("  %-8s %8.4f %8.4f %8.4f %6.2fx %6.2fx %6.0f %6.0f %7.0f %3.0f/%3.0f/%3.0f\n", name,
+             step_ms[0][k], step_ms[1][k], step_ms[2][k], step_ms[0][k] / step_ms[1][k],
+             step_ms[1][k] / step_ms[2][k], gbs[0], gbs[1], gbs[2], bytes[0], bytes[1], bytes[2]);
     }
-    float lv[2] = {0, 0};
-    for (int l = 0; l < LEVELS; ++l) {
-      lv[0] += level_ms[0][l];
-      lv[1] += level_ms[1][l];
+    float lv[MODES] = {0, 0, 0, 0, 0};
+    for (int m = 0; m < MODES; ++m)
+      for (int k = 1; k <= LEVELS; ++k)
+        lv[m] += step_ms[m][k];
+    printf("  %-8s %8.4f %8.4f %8.4f %6.2fx %6.2fx   (sum of the %d levels)\n", "levels", lv[0],
+           lv[1], lv[2], lv[0] / lv[1], lv[1] / lv[2], LEVELS);
+    printf("  %-8s %8.4f %8.4f %8.4f %6.2fx %6.2fx   (graph replay: prepare + levels)\n", "total",
+           total_ms[0], total_ms[1], total_ms[2], total_ms[0] / total_ms[1],
+           total_ms[1] / total_ms[2]);
+    printf("  of which the guide kernel (gl, il), ms:");
+    for (int m = 0; m < TABLE_MODES; ++m) {
+      printf("  %s", m == 0 ? "base" : (m == 1 ? "perm" : "pack"));
+      for (int k = 0; k < LEVELS; ++k)
+        printf(" %.4f", guide_ms[m][k]);
     }
-    printf("  %-9s %10.4f %10.4f %7.2fx   (sum of the 5 levels)\n", "levels", lv[0], lv[1],
-           lv[0] / lv[1]);
-    printf("  %-9s %10.4f %10.4f %7.2fx   (graph replay: prepare + levels)\n", "total",
-           total_ms[0], total_ms[1], total_ms[0] / total_ms[1]);
-    printf("  H2D inputs %.3f ms (%.1f GB/s), D2H output %.3f ms; output finite: %s\n\n", h2d,
-           px * 40 / (h2d * 1e6), median(d2h, 7), finite ? "yes" : "NO");
+    printf("\n  variants of the permuted kernel (levels 0..4, ms): 4 blocks/SM");
+    for (int k = 1; k <= LEVELS; ++k)
+      printf(" %.4f", step_ms[3][k]);
+    printf(" = %.4f; 6 blocks/SM", lv[3]);
+    for (int k = 1; k <= LEVELS; ++k)
+      printf(" %.4f", step_ms[4][k]);
+    printf(" = %.4f; outputs finite: %s %s\n", lv[4], finite[3] ? "yes" : "NO",
+           finite[4] ? "yes" : "NO");
+    printf("  H2D inputs %.3f ms (%.1f GB/s), D2H output %.3f ms; output finite: %s %s %s\n\n",
+           median(h2d, 7), px * 40 / (median(h2d, 7) * 1e6), median(d2h, 7),
+           finite[0] ? "yes" : "NO", finite[1] ? "yes" : "NO", finite[2] ? "yes" : "NO");
     cudaFreeHost(host);
-    release(&s);
+    cudaFree(color);
+    cudaFree(albedo);
+    cudaFree(normal);
+    cudaFree(depth);
+    cudaFree(output);
   }
   return 0;
 }

@@ -5,9 +5,13 @@
  *   - permuted (schedule 1) equals the baseline bit for bit away from the
  *     border (gpu_atrous_margin) and stays close at the border, where the
  *     mirrored sub-images of Dolp et al. 2024 §3.4/§4.1 change the taps;
- *   - on the test renders, permuted is as close to the reference as the
- *     baseline;
- *   - the Gaussian filter equals the CPU's. */
+ *   - permuted with packedGuides (fp16 colour, oct normals) stays within
+ *     fp16 precision of the fp32 permuted result (PACKED_TOLERANCE);
+ *   - on the test renders, permuted (packed or not) is as close to the
+ *     reference as the baseline;
+ *   - the Gaussian filter equals the CPU's.
+ * atrous_emulation_test.cu checks the same on the CPU, running the kernels'
+ * bodies there. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,21 @@
  * 6e-2 for images that are all border (13x9 with 10 levels, 1x37); 0.1
  * flags a broken embedding (a wrong tap moves whole sub-images). */
 #define BORDER_TOLERANCE 0.1
+
+/* packedGuides against fp32, mean |packed - fp32| / mean |fp32|: measured
+ * 1e-4 to 4e-4 in the CPU emulation of the kernels (fp16 has 4.9e-4
+ * relative precision); 2e-3 still flags a wrong packing. */
+#define PACKED_TOLERANCE 2e-3
+
+static double rel_l1(const float* a, const float* b, size_t n)
+{
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < n; ++i) {
+    diff += fabs((double)a[i] - (double)b[i]);
+    ref += fabs((double)b[i]);
+  }
+  return ref > 0 ? diff / ref : diff;
+}
 
 typedef struct config
 {
@@ -48,27 +67,7 @@ static void run_config(OIDNDevice cpu, OIDNDevice gpu, const config* c)
   const size_t n = (size_t)c->width * (size_t)c->height;
   float* color = malloc(n * 4 * sizeof(float));
   float* variance = malloc(n * 3 * sizeof(float));
-  for (size_t i = 0; i < n; ++i) {
-    for (int k = 0; k < c->channels; ++k) {
-      float v = s.color[3 * i + (size_t)(k < 3 ? k : 0)];
-      if (k == 3)
-        v = (float)(i % 7) / 7.0f; /* alpha */
-      if (!c->hdr)
-        v = v > 1.0f ? 1.0f : v;
-      color[(size_t)c->channels * i + (size_t)k] = v;
-    }
-    for (int k = 0; k < 3; ++k)
-      variance[3 * i + (size_t)k] = 0.01f * s.color[3 * i + (size_t)k];
-  }
-  if (c->poison) {
-    color[c->channels * 17] = NAN;
-    color[c->channels * 200 + 1] = INFINITY;
-    color[c->channels * (n / 2)] = -INFINITY;
-    s.albedo[3 * 40] = NAN;
-    s.normal[3 * 41 + 2] = INFINITY;
-    s.depth[42] = NAN;
-    s.position[3 * 43] = NAN;
-  }
+  gpu_scene_atrous_inputs(&s, c->channels, !c->hdr, c->poison, color, variance);
   gpu_image images[6];
   int ni = 0;
   images[ni++] = (gpu_image){"color", color, c->channels};
@@ -86,20 +85,25 @@ static void run_config(OIDNDevice cpu, OIDNDevice gpu, const config* c)
       {"iterations", 0, c->iterations}, {"colorMode", 0, c->color_mode},
       {"hdr", 0, c->hdr},               {"srgb", 0, c->srgb},
       {"inputScale", 1, c->input_scale}, {"schedule", 0, 0},
+      {"packedGuides", 0, 0},
   };
   const size_t count = n * (size_t)c->channels;
   float* ref = malloc(count * sizeof(float));
   float* base = malloc(count * sizeof(float));
   float* perm = malloc(count * sizeof(float));
-  for (size_t i = 0; i < count; ++i)
-    ref[i] = base[i] = perm[i] = -12345.0f; /* poison: every value must be written */
+  float* packed = malloc(count * sizeof(float));
+  for (size_t i = 0; i < count; ++i) /* poison: every value must be written */
+    ref[i] = base[i] = perm[i] = packed[i] = -12345.0f;
   CHECK_EQ_INT(gpu_run_filter(cpu, "ATrous", c->width, c->height, images, ni, c->channels, params,
-                              6, ref), OIDN_ERROR_NONE);
+                              7, ref), OIDN_ERROR_NONE);
   CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", c->width, c->height, images, ni, c->channels, params,
-                              6, base), OIDN_ERROR_NONE);
+                              7, base), OIDN_ERROR_NONE);
   params[5].value = 1;
   CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", c->width, c->height, images, ni, c->channels, params,
-                              6, perm), OIDN_ERROR_NONE);
+                              7, perm), OIDN_ERROR_NONE);
+  params[6].value = 1;
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", c->width, c->height, images, ni, c->channels, params,
+                              7, packed), OIDN_ERROR_NONE);
 
   double scale = 0;
   for (size_t i = 0; i < count; ++i)
@@ -109,21 +113,27 @@ static void run_config(OIDNDevice cpu, OIDNDevice gpu, const config* c)
   const double interior = gpu_interior_max_abs_diff(perm, base, c->width, c->height,
                                                     c->channels, margin);
   const double border = gpu_border_rel_l1(perm, base, c->width, c->height, c->channels, margin);
+  const double packed_rel = rel_l1(packed, perm, count);
   printf("%-22s baseline vs CPU max rel %.2e | permuted vs baseline: interior max %.1e, "
-         "border rel L1 %.2e\n", c->name, rel, interior, border);
+         "border rel L1 %.2e | packed vs fp32 rel L1 %.2e\n", c->name, rel, interior, border,
+         packed_rel);
   CHECK(rel <= 1e-4);
   CHECK(interior <= 0.0); /* -1: no interior; 0: bitwise equal */
   CHECK(lull_test_all_finite(perm, count));
+  CHECK(lull_test_all_finite(packed, count));
+  CHECK(packed_rel <= PACKED_TOLERANCE);
   if (interior >= 0.0) /* tiny images are all border: only finiteness counts */
     CHECK(border <= BORDER_TOLERANCE);
   if (c->channels == 4) /* alpha passes through unchanged */
     for (size_t i = 0; i < n; i += 97) {
       CHECK_EQ_INT(base[4 * i + 3] == color[4 * i + 3], 1);
       CHECK_EQ_INT(perm[4 * i + 3] == color[4 * i + 3], 1);
+      CHECK_EQ_INT(packed[4 * i + 3] == color[4 * i + 3], 1);
     }
   free(ref);
   free(base);
   free(perm);
+  free(packed);
   free(color);
   free(variance);
   gpu_scene_free(&s);
@@ -136,16 +146,8 @@ static void run_render(OIDNDevice cpu, OIDNDevice gpu, const char* scene)
   char path[512];
   int w = 0, h = 0, ch = 0, w2, h2, ch2;
   const char* names[4] = {"color", "albedo", "normal", "depth"};
-  float* data[4] = {0};
-  for (int k = 0; k < 4; ++k) {
-    snprintf(path, sizeof path, "%s/%s_spp4_%s.pfm", LULL_GPU_TESTDATA_DIR, scene, names[k]);
-    data[k] = gpu_read_pfm(path, &w2, &h2, &ch2);
-    if (k == 0) {
-      w = w2;
-      h = h2;
-      ch = ch2;
-    }
-  }
+  float* data[4];
+  gpu_read_render(scene, data, &w, &h, &ch);
   if (!data[0]) {
     fprintf(stderr, "%s: no exported render (run tests/gpu/export_testdata.py)\n", scene);
     ++lull_test_failures;
@@ -160,11 +162,15 @@ static void run_render(OIDNDevice cpu, OIDNDevice gpu, const char* scene)
   float* ref = malloc(count * sizeof(float));
   float* base = malloc(count * sizeof(float));
   float* perm = malloc(count * sizeof(float));
-  gpu_param params[1] = {{"schedule", 0, 0}};
-  CHECK_EQ_INT(gpu_run_filter(cpu, "ATrous", w, h, images, ni, 3, params, 1, ref), OIDN_ERROR_NONE);
-  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, ni, 3, params, 1, base), OIDN_ERROR_NONE);
+  float* packed = malloc(count * sizeof(float));
+  gpu_param params[2] = {{"schedule", 0, 0}, {"packedGuides", 0, 0}};
+  CHECK_EQ_INT(gpu_run_filter(cpu, "ATrous", w, h, images, ni, 3, params, 2, ref), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, ni, 3, params, 2, base), OIDN_ERROR_NONE);
   params[0].value = 1;
-  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, ni, 3, params, 1, perm), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, ni, 3, params, 2, perm), OIDN_ERROR_NONE);
+  params[1].value = 1;
+  CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, ni, 3, params, 2, packed),
+               OIDN_ERROR_NONE);
   double scale = 0;
   for (size_t i = 0; i < count; ++i)
     scale = fmax(scale, fabs(ref[i]));
@@ -175,23 +181,27 @@ static void run_render(OIDNDevice cpu, OIDNDevice gpu, const char* scene)
          "rel L1 %.2e\n", scene, rel, interior, gpu_border_rel_l1(perm, base, w, h, 3, margin));
   CHECK(rel <= 1e-4);
   CHECK(interior <= 0.0);
+  CHECK(rel_l1(packed, perm, count) <= PACKED_TOLERANCE);
   snprintf(path, sizeof path, "%s/%s_ref_color.pfm", LULL_GPU_TESTDATA_DIR, scene);
   float* truth = gpu_read_pfm(path, &w2, &h2, &ch2);
   if (truth && w2 == w && h2 == h && ch2 == 3) {
-    double eb = 0, ep = 0;
+    double eb = 0, ep = 0, ek = 0;
     for (size_t i = 0; i < count; ++i) {
       const double t2 = (double)truth[i] * truth[i] + 1e-2;
       eb += ((double)base[i] - truth[i]) * ((double)base[i] - truth[i]) / t2;
       ep += ((double)perm[i] - truth[i]) * ((double)perm[i] - truth[i]) / t2;
+      ek += ((double)packed[i] - truth[i]) * ((double)packed[i] - truth[i]) / t2;
     }
-    printf("%-22s relMSE vs reference: baseline %.5f, permuted %.5f\n", scene, eb / (double)count,
-           ep / (double)count);
+    printf("%-22s relMSE vs reference: baseline %.5f, permuted %.5f, packed %.5f\n", scene,
+           eb / (double)count, ep / (double)count, ek / (double)count);
     CHECK(ep <= 1.05 * eb);
+    CHECK(ek <= 1.05 * eb);
   }
   free(truth);
   free(ref);
   free(base);
   free(perm);
+  free(packed);
   for (int k = 0; k < 4; ++k)
     free(data[k]);
 }

@@ -133,6 +133,35 @@ void gpu_scene_make(gpu_scene* s, int width, int height, unsigned seed)
     }
 }
 
+void gpu_scene_atrous_inputs(gpu_scene* s, int channels, int ldr, int poison, float* color,
+                             float* variance)
+{
+  const size_t n = (size_t)s->width * (size_t)s->height;
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < channels; ++k) {
+      float v = s->color[3 * i + (size_t)(k < 3 ? k : 0)];
+      if (k == 3)
+        v = (float)(i % 7) / 7.0f; /* alpha */
+      if (ldr)
+        v = v > 1.0f ? 1.0f : v;
+      color[(size_t)channels * i + (size_t)k] = v;
+    }
+    for (int k = 0; k < 3; ++k)
+      variance[3 * i + (size_t)k] = 0.01f * s->color[3 * i + (size_t)k];
+  }
+  if (poison && n > 301) {
+    color[channels * 17] = NAN;
+    color[channels * 200 + 1] = INFINITY;
+    color[(size_t)channels * (n / 2)] = -INFINITY;
+    s->albedo[3 * 40] = NAN;
+    s->normal[3 * 41 + 2] = INFINITY;
+    s->depth[42] = NAN;
+    s->position[3 * 43] = NAN;
+    for (int k = 0; k < 3; ++k)
+      s->normal[3 * 300 + (size_t)k] = 0.0f;
+  }
+}
+
 void gpu_scene_free(gpu_scene* s)
 {
   free(s->color);
@@ -165,4 +194,24 @@ float* gpu_read_pfm(const char* path, int* width, int* height, int* channels)
     }
   fclose(f);
   return data;
+}
+
+void gpu_read_render(const char* scene, float* data[4], int* width, int* height, int* channels)
+{
+  static const char* const names[4] = {"color", "albedo", "normal", "depth"};
+  *width = *height = *channels = 0;
+  for (int k = 0; k < 4; ++k) {
+    char path[512];
+    int w = 0, h = 0, ch = 0;
+    snprintf(path, sizeof path, "%s/%s_spp4_%s.pfm", LULL_GPU_TESTDATA_DIR, scene, names[k]);
+    data[k] = gpu_read_pfm(path, &w, &h, &ch);
+    if (k == 0) {
+      *width = w;
+      *height = h;
+      *channels = ch;
+    } else if (data[k] && (w != *width || h != *height)) {
+      free(data[k]);
+      data[k] = NULL;
+    }
+  }
 }

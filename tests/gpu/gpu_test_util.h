@@ -54,7 +54,21 @@ typedef struct gpu_scene
 } gpu_scene;
 
 void gpu_scene_make(gpu_scene* s, int width, int height, unsigned seed);
+
+/* The à-trous tests' inputs from a scene: colour with `channels` channels
+ * (a fourth one is an alpha ramp; clamped to [.., 1] for LDR), a 3-channel
+ * variance image, and with `poison` non-finite values in the colour and the
+ * guides and a missing (zero) normal.  color: channels floats per pixel,
+ * variance: 3. */
+void gpu_scene_atrous_inputs(gpu_scene* s, int channels, int ldr, int poison, float* color,
+                             float* variance);
 void gpu_scene_free(gpu_scene* s);
+
+/* The exported passes of a test render at 4 spp (export_testdata.py):
+ * data[0..3] = colour, albedo, normal (3 channels) and depth (1), new
+ * arrays or NULL when absent or of another size than the colour; width,
+ * height and channels are the colour's. */
+void gpu_read_render(const char* scene, float* data[4], int* width, int* height, int* channels);
 
 /* Reads a PFM file (1 or 3 channels) into a new array; NULL when absent. */
 float* gpu_read_pfm(const char* path, int* width, int* height, int* channels);

@@ -1,0 +1,120 @@
+/* packedGuides: the compact working buffers of atrous_cuda.h (CP, GP).
+ *
+ *   CP = (r, g, b, sqrt v) as four fp16 values: colour to 2^-11 relative,
+ *        magnitudes clamped to fp16's largest finite value 65504; the
+ *        variance travels as its square root, whose fp16 range (6e-5 to
+ *        65504 in normal numbers) covers the variances of late levels
+ *        (which shrink by about 5x per level) as well as fireflies.
+ *   GP = (oct normal, half2 (ar, ag), half2 (ab, 0), fp32 gx): normals
+ *        octahedron-encoded (Cigolle et al. 2014, "A Survey of Efficient
+ *        Representations for Independent Unit Vectors", JCGT 3(2), §3.3:
+ *        project onto |x| + |y| + |z| = 1 and fold the lower half over the
+ *        diagonals) as two snorm16 values, angular error below 1e-4; a
+ *        missing normal is the code -32768, outside the snorm range; albedo
+ *        fp16; depth (or position x) fp32, as depth needs its precision.
+ * The kernels unpack into fp32 when they stage a tile, so the arithmetic
+ * per tap is the same as without packing. */
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include "../core/half.h"
+#include "kernel_body.cuh"
+
+#define LULL_HALF_MAX 65504.0f
+
+LULL_BODY unsigned lull_pack_half2(float lo, float hi)
+{
+  lo = fminf(fmaxf(lo, -LULL_HALF_MAX), LULL_HALF_MAX);
+  hi = fminf(fmaxf(hi, -LULL_HALF_MAX), LULL_HALF_MAX);
+  return (unsigned)__half_as_ushort(__float2half_rn(lo)) |
+         ((unsigned)__half_as_ushort(__float2half_rn(hi)) << 16);
+}
+
+LULL_BODY float lull_unpack_half_lo(unsigned v)
+{
+  return __half2float(__ushort_as_half((unsigned short)(v & 0xffffu)));
+}
+
+LULL_BODY float lull_unpack_half_hi(unsigned v)
+{
+  return __half2float(__ushort_as_half((unsigned short)(v >> 16)));
+}
+
+/* -- colour and variance ------------------------------------------------- */
+
+LULL_BODY uint2 lull_pack_color(float4 c)
+{
+  const float s = sqrtf(c.w > 0.0f ? c.w : 0.0f);
+  return make_uint2(lull_pack_half2(c.x, c.y), lull_pack_half2(c.z, s));
+}
+
+LULL_BODY float4 lull_unpack_color(uint2 p)
+{
+  const float s = lull_unpack_half_hi(p.y);
+  return make_float4(lull_unpack_half_lo(p.x), lull_unpack_half_hi(p.x), lull_unpack_half_lo(p.y),
+                     s * s);
+}
+
+/* -- normals --------------------------------------------------------------- */
+
+enum { LULL_OCT_MISSING = 0x8000 };
+
+LULL_BODY float lull_sign_not_zero(float v)
+{
+  return v >= 0.0f ? 1.0f : -1.0f;
+}
+
+LULL_BODY int lull_snorm16(float v)
+{
+  const int i = (int)rintf(v * 32767.0f);
+  return i < -32767 ? -32767 : (i > 32767 ? 32767 : i);
+}
+
+/* (nx, ny, nz) unit, or missing != 0. */
+LULL_BODY unsigned lull_oct_encode(float nx, float ny, float nz, float missing)
+{
+  if (missing != 0.0f)
+    return LULL_OCT_MISSING | (LULL_OCT_MISSING << 16);
+  const float inv = 1.0f / (fabsf(nx) + fabsf(ny) + fabsf(nz));
+  float u = nx * inv, v = ny * inv;
+  if (nz < 0.0f) {
+    const float fu = (1.0f - fabsf(v)) * lull_sign_not_zero(u);
+    v = (1.0f - fabsf(u)) * lull_sign_not_zero(v);
+    u = fu;
+  }
+  return ((unsigned)lull_snorm16(u) & 0xffffu) | (((unsigned)lull_snorm16(v) & 0xffffu) << 16);
+}
+
+/* (nx, ny, nz, missing flag), as G0 holds it. */
+LULL_BODY float4 lull_oct_decode(unsigned bits)
+{
+  const int iu = (int)(short)(unsigned short)(bits & 0xffffu);
+  const int iv = (int)(short)(unsigned short)(bits >> 16);
+  if (iu == -32768)
+    return make_float4(0.0f, 0.0f, 0.0f, 1.0f);
+  float u = (float)iu * (1.0f / 32767.0f), v = (float)iv * (1.0f / 32767.0f);
+  const float z = 1.0f - fabsf(u) - fabsf(v);
+  if (z < 0.0f) {
+    const float fu = (1.0f - fabsf(v)) * lull_sign_not_zero(u);
+    v = (1.0f - fabsf(u)) * lull_sign_not_zero(v);
+    u = fu;
+  }
+  const float inv = 1.0f / sqrtf(u * u + v * v + z * z);
+  return make_float4(u * inv, v * inv, z * inv, 0.0f);
+}
+
+/* -- all guides of a pixel ------------------------------------------------- */
+
+LULL_BODY uint4 lull_pack_guides(float4 g0, float4 g1)
+{
+  return make_uint4(lull_oct_encode(g0.x, g0.y, g0.z, g0.w), lull_pack_half2(g1.x, g1.y),
+                    lull_pack_half2(g1.z, 0.0f), lull_float_bits(g1.w));
+}
+
+LULL_BODY void lull_unpack_guides(uint4 p, float4* g0, float4* g1)
+{
+  *g0 = lull_oct_decode(p.x);
+  *g1 = make_float4(lull_unpack_half_lo(p.y), lull_unpack_half_hi(p.y), lull_unpack_half_lo(p.z),
+                    lull_bits_float(p.w));
+}

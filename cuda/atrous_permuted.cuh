@@ -1,0 +1,274 @@
+/* The permuted schedule of Dolp, Hanika and Dachsbacher 2024 (§3) as
+ * kernel bodies (kernel_body.cuh).
+ *
+ * Level l reads its input in layout l (atrous_layout.h), where the taps of
+ * the level are direct neighbours, so every level runs the same undilated
+ * 5x5 stencil:
+ *   - phase 0 (staging): a block of 32 x 4 threads stages a tile of
+ *     (32 + 4) x (16 + 4) pixels with their guides in shared memory, fp32
+ *     (packed buffers are unpacked here), taps that leave the embedded image
+ *     mirrored back (§3.4), plus the centre-only inputs il and ig of its
+ *     pixels; every global load is issued before the first store;
+ *   - phase 1 (stencil): each thread filters a vertical strip of 4 pixels,
+ *     streaming the 8 tap rows it needs once and applying each tap to every
+ *     centre of the strip it reaches (register blocking: 10 instead of 25
+ *     shared-memory tap loads per pixel), with the tap arithmetic of
+ *     atrous_common.cuh; then the result goes to layout l + 1 (σ2↓, and
+ *     σ_b at level 0, §3.1-3.4) together with the pixel's guides; the last
+ *     level writes the original layout instead (§3.3), and a small kernel
+ *     stores it in the user's format with coalesced writes.
+ *
+ * Thread mapping (§3.5): tiles hold 16-byte elements, which a warp reads in
+ * wavefronts of 8 threads over 8 bank groups; the GCD test for the row
+ * stride between the strips of one warp (4 x 36 elements) gives the bank
+ * pattern tile d x n = 8 x 1 (lull_bank_pattern_tile), so each warp is laid
+ * out as 32 consecutive columns of one strip row, which is conflict-free
+ * for every tap shift; tests/gpu/atrous_layout_test.c checks the
+ * arithmetic. */
+#pragma once
+
+#include "atrous_common.cuh"
+
+enum
+{
+  PERM_BW = 32,                     /* threads per strip row: one warp */
+  PERM_BH = 4,                      /* strip rows per block */
+  PERM_THREADS = PERM_BW * PERM_BH,
+  PERM_STRIP = 4,                   /* pixels per thread, vertically */
+  PERM_OUT_H = PERM_BH * PERM_STRIP, /* output rows per block */
+  PERM_TW = PERM_BW + 4,
+  PERM_TH = PERM_OUT_H + 4,
+  PERM_TN = PERM_TW * PERM_TH,
+  PERM_LOADS = (PERM_TN + PERM_THREADS - 1) / PERM_THREADS,
+  PERM_BATCH = (PERM_LOADS + 1) / 2,
+  PERM_PHASES = 2,
+};
+
+/* The shared tile.  p must stay last: kernels without positions allocate
+ * the tile up to p only (permuted_tile_bytes). */
+typedef struct permuted_tile
+{
+  float4 c[PERM_TH][PERM_TW];  /* r, g, b, v */
+  float4 n[PERM_TH][PERM_TW];  /* nx, ny, nz, missing flag */
+  float4 a[PERM_TH][PERM_TW];  /* albedo times sqrt(k_a), gx */
+  float gl[PERM_TH][PERM_TW];  /* luminance guide */
+  float il[PERM_OUT_H][PERM_BW]; /* centre only: 1 / (sigma_l sqrt(g3x3 Var) + eps) */
+  float ig[PERM_OUT_H][PERM_BW]; /* centre only: 1 / (sigma_g s_p)^2 */
+  float2 p[PERM_TH][PERM_TW];  /* gy, gz (position input) */
+} permuted_tile;
+
+#define permuted_tile_bytes(geometry_kind)                                      \
+  ((geometry_kind) == LULL_ATROUS_GEOMETRY_POSITION ? sizeof(permuted_tile)     \
+                                                    : offsetof(permuted_tile, p))
+
+LULL_BODY atrous_tap permuted_tile_tap(const permuted_tile* s, int row, int col,
+                                       const int geometry_kind)
+{
+  const float4 c = s->c[row][col];
+  const float4 n = s->n[row][col];
+  const float4 a = s->a[row][col];
+  atrous_tap q;
+  q.r = c.x;
+  q.g = c.y;
+  q.b = c.z;
+  q.v = c.w;
+  q.gl = s->gl[row][col];
+  q.nx = n.x;
+  q.ny = n.y;
+  q.nz = n.z;
+  q.nm = n.w;
+  q.gx = a.w;
+  q.gy = q.gz = 0.0f;
+  if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION) {
+    const float2 p = s->p[row][col];
+    q.gy = p.x;
+    q.gz = p.y;
+  }
+  q.ar = a.x;
+  q.ag = a.y;
+  q.ab = a.z;
+  return q;
+}
+
+/* Phase 0: the tile and the centre-only inputs. */
+LULL_BODY void permuted_stage(const lull_atrous_level_args* a, permuted_tile* s, lull_thread t,
+                              const int variance_mode, const int geometry_kind,
+                              const int packed)
+{
+  const int w = a->width, h = a->height;
+  const int px0 = t.bx * PERM_BW, py0 = t.by * PERM_OUT_H;
+  const int tid = t.ty * PERM_BW + t.tx;
+  /* the centre-only inputs first, then the tile in two batches of loads
+   * (all loads of a batch in flight before its stores; two batches keep
+   * the staged values within the stencil's register budget) */
+  const int px = px0 + t.tx;
+  float il[PERM_STRIP], ig[PERM_STRIP];
+LULL_UNROLL
+  for (int j = 0; j < PERM_STRIP; ++j) {
+    const int py = py0 + t.ty * PERM_STRIP + j;
+    const int ok = px < w && py < h;
+    const size_t i = ok ? (size_t)py * (size_t)w + (size_t)px : 0;
+    il[j] = variance_mode ? LULL_LDG(&a->lg[i].y) : 0.0f;
+    ig[j] = LULL_LDG(a->in.ig + i);
+  }
+LULL_UNROLL
+  for (int batch = 0; batch < PERM_LOADS; batch += PERM_BATCH) {
+    atrous_tap staged[PERM_BATCH];
+LULL_UNROLL
+    for (int k = 0; k < PERM_BATCH; ++k) {
+      const int e = tid + (batch + k) * PERM_THREADS;
+      if (e < PERM_TN) {
+        const int ty = e / PERM_TW, tx = e - ty * PERM_TW;
+        const int sx = lull_layout_reflect(px0 + tx - 2, w);
+        const int sy = lull_layout_reflect(py0 + ty - 2, h);
+        staged[k] = atrous_tap_load(a, (size_t)sy * (size_t)w + (size_t)sx, variance_mode,
+                                    geometry_kind, packed);
+      }
+    }
+LULL_UNROLL
+    for (int k = 0; k < PERM_BATCH; ++k) {
+      const int e = tid + (batch + k) * PERM_THREADS;
+      if (e < PERM_TN) {
+        const int ty = e / PERM_TW, tx = e - ty * PERM_TW;
+        const atrous_tap* q = &staged[k];
+        s->c[ty][tx] = make_float4(q->r, q->g, q->b, q->v);
+        s->n[ty][tx] = make_float4(q->nx, q->ny, q->nz, q->nm);
+        s->a[ty][tx] = make_float4(q->ar, q->ag, q->ab, q->gx);
+        s->gl[ty][tx] = q->gl;
+        if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
+          s->p[ty][tx] = make_float2(q->gy, q->gz);
+      }
+    }
+  }
+LULL_UNROLL
+  for (int j = 0; j < PERM_STRIP; ++j) {
+    s->il[t.ty * PERM_STRIP + j][t.tx] = il[j];
+    s->ig[t.ty * PERM_STRIP + j][t.tx] = ig[j];
+  }
+}
+
+/* Phase 1: the stencil and the scatter to the next layout. */
+LULL_BODY void permuted_filter(const lull_atrous_level_args* a, const permuted_tile* s,
+                               lull_thread t, const int variance_mode, const int geometry_kind,
+                               const int packed)
+{
+  const int w = a->width, h = a->height;
+  const int lx = t.tx, ly0 = t.ty * PERM_STRIP;
+  const int px = t.bx * PERM_BW + lx;
+  const int py0 = t.by * PERM_OUT_H + ly0;
+
+  atrous_center c[PERM_STRIP];
+  atrous_sums sums[PERM_STRIP];
+LULL_UNROLL
+  for (int j = 0; j < PERM_STRIP; ++j) {
+    const atrous_tap self = permuted_tile_tap(s, ly0 + j + 2, lx + 2, geometry_kind);
+    c[j] = atrous_center_make(&self, s->ig[ly0 + j][lx], s->il[ly0 + j][lx], a);
+    atrous_sums_zero(&sums[j]);
+  }
+
+  /* tap rows and, within a row, taps by increasing memory position */
+LULL_UNROLL
+  for (int r = 0; r < PERM_STRIP + 4; ++r) {
+LULL_UNROLL
+    for (int k = 0; k < 5; ++k) {
+      const atrous_tap q = permuted_tile_tap(s, ly0 + r, lx + k, geometry_kind);
+LULL_UNROLL
+      for (int j = 0; j < PERM_STRIP; ++j) {
+        const int dy = r - 2 - j;
+        if (dy < -2 || dy > 2)
+          continue;
+        atrous_accumulate(&sums[j], &c[j], &q, (k - 2) * (k - 2) + dy * dy, a, variance_mode,
+                          geometry_kind);
+      }
+    }
+  }
+
+LULL_UNROLL
+  for (int j = 0; j < PERM_STRIP; ++j) {
+    const int py = py0 + j;
+    if (px >= w || py >= h)
+      continue;
+    const float4 out = atrous_normalise(&sums[j]);
+    const size_t i = (size_t)py * (size_t)w + (size_t)px;
+    if (a->last) {
+      /* §3.3: the original layout, with the (unscaled) albedo multiplied back */
+      float4 g0, g1;
+      if (packed)
+        lull_unpack_guides(LULL_LDG(a->in.gp + i), &g0, &g1);
+      else
+        g1 = LULL_LDG(a->in.g1 + i);
+      const size_t o = (size_t)LULL_LDG(a->inv_y + py) * (size_t)w + (size_t)LULL_LDG(a->inv_x + px);
+      a->final_c[o] = atrous_remodulate(a, out, g1.x, g1.y, g1.z);
+      continue;
+    }
+    const size_t o = (size_t)lull_layout_step(py, h, a->level) * (size_t)w +
+                     (size_t)lull_layout_step(px, w, a->level);
+    if (packed) {
+      a->out.cp[o] = lull_pack_color(out);
+      a->out.gp[o] = LULL_LDG(a->in.gp + i);
+    } else {
+      a->out.c[o] = out;
+      a->out.g0[o] = LULL_LDG(a->in.g0 + i);
+      a->out.g1[o] = LULL_LDG(a->in.g1 + i);
+    }
+    a->out.ig[o] = LULL_LDG(a->in.ig + i);
+    if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
+      a->out.g2[o] = LULL_LDG(a->in.g2 + i);
+  }
+}
+
+LULL_BODY void permuted_body(const lull_atrous_level_args* a, permuted_tile* s, int phase,
+                             lull_thread t, const int variance_mode, const int geometry_kind,
+                             const int packed)
+{
+  if (phase == 0)
+    permuted_stage(a, s, t, variance_mode, geometry_kind, packed);
+  else
+    permuted_filter(a, s, t, variance_mode, geometry_kind, packed);
+}
+
+/* A __global__ level kernel of the permuted schedule: the two phases with a
+ * barrier between them; the tile is allocated up to what the geometry
+ * needs (permuted_tile_bytes).  min_blocks: blocks per multiprocessor the
+ * register budget must allow (__launch_bounds__). */
+#define LULL_PERMUTED_KERNEL(name, variance_mode, geometry_kind, packed, min_blocks)   \
+  static __global__ void __launch_bounds__(PERM_THREADS, min_blocks)                   \
+      name(const lull_atrous_level_args a)                                             \
+  {                                                                                     \
+    __shared__ __align__(16) unsigned char smem[permuted_tile_bytes(geometry_kind)];   \
+    permuted_tile* s = (permuted_tile*)smem;                                            \
+    const lull_thread t = LULL_THREAD_HERE();                                           \
+    permuted_body(&a, s, 0, t, variance_mode, geometry_kind, packed);                   \
+    __syncthreads();                                                                    \
+    permuted_body(&a, s, 1, t, variance_mode, geometry_kind, packed);                   \
+  }
+
+/* The rest of the finish step after the last level: sRGB, scale, clamp,
+ * alpha, and the user's format (blocks of 32 x 8). */
+LULL_BODY void permuted_finish_body(const lull_atrous_level_args* a, lull_thread t)
+{
+  const int x = t.bx * 32 + t.tx;
+  const int y = t.by * 8 + t.ty;
+  if (x < a->width && y < a->height)
+    atrous_encode_store(a, x, y, a->final_c[(size_t)y * (size_t)a->width + (size_t)x]);
+}
+
+/* Layout tables: thread x of axis by (0: x, 1: y) walks its pixel through
+ * the layouts (σ2↓ with σ_b first) and records both directions (blocks of
+ * 256 threads). */
+LULL_BODY void layout_tables_body(int* tables, int width, int height, int levels, lull_thread t)
+{
+  const int axis = t.by;
+  const int n = axis == 0 ? width : height;
+  const int x = t.bx * 256 + t.tx;
+  if (x >= n)
+    return;
+  int* fwd = tables + (axis == 0 ? 0 : 2 * (size_t)levels * (size_t)width);
+  int* inv = fwd + (size_t)levels * (size_t)n;
+  int p = x;
+  for (int l = 0; l < levels; ++l) {
+    fwd[(size_t)l * (size_t)n + (size_t)x] = p;
+    inv[(size_t)l * (size_t)n + (size_t)p] = x;
+    p = lull_layout_step(p, n, l);
+  }
+}

@@ -1,0 +1,288 @@
+/* Step 1 of core/atrous.h on the GPU as one kernel body (kernel_body.cuh):
+ * read the user's images (any format and stride), clean and normalise them,
+ * and build level 0's input, with the formulas of atrous_math.h in the
+ * order of atrous_cpu.c's prepare_* functions.
+ *
+ * A block of 32 x 8 pixels works on shared-memory tiles, because three of
+ * the steps read neighbours of the previous step's result:
+ *   phase 0: raw colour (sanitised, scaled, linearised, with a finite flag)
+ *            of the block and 4 pixels around it (inpainting radius 2 plus
+ *            the variance estimate's radius 2), and the guides (albedo,
+ *            unit normal, depth or position) of the block and 2 around;
+ *   phase 1: the colour of the block and 2 around: non-finite pixels
+ *            replaced by the mean of the finite ones in their 5x5
+ *            neighbourhood, demodulated, and its luminance;
+ *   phase 2: per pixel the geometry footprint, the luminance variance
+ *            (given, or the guide-weighted 5x5 moments of SVGF §4.2), and
+ *            the working buffers, fp32 or packed (atrous_packing.cuh).
+ * Out-of-image tile entries are skipped exactly where the CPU skips them. */
+#pragma once
+
+#include "atrous_common.cuh"
+
+enum
+{
+  PREP_BW = 32,
+  PREP_BH = 8,
+  PREP_THREADS = PREP_BW * PREP_BH,
+  PREP_R_RAW = LULL_INPAINT_RADIUS + 2, /* + the 5x5 variance estimate */
+  PREP_R = 2,
+  PREP_RAW_W = PREP_BW + 2 * PREP_R_RAW,
+  PREP_RAW_H = PREP_BH + 2 * PREP_R_RAW,
+  PREP_W = PREP_BW + 2 * PREP_R,
+  PREP_H = PREP_BH + 2 * PREP_R,
+  PREP_PHASES = 3,
+};
+
+typedef struct prepare_tile
+{
+  float4 raw[PREP_RAW_H][PREP_RAW_W]; /* r, g, b, finite flag (0 outside) */
+  float4 n[PREP_H][PREP_W];           /* nx, ny, nz, missing flag */
+  float4 a[PREP_H][PREP_W];           /* ar, ag, ab, gx */
+  float2 p[PREP_H][PREP_W];           /* gy, gz */
+  float4 c[PREP_H][PREP_W];           /* inpainted, demodulated r, g, b and luminance */
+  float alpha[PREP_BH][PREP_BW];
+} prepare_tile;
+
+LULL_BODY float prepare_finite_or_zero(float v)
+{
+  return (v - v) == 0.0f ? v : 0.0f;
+}
+
+LULL_BODY int prepare_inside(const lull_atrous_prepare_args* a, int x, int y)
+{
+  return x >= 0 && y >= 0 && x < a->width && y < a->height;
+}
+
+/* Phase 0: the raw colour and the guides of the tiles. */
+LULL_BODY void prepare_stage(const lull_atrous_prepare_args* a, prepare_tile* s, lull_thread t)
+{
+  const int tid = t.ty * PREP_BW + t.tx;
+  const int x0 = t.bx * PREP_BW, y0 = t.by * PREP_BH;
+  for (int e = tid; e < PREP_RAW_W * PREP_RAW_H; e += PREP_THREADS) {
+    const int ty = e / PREP_RAW_W, tx = e - ty * PREP_RAW_W;
+    const int x = x0 + tx - PREP_R_RAW, y = y0 + ty - PREP_R_RAW;
+    float4 raw = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (prepare_inside(a, x, y)) {
+      float c[4];
+      lull_cuda_image_load(&a->color, x, y, c);
+      const int ok = lull_isfinite3(c[0], c[1], c[2]);
+      if (!ok)
+        c[0] = c[1] = c[2] = 0.0f;
+      raw.x = lull_prepare_color_channel(c[0], a->input_scale, a->srgb);
+      raw.y = lull_prepare_color_channel(c[1], a->input_scale, a->srgb);
+      raw.z = lull_prepare_color_channel(c[2], a->input_scale, a->srgb);
+      raw.w = ok ? 1.0f : 0.0f;
+      const int cx = tx - PREP_R_RAW, cy = ty - PREP_R_RAW;
+      if (cx >= 0 && cx < PREP_BW && cy >= 0 && cy < PREP_BH)
+        s->alpha[cy][cx] = c[3]; /* copied through as given */
+    }
+    s->raw[ty][tx] = raw;
+  }
+  for (int e = tid; e < PREP_W * PREP_H; e += PREP_THREADS) {
+    const int ty = e / PREP_W, tx = e - ty * PREP_W;
+    const int x = x0 + tx - PREP_R, y = y0 + ty - PREP_R;
+    float4 n = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 al = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float2 p = make_float2(0.0f, 0.0f);
+    if (prepare_inside(a, x, y)) {
+      float v[4];
+      if (a->has_albedo) {
+        lull_cuda_image_load(&a->albedo, x, y, v);
+        al.x = prepare_finite_or_zero(v[0]);
+        al.y = prepare_finite_or_zero(v[1]);
+        al.z = prepare_finite_or_zero(v[2]);
+      }
+      if (a->has_normal) {
+        lull_cuda_image_load(&a->normal, x, y, v);
+        float nv[3] = {prepare_finite_or_zero(v[0]), prepare_finite_or_zero(v[1]),
+                       prepare_finite_or_zero(v[2])};
+        n.w = lull_normalize_normal(nv); /* the "missing" flag */
+        n.x = nv[0];
+        n.y = nv[1];
+        n.z = nv[2];
+      }
+      if (a->geometry_kind != LULL_ATROUS_GEOMETRY_NONE) {
+        lull_cuda_image_load(&a->geometry, x, y, v);
+        al.w = prepare_finite_or_zero(v[0]);
+        if (a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
+          p = make_float2(prepare_finite_or_zero(v[1]), prepare_finite_or_zero(v[2]));
+      }
+    }
+    s->n[ty][tx] = n;
+    s->a[ty][tx] = al;
+    s->p[ty][tx] = p;
+  }
+}
+
+/* Phase 1: inpainted, demodulated colour and its luminance. */
+LULL_BODY void prepare_color(const lull_atrous_prepare_args* a, prepare_tile* s, lull_thread t)
+{
+  const int tid = t.ty * PREP_BW + t.tx;
+  const int x0 = t.bx * PREP_BW, y0 = t.by * PREP_BH;
+  const int shift = PREP_R_RAW - PREP_R;
+  for (int e = tid; e < PREP_W * PREP_H; e += PREP_THREADS) {
+    const int ty = e / PREP_W, tx = e - ty * PREP_W;
+    if (!prepare_inside(a, x0 + tx - PREP_R, y0 + ty - PREP_R)) {
+      s->c[ty][tx] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      continue;
+    }
+    const float4 raw = s->raw[ty + shift][tx + shift];
+    float r = raw.x, g = raw.y, b = raw.z;
+    if (raw.w == 0.0f) {
+      /* mean of the finite pixels around (outside the image: flag 0) */
+      float sum[3] = {0, 0, 0}, n = 0;
+      for (int dy = -LULL_INPAINT_RADIUS; dy <= LULL_INPAINT_RADIUS; ++dy)
+        for (int dx = -LULL_INPAINT_RADIUS; dx <= LULL_INPAINT_RADIUS; ++dx) {
+          const float4 q = s->raw[ty + shift + dy][tx + shift + dx];
+          if (q.w == 0.0f)
+            continue;
+          sum[0] += q.x;
+          sum[1] += q.y;
+          sum[2] += q.z;
+          n += 1;
+        }
+      const float inv = n > 0 ? 1.0f / n : 0.0f;
+      r = sum[0] * inv;
+      g = sum[1] * inv;
+      b = sum[2] * inv;
+    }
+    if (a->demodulate) {
+      const float4 al = s->a[ty][tx];
+      r /= lull_demodulation_albedo(al.x);
+      g /= lull_demodulation_albedo(al.y);
+      b /= lull_demodulation_albedo(al.z);
+    }
+    s->c[ty][tx] = make_float4(r, g, b, atrous_luminance(a->channels, r, g, b));
+  }
+}
+
+/* The geometry footprint term ig = 1 / (sigma_g s_p)^2 of tile pixel
+ * (tx, ty) = image pixel (x, y) (atrous_cpu.c, prepare_geometry). */
+LULL_BODY float prepare_inv_geometry(const lull_atrous_prepare_args* a, const prepare_tile* s,
+                                     int x, int y, int tx, int ty)
+{
+  if (a->geometry_kind == LULL_ATROUS_GEOMETRY_NONE)
+    return 0.0f;
+  const int pos = a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION;
+  const float gx = s->a[ty][tx].w;
+  const float2 gyz = s->p[ty][tx];
+  int xs[4], ys[4];
+  lull_footprint_neighbours(x, y, a->width, a->height, xs, ys);
+  float d[4];
+  for (int k = 0; k < 4; ++k) {
+    if (xs[k] < 0 || xs[k] >= a->width || ys[k] < 0 || ys[k] >= a->height) {
+      d[k] = 0.0f; /* 1-pixel-wide image: no neighbour on this axis */
+      continue;
+    }
+    const int qx = tx + xs[k] - x, qy = ty + ys[k] - y;
+    const float q = s->a[qy][qx].w;
+    float dd = (q - gx) * (q - gx);
+    if (pos) {
+      const float2 qp = s->p[qy][qx];
+      dd += (qp.x - gyz.x) * (qp.x - gyz.x) + (qp.y - gyz.y) * (qp.y - gyz.y);
+    }
+    d[k] = sqrtf(dd);
+  }
+  const float magnitude = pos ? sqrtf(gx * gx + gyz.x * gyz.x + gyz.y * gyz.y) : fabsf(gx);
+  const float fp = lull_geometry_footprint(d[0], d[1], d[2], d[3], magnitude);
+  const float scale = a->sigma_depth * fp;
+  return 1.0f / (scale * scale);
+}
+
+/* Variance of the luminance at level 0 (atrous_cpu.c, prepare_variance):
+ * guide-weighted moments of the 5x5 neighbourhood, no colour term. */
+LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
+                                          const prepare_tile* s, int x, int y, int tx, int ty,
+                                          float ig, const int position)
+{
+  const float4 cn = s->n[ty][tx];
+  const float4 ca = s->a[ty][tx];
+  const float2 cp = position ? s->p[ty][tx] : make_float2(0.0f, 0.0f);
+  const float cl = s->c[ty][tx].w;
+  float sw = 0, sd = 0, sd2 = 0;
+  /* unrolled: the pixel distances are constants; a tap outside the image
+   * (whose tile entries are zeros) gets weight 0, which adds exactly
+   * nothing, as skipping it does on the CPU */
+  LULL_UNROLL
+  for (int dy = -2; dy <= 2; ++dy) {
+    const int row_inside = y + dy >= 0 && y + dy < a->height;
+    LULL_UNROLL
+    for (int dx = -2; dx <= 2; ++dx) {
+      const int inside = row_inside && x + dx >= 0 && x + dx < a->width;
+      const float4 qn = s->n[ty + dy][tx + dx];
+      const float4 qa = s->a[ty + dy][tx + dx];
+      const float2 qp = position ? s->p[ty + dy][tx + dx] : make_float2(0.0f, 0.0f);
+      const int d2 = dx * dx + dy * dy;
+      const float inv_d2 = d2 ? 1.0f / (float)d2 : 0.0f;
+      const float dgx = ca.w - qa.w, dgy = cp.x - qp.x, dgz = cp.y - qp.y;
+      const float e =
+          lull_edge_normal(lull_normal_dot(cn.x, cn.y, cn.z, cn.w, qn.x, qn.y, qn.z, qn.w),
+                           a->k_normal) +
+          lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, ig, inv_d2) +
+          lull_edge_albedo(ca.x - qa.x, ca.y - qa.y, ca.z - qa.z, a->k_albedo);
+      const float wgt = inside ? lull_edge_weight(e) : 0.0f;
+      const float d = s->c[ty + dy][tx + dx].w - cl;
+      sw += wgt;
+      sd += wgt * d;
+      sd2 += wgt * d * d;
+    }
+  }
+  const float inv = 1.0f / sw; /* the centre's own weight is 1 */
+  const float mean = sd * inv;
+  const float v = sd2 * inv - mean * mean;
+  return v > 0.0f ? v : 0.0f;
+}
+
+/* Phase 2: footprint, variance, and the working buffers of pixel (x, y). */
+LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_tile* s,
+                              lull_thread t, const int position)
+{
+  const int x = t.bx * PREP_BW + t.tx, y = t.by * PREP_BH + t.ty;
+  if (!prepare_inside(a, x, y))
+    return;
+  const int tx = t.tx + PREP_R, ty = t.ty + PREP_R;
+  const size_t i = (size_t)y * (size_t)a->width + (size_t)x;
+  const float ig = prepare_inv_geometry(a, s, x, y, tx, ty);
+  const float4 c = s->c[ty][tx];
+  const float4 g1 = s->a[ty][tx];
+  float var = 0.0f;
+  if (a->variance_mode && a->variance.data) {
+    float v[4];
+    lull_cuda_image_load(&a->variance, x, y, v);
+    const float dr = a->demodulate ? lull_demodulation_albedo(g1.x) : 1.0f;
+    const float dg = a->demodulate ? lull_demodulation_albedo(g1.y) : 1.0f;
+    const float db = a->demodulate ? lull_demodulation_albedo(g1.z) : 1.0f;
+    var = lull_variance_luminance(v, lull_format_channels(a->variance.format), dr, dg, db);
+  } else if (a->variance_mode) {
+    var = prepare_variance_estimate(a, s, x, y, tx, ty, ig, position);
+  }
+  const float4 cv = make_float4(c.x, c.y, c.z, var);
+  const float4 g0 = s->n[ty][tx];
+  if (a->packed) {
+    a->out.cp[i] = lull_pack_color(cv);
+    a->out.gp[i] = lull_pack_guides(g0, g1);
+  } else {
+    a->out.c[i] = cv;
+    a->out.g0[i] = g0;
+    a->out.g1[i] = g1;
+  }
+  if (a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
+    a->out.g2[i] = s->p[ty][tx];
+  a->out.ig[i] = ig;
+  if (a->has_alpha)
+    a->alpha[i] = s->alpha[t.ty][t.tx];
+}
+
+/* position: a compile-time constant of the kernel, 1 for position input
+ * (the 5x5 estimate then reads the y and z of the tile) */
+LULL_BODY void prepare_body(const lull_atrous_prepare_args* a, prepare_tile* s, int phase,
+                            lull_thread t, const int position)
+{
+  if (phase == 0)
+    prepare_stage(a, s, t);
+  else if (phase == 1)
+    prepare_color(a, s, t);
+  else
+    prepare_finish(a, s, t, position);
+}

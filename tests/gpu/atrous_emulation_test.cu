@@ -1,0 +1,288 @@
+/* The CUDA à-trous kernels run on the CPU (no GPU needed; CI runs this).
+ *
+ * The kernels are written as host-and-device bodies (cuda/kernel_body.cuh);
+ * this test runs exactly those bodies, block by block, phase by phase,
+ * thread by thread, in the order the library launches them
+ * (lull_atrous_enqueue with emulating launchers), and checks what
+ * tests/gpu/cuda_atrous_test.c checks on a GPU:
+ *   - baseline equals the CPU backend within 1e-4 relative;
+ *   - permuted equals baseline bit for bit away from the border, and stays
+ *     close at the border (the mirrored sub-images of Dolp et al. 2024
+ *     §3.4/§4.1 change the taps there);
+ *   - packedGuides (fp16 colour, oct normals) stays within fp16 precision
+ *     of the fp32 path: PACKED_TOLERANCE below.
+ * So the indexing of tiles, layouts, borders and packing is checked before
+ * a GPU ever runs it.  (On the host, lull_edge_weight is the polynomial and
+ * the emulation agrees with the CPU more closely than the GPU, which uses
+ * the exp2 unit.) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atrous_baseline.cuh"
+#include "atrous_permuted.cuh"
+#include "atrous_prepare.cuh"
+
+extern "C" {
+#include "gpu_test_util.h"
+#include "test_util.h"
+}
+
+/* packedGuides against the fp32 permuted schedule: mean |packed - fp32| /
+ * mean |fp32| over the image.  Measured 1.5e-4 to 6e-4 on these scenes
+ * (fp16 has 2^-11 = 4.9e-4 relative precision); 2e-3 leaves room and still
+ * flags a wrong packing (a swapped or lost channel moves whole images). */
+#define PACKED_TOLERANCE 2e-3
+/* Border difference of the permuted schedule (cuda_atrous_test.c). */
+#define BORDER_TOLERANCE 0.1
+
+/* -- the emulating launchers -------------------------------------------- */
+
+static void* emu_alloc(size_t bytes)
+{
+  void* p = calloc(1, bytes);
+  if (!p) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+static cudaError_t emu_prepare(void* ctx, const lull_atrous_prepare_args* a)
+{
+  (void)ctx;
+  prepare_tile* s = (prepare_tile*)emu_alloc(sizeof *s);
+  for (int by = 0; by < (a->height + PREP_BH - 1) / PREP_BH; ++by)
+    for (int bx = 0; bx < (a->width + PREP_BW - 1) / PREP_BW; ++bx)
+      for (int phase = 0; phase < PREP_PHASES; ++phase)
+        for (int ty = 0; ty < PREP_BH; ++ty)
+          for (int tx = 0; tx < PREP_BW; ++tx)
+            prepare_body(a, s, phase, lull_thread{bx, by, tx, ty},
+                         a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION);
+  free(s);
+  return cudaSuccess;
+}
+
+static cudaError_t emu_layout_tables(void* ctx, int* tables, int width, int height, int levels)
+{
+  (void)ctx;
+  const int n = width > height ? width : height;
+  for (int axis = 0; axis < 2; ++axis)
+    for (int bx = 0; bx < (n + 255) / 256; ++bx)
+      for (int tx = 0; tx < 256; ++tx)
+        layout_tables_body(tables, width, height, levels, lull_thread{bx, axis, tx, 0});
+  return cudaSuccess;
+}
+
+static cudaError_t emu_level(void* ctx, const lull_atrous_level_args* a, int permuted,
+                             int variance_mode, int geometry_kind)
+{
+  (void)ctx;
+  const int gx = (a->width + 31) / 32, gy = (a->height + 7) / 8;
+  if (variance_mode)
+    for (int by = 0; by < gy; ++by)
+      for (int bx = 0; bx < gx; ++bx)
+        for (int ty = 0; ty < 8; ++ty)
+          for (int tx = 0; tx < 32; ++tx)
+            level_guides_body(a, lull_thread{bx, by, tx, ty});
+  if (!permuted) {
+    for (int by = 0; by < (a->height + BASE_BH - 1) / BASE_BH; ++by)
+      for (int bx = 0; bx < (a->width + BASE_BW - 1) / BASE_BW; ++bx)
+        for (int ty = 0; ty < BASE_BH; ++ty)
+          for (int tx = 0; tx < BASE_BW; ++tx)
+            baseline_body(a, lull_thread{bx, by, tx, ty}, variance_mode, geometry_kind);
+    return cudaSuccess;
+  }
+  /* the GPU launch picks the packed kernels for the variance mode only */
+  const int packed = variance_mode && a->packed;
+  permuted_tile* s = (permuted_tile*)emu_alloc(sizeof *s);
+  for (int by = 0; by < (a->height + PERM_OUT_H - 1) / PERM_OUT_H; ++by)
+    for (int bx = 0; bx < (a->width + PERM_BW - 1) / PERM_BW; ++bx)
+      for (int phase = 0; phase < PERM_PHASES; ++phase)
+        for (int ty = 0; ty < PERM_BH; ++ty)
+          for (int tx = 0; tx < PERM_BW; ++tx)
+            permuted_body(a, s, phase, lull_thread{bx, by, tx, ty}, variance_mode, geometry_kind,
+                          packed);
+  free(s);
+  if (a->last)
+    for (int by = 0; by < gy; ++by)
+      for (int bx = 0; bx < gx; ++bx)
+        for (int ty = 0; ty < 8; ++ty)
+          for (int tx = 0; tx < 32; ++tx)
+            permuted_finish_body(a, lull_thread{bx, by, tx, ty});
+  return cudaSuccess;
+}
+
+/* -- running the filter ---------------------------------------------------- */
+
+static lull_image view(const float* p, int channels, int w, int h)
+{
+  lull_image v;
+  memset(&v, 0, sizeof v);
+  if (!p)
+    return v;
+  v.data = (unsigned char*)p;
+  v.format = (lull_format)channels; /* FLOAT..FLOAT4 = 1..4 */
+  v.width = w;
+  v.height = h;
+  v.pixel_stride = (size_t)channels * sizeof(float);
+  v.row_stride = v.pixel_stride * (size_t)w;
+  return v;
+}
+
+/* schedule: -2 the CPU backend, 0 baseline, 1 permuted (emulated). */
+static int run(const lull_atrous_params* params, const lull_atrous_images* images, int schedule)
+{
+  lull_error err = {LULL_OK, ""};
+  if (schedule == -2)
+    return lull_atrous_cpu(params, images, 0, NULL, &err);
+  lull_atrous_plan plan;
+  lull_status status = lull_atrous_plan_make(params, images, schedule, &plan, &err);
+  if (status != LULL_OK)
+    return status;
+  unsigned char* scratch = (unsigned char*)emu_alloc(plan.scratch_bytes);
+  lull_atrous_launchers l;
+  memset(&l, 0, sizeof l);
+  l.prepare = emu_prepare;
+  l.layout_tables = emu_layout_tables;
+  l.level = emu_level;
+  status = lull_atrous_enqueue(&plan, params, images, scratch, &l, NULL, &err);
+  free(scratch);
+  return status;
+}
+
+typedef struct config
+{
+  const char* name;
+  int width, height, channels;
+  int use_albedo, use_normal, geometry; /* 0 none, 1 depth, 2 position */
+  int color_mode, iterations, srgb, variance_channels;
+  float input_scale;
+  int poison; /* non-finite values in the inputs */
+} config;
+
+/* Runs CPU, baseline, permuted and permuted+packed on the same inputs and
+ * checks them against each other. */
+static void compare(const char* name, lull_atrous_params params, lull_atrous_images images,
+                    int width, int height, int channels)
+{
+  const size_t count = (size_t)width * (size_t)height * (size_t)channels;
+  float* out[4];
+  for (int k = 0; k < 4; ++k) {
+    out[k] = (float*)emu_alloc(count * sizeof(float));
+    for (size_t i = 0; i < count; ++i)
+      out[k][i] = -12345.0f; /* every value must be written */
+    images.output = view(out[k], channels, width, height);
+    params.packed_guides = k == 3;
+    CHECK_EQ_INT(run(&params, &images, k == 0 ? -2 : (k == 1 ? 0 : 1)), LULL_OK);
+  }
+  const float *cpu = out[0], *base = out[1], *perm = out[2], *packed = out[3];
+  double scale = 0;
+  for (size_t i = 0; i < count; ++i)
+    scale = fmax(scale, fabs(cpu[i]));
+  const double rel = gpu_max_rel_diff(base, cpu, count, 1e-3 * scale);
+  const int margin = gpu_atrous_margin(params.iterations);
+  const double interior = gpu_interior_max_abs_diff(perm, base, width, height, channels, margin);
+  const double border = gpu_border_rel_l1(perm, base, width, height, channels, margin);
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < count; ++i) {
+    diff += fabs((double)packed[i] - (double)perm[i]);
+    ref += fabs((double)perm[i]);
+  }
+  const double packed_rel = ref > 0 ? diff / ref : diff;
+  printf("%-20s baseline vs CPU max rel %.2e | permuted vs baseline: interior max %.1e, "
+         "border rel L1 %.2e | packed vs fp32 rel L1 %.2e\n",
+         name, rel, interior, border, packed_rel);
+  CHECK(rel <= 1e-4);
+  CHECK(interior <= 0.0); /* -1: no interior; 0: bitwise equal */
+  CHECK(lull_test_all_finite(perm, count));
+  CHECK(lull_test_all_finite(packed, count));
+  if (interior >= 0.0) /* tiny images are all border: only finiteness counts */
+    CHECK(border <= BORDER_TOLERANCE);
+  CHECK(packed_rel <= PACKED_TOLERANCE);
+  if (channels == 4) /* alpha passes through unchanged */
+    for (size_t i = 3; i < count; i += 4) {
+      CHECK_EQ_INT(base[i] == ((const float*)images.color.data)[i], 1);
+      CHECK_EQ_INT(perm[i] == ((const float*)images.color.data)[i], 1);
+      CHECK_EQ_INT(packed[i] == ((const float*)images.color.data)[i], 1);
+    }
+  for (int k = 0; k < 4; ++k)
+    free(out[k]);
+}
+
+static void run_config(const config* c)
+{
+  gpu_scene s;
+  gpu_scene_make(&s, c->width, c->height, 1234u);
+  const size_t n = (size_t)c->width * (size_t)c->height;
+  float* color = (float*)emu_alloc(n * 4 * sizeof(float));
+  float* variance = (float*)emu_alloc(n * 3 * sizeof(float));
+  gpu_scene_atrous_inputs(&s, c->channels, c->srgb, c->poison, color, variance);
+  lull_atrous_images images;
+  memset(&images, 0, sizeof images);
+  images.color = view(color, c->channels, c->width, c->height);
+  images.albedo = view(c->use_albedo ? s.albedo : NULL, 3, c->width, c->height);
+  images.normal = view(c->use_normal ? s.normal : NULL, 3, c->width, c->height);
+  images.depth = view(c->geometry == 1 ? s.depth : NULL, 1, c->width, c->height);
+  images.position = view(c->geometry == 2 ? s.position : NULL, 3, c->width, c->height);
+  images.variance = view(c->variance_channels ? variance : NULL, c->variance_channels, c->width,
+                         c->height);
+  lull_atrous_params params = lull_atrous_default_params();
+  params.iterations = c->iterations;
+  params.color_mode = c->color_mode;
+  params.srgb = c->srgb;
+  params.clamp_output = c->srgb;
+  params.input_scale = c->input_scale;
+  compare(c->name, params, images, c->width, c->height, c->channels);
+  free(color);
+  free(variance);
+  gpu_scene_free(&s);
+}
+
+/* A test render (tests/gpu/export_testdata.py), when it was exported. */
+static void run_render(const char* scene)
+{
+  float* data[4];
+  int w = 0, h = 0, ch = 0;
+  gpu_read_render(scene, data, &w, &h, &ch);
+  if (!data[0] || ch != 3) {
+    printf("%-20s not exported (tests/gpu/export_testdata.py): skipped\n", scene);
+  } else {
+    lull_atrous_images images;
+    memset(&images, 0, sizeof images);
+    images.color = view(data[0], 3, w, h);
+    images.albedo = view(data[1], 3, w, h);
+    images.normal = view(data[2], 3, w, h);
+    images.depth = view(data[3], 1, w, h);
+    compare(scene, lull_atrous_default_params(), images, w, h, 3);
+  }
+  for (int k = 0; k < 4; ++k)
+    free(data[k]);
+}
+
+int main(void)
+{
+  static const config configs[] = {
+      /* name              w    h  ch alb nrm geo mode it srgb var scale poison */
+      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 0, 0, 1.0f, 0},
+      {"variance+position", 150, 110, 3, 1, 1, 2, 1, 4, 0, 0, 1.0f, 0},
+      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 0, 0, 1.0f, 0},
+      {"fixed+depth", 97, 61, 3, 1, 1, 1, 0, 3, 0, 0, 1.0f, 0},
+      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 0, 0, 1.0f, 0},
+      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 1},
+      {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 1, 0, 0.5f, 0},
+      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 0, 1, 1.0f, 0},
+      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0},
+      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 0, 0, 1.0f, 0},
+      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, 1.0f, 0},
+      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, 1.0f, 0},
+      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0},
+      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, 1.0f, 0},
+      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0},
+  };
+  for (size_t i = 0; i < sizeof configs / sizeof configs[0]; ++i)
+    run_config(&configs[i]);
+  run_render("cornell");
+  return lull_test_result("atrous_emulation");
+}
