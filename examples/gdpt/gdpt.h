@@ -131,6 +131,7 @@ typedef struct gdpt_settings
   int spp;
   uint64_t seed;   /* independent renders need different seeds */
   int gradients;   /* 0: plain path tracing (the reference; dx, dy untouched) */
+  int direct_only; /* only camera rays: primal stays 0 (the reference's direct light) */
   int threads;
 } gdpt_settings;
 

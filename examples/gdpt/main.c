@@ -11,9 +11,12 @@
  *   NAME-albedo  NAME-normal  NAME-depth                  first-hit features
  *   NAME-var-albedo  NAME-var-normal  NAME-var-depth      their variances
  *   NAME-reference                                         primal + direct
+ *   NAME-reference-direct                                  its direct part
  *
  * The full-sample buffers are the means of the halves; the final image is
- * reconstruct(primal, dx, dy) + direct.  After each scene it prints the
+ * reconstruct(primal, dx, dy) + direct.  --direct-only writes only
+ * NAME-reference-direct (camera rays at --ref-spp: seconds) with the seed
+ * of a full run, the same image.  After each scene it prints the
  * gradient self-check (gdpt.h).  Files are written atomically; a failed
  * run leaves existing files intact and exits non-zero. */
 #include <stdio.h>
@@ -28,13 +31,14 @@ typedef struct options
   const char* out;
   const char* scene;
   int width, height, spp, ref_spp, threads;
+  int direct_only; /* only NAME-reference-direct.exr */
   unsigned long long seed;
 } options;
 
 static int usage(const char* message)
 {
   fprintf(stderr, "gdpt: %s\nusage: gdpt --out DIR [--scene cornell|window|textured|all] "
-                  "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N]\n",
+                  "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N] [--direct-only]\n",
           message);
   return 2;
 }
@@ -58,9 +62,14 @@ static int parse(int argc, char** argv, options* o)
   o->spp = 32;
   o->ref_spp = 4096;
   o->threads = 0;
+  o->direct_only = 0;
   o->seed = 1;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
+    if (strcmp(a, "--direct-only") == 0) {
+      o->direct_only = 1;
+      continue;
+    }
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v)
       return usage("missing value");
@@ -168,7 +177,13 @@ static void free_half(half_render* h)
 static void render_half(const gdpt_scene* scene, const options* o, uint64_t seed, int spp,
                         int gradients, half_render* h, const char* label)
 {
-  gdpt_settings settings = {spp, seed, gradients, o->threads};
+  gdpt_settings settings;
+  memset(&settings, 0, sizeof settings);
+  settings.spp = spp;
+  settings.seed = seed;
+  settings.gradients = gradients;
+  settings.direct_only = o->direct_only;
+  settings.threads = o->threads;
   gdpt_buffers b = {h->primal,  h->dx,         h->dy,         h->direct,   h->albedo,
                     h->normal,  h->depth,      h->albedo_var, h->normal_var, h->depth_var};
   progress_line line = {label, -1};
@@ -189,6 +204,14 @@ static int render_scene(const options* o, const char* name)
   if (failed) {
     fprintf(stderr, "gdpt: out of memory\n");
   } else {
+    if (o->direct_only) {
+      render_half(&scene, o, 3 * o->seed + 3, o->ref_spp, 0, &ref, "reference direct");
+      failed = write_image(o, name, "reference-direct", ref.direct, 3);
+      free_half(&a);
+      free_half(&b);
+      free_half(&ref);
+      return failed;
+    }
     fprintf(stderr, "%s: %dx%d, %d spp G-PT (two halves), reference %d spp\n", name, o->width,
             o->height, o->spp, o->ref_spp);
     render_half(&scene, o, 3 * o->seed + 1, o->spp / 2, 1, &a, "half A");
@@ -227,9 +250,11 @@ static int render_scene(const options* o, const char* name)
       failed = write_image(o, name, files[f].what, files[f].data, files[f].channels);
     if (!failed && o->ref_spp > 0) {
       render_half(&scene, o, 3 * o->seed + 3, o->ref_spp, 0, &ref, "reference");
+      failed = write_image(o, name, "reference-direct", ref.direct, 3);
       for (size_t i = 0; i < 3 * n; ++i)
         ref.primal[i] += ref.direct[i];
-      failed = write_image(o, name, "reference", ref.primal, 3);
+      if (!failed)
+        failed = write_image(o, name, "reference", ref.primal, 3);
     }
   }
   free_half(&a);

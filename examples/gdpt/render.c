@@ -151,7 +151,7 @@ typedef struct base_path
   vec3 rest;           /* S */
 } base_path;
 
-static void trace_base(const gdpt_scene* s, vec3 dir, rng* r, base_path* b)
+static void trace_base(const gdpt_scene* s, vec3 dir, int direct_only, rng* r, base_path* b)
 {
   memset(b, 0, sizeof *b);
   const vec3 eye = s->camera.eye;
@@ -163,6 +163,8 @@ static void trace_base(const gdpt_scene* s, vec3 dir, rng* r, base_path* b)
       b->direct = s->materials[b->x1.material].emission;
     return;
   }
+  if (direct_only)
+    return;
   b->kind = 2;
   b->n1 = facing(b->x1.n, dir);
   b->a1 = gdpt_albedo(s, &b->x1);
@@ -277,9 +279,9 @@ void gdpt_render(const gdpt_scene* s, const gdpt_settings* settings, gdpt_buffer
         rng r = rng_for(settings->seed, i, (uint64_t)k);
         const double ux = uniform(&r), uy = uniform(&r);
         base_path b;
-        trace_base(s, camera_dir(s, x + ux, y + uy), &r, &b);
+        trace_base(s, camera_dir(s, x + ux, y + uy), settings->direct_only, &r, &b);
         add3(direct, i, b.direct);
-        if (b.kind == 2)
+        if (b.kind == 2 && !settings->direct_only)
           add3(primal, i, vadd(b.c1, vmul(b.a1, b.rest)));
         /* first-hit features */
         double f[7] = {0, 0, 0, 0, 0, 0, 0};
@@ -301,7 +303,7 @@ void gdpt_render(const gdpt_scene* s, const gdpt_settings* settings, gdpt_buffer
           feat[7 * i + c] += f[c];
           feat[7 * (n + i) + c] += f[c] * f[c];
         }
-        if (!settings->gradients || b.kind != 2)
+        if (!settings->gradients || settings->direct_only || b.kind != 2)
           continue;
         for (int d = 0; d < 4; ++d) {
           const int qx = x + offsets[d][0], qy = y + offsets[d][1];

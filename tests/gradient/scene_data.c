@@ -57,8 +57,7 @@ int scene_data_load(scene_data* s, const char* dir, const char* name)
   s->dx_b = load(dir, name, "B-dx", 3, &w, &h);
   s->dy_a = load(dir, name, "A-dy", 3, &w, &h);
   s->dy_b = load(dir, name, "B-dy", 3, &w, &h);
-  float* direct_a = load(dir, name, "A-direct", 3, &w, &h);
-  float* direct_b = load(dir, name, "B-direct", 3, &w, &h);
+  s->direct = load(dir, name, "reference-direct", 3, &w, &h);
   s->albedo = load(dir, name, "albedo", 3, &w, &h);
   s->normal = load(dir, name, "normal", 3, &w, &h);
   s->depth = load(dir, name, "depth", 1, &w, &h);
@@ -69,23 +68,19 @@ int scene_data_load(scene_data* s, const char* dir, const char* name)
   s->width = w;
   s->height = h;
   const size_t n = (size_t)w * (size_t)h;
-  int ok = s->primal_b && s->dx_a && s->dx_b && s->dy_a && s->dy_b && direct_a && direct_b &&
-           s->albedo && s->normal && s->depth && va && vn && vd && s->reference;
+  int ok = s->primal_b && s->dx_a && s->dx_b && s->dy_a && s->dy_b && s->direct && s->albedo && s->normal && s->depth && va && vn && vd && s->reference;
   if (ok) {
     s->primal = mean_of(s->primal_a, s->primal_b, 3 * n);
     s->dx = mean_of(s->dx_a, s->dx_b, 3 * n);
     s->dy = mean_of(s->dy_a, s->dy_b, 3 * n);
-    s->direct = mean_of(direct_a, direct_b, 3 * n);
     s->variance = malloc(3 * n * sizeof(float));
-    ok = s->primal && s->dx && s->dy && s->direct && s->variance;
+    ok = s->primal && s->dx && s->dy && s->variance;
     for (size_t i = 0; ok && i < n; ++i) {
       s->variance[3 * i] = (va[3 * i] + va[3 * i + 1] + va[3 * i + 2]) / 3.0f;
       s->variance[3 * i + 1] = (vn[3 * i] + vn[3 * i + 1] + vn[3 * i + 2]) / 3.0f;
       s->variance[3 * i + 2] = vd[i];
     }
   }
-  free(direct_a);
-  free(direct_b);
   free(va);
   free(vn);
   free(vd);
@@ -124,7 +119,6 @@ float* scene_data_run(OIDNDevice device, const scene_data* s, const scene_filter
   const int w = s->width, h = s->height;
   const size_t n = 3 * (size_t)w * (size_t)h;
   float* out = calloc(n, sizeof(float));
-  float* noisy = NULL;
   OIDNFilter f = oidnNewFilter(device, filter->type);
   if (!f || !out) {
     free(out);
@@ -132,8 +126,7 @@ float* scene_data_run(OIDNDevice device, const scene_data* s, const scene_filter
   }
   share(f, "output", out, 3, w, h);
   if (strcmp(filter->type, "ATrous") == 0) {
-    noisy = scene_data_noisy(s);
-    share(f, "color", noisy, 3, w, h);
+    share(f, "color", s->primal, 3, w, h);
     share(f, "albedo", s->albedo, 3, w, h);
     share(f, "normal", s->normal, 3, w, h);
     share(f, "depth", s->depth, 1, w, h);
@@ -166,12 +159,11 @@ float* scene_data_run(OIDNDevice device, const scene_data* s, const scene_filter
     fprintf(stderr, "%s: %s\n", filter->type, message ? message : "");
     free(out);
     out = NULL;
-  } else if (strcmp(filter->type, "ATrous") != 0) {
+  } else {
     for (size_t i = 0; i < n; ++i)
       out[i] += s->direct[i];
   }
   oidnReleaseFilter(f);
-  free(noisy);
   return out;
 }
 

@@ -17,7 +17,7 @@ typedef struct scene_data
   float* dx_b;
   float* dy_a;
   float* dy_b;
-  float* direct;
+  float* direct;      /* camera-visible emitters at the reference's sample count */
   float* primal;      /* means of the halves */
   float* dx;
   float* dy;
@@ -33,8 +33,12 @@ typedef struct scene_data
 int scene_data_load(scene_data* s, const char* dir, const char* name);
 void scene_data_free(scene_data* s);
 
-/* Filters: each returns a new packed RGB image (malloc'd) with the
- * direct light added, or NULL after printing the OIDN error. */
+/* Filters reconstruct the primal (indirect light); each returns a new
+ * packed RGB image (malloc'd) with the direct light added, or NULL after
+ * printing the OIDN error.  The direct light is the reference's, so the
+ * comparison measures the reconstruction alone: the 32-spp direct light's
+ * anti-aliased light edges would otherwise add an error no reconstruction
+ * touches (half of L1's relMSE on cornell). */
 typedef struct scene_filter
 {
   const char* type;       /* "Poisson", "GradientDomain", "ATrous" */
