@@ -6,6 +6,7 @@
  *    of the noise, and the automatic choice beats L1 Poisson;
  *  - all-zero features and NaN/Inf in gradients and features give finite
  *    output that still beats the noisy primal;
+ *  - images smaller than a patch, down to one pixel, give finite output;
  *  - bad configurations fail at commit with the exact OIDN error codes;
  *  - progress can cancel. */
 #include <math.h>
@@ -242,9 +243,39 @@ static void test_errors(void)
   data_free(&d);
 }
 
+/* Images smaller than a patch, a single pixel included: finite output. */
+static void test_tiny(void)
+{
+  const int sizes[][2] = {{1, 1}, {2, 1}, {1, 3}, {3, 2}, {6, 5}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+    const int w = sizes[k][0], h = sizes[k][1];
+    const size_t n = (size_t)w * h * 3;
+    float* img[8];
+    unsigned rng = 77u;
+    for (int i = 0; i < 8; ++i) {
+      img[i] = malloc(n * sizeof(float));
+      for (size_t j = 0; j < n; ++j)
+        img[i][j] = i < 2 ? 0.5f + 0.1f * lull_test_random(&rng) : 0.01f * lull_test_random(&rng);
+    }
+    OIDNFilter f = oidnNewFilter(device, "GradientDomain");
+    const char* names[] = {"colorA", "colorB", "gradientXA", "gradientXB", "gradientYA",
+                           "gradientYB", "albedo", "output"};
+    for (int i = 0; i < 8; ++i)
+      oidn_share(f, names[i], img[i], 3, w, h);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    EXPECT_OIDN(device, OIDN_ERROR_NONE, "tiny image");
+    CHECK(lull_test_all_finite(img[7], n));
+    oidnReleaseFilter(f);
+    for (int i = 0; i < 8; ++i)
+      free(img[i]);
+  }
+}
+
 int main(void)
 {
   device = oidn_cpu_device();
+  test_tiny();
   test_exact();
   test_denoises();
   test_errors();
