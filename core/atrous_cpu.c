@@ -36,6 +36,7 @@ lull_atrous_params lull_atrous_default_params(void)
   p.srgb = 0;
   p.clamp_output = 0;
   p.packed_guides = 0;
+  p.memory_cap = 0;
   return p;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atrous_tiled.h"
 #include "backend.h"
 #include "threads.h"
 
@@ -82,8 +83,9 @@ static lull_status cpu_atrous(lull_backend* backend, const lull_atrous_params* p
 {
   (void)schedule; /* the GPU schedules have no CPU counterpart */
   lull_error local = {LULL_OK, ""};
-  const lull_status status =
-      lull_atrous_cpu(params, images, backend->num_threads, progress, async ? &local : err);
+  /* in tiles when params->memory_cap asks for it */
+  const lull_status status = lull_atrous_cpu_tiled(params, images, backend->num_threads, progress,
+                                                   async ? &local : err);
   return async ? park((cpu_backend*)backend, status, &local) : status;
 }
 

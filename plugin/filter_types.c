@@ -53,6 +53,16 @@ static int atrous_overlap(int iterations)
   return (radius + 15) / 16 * 16;
 }
 
+/* OIDN's maxMemoryMB as a scratch cap in bytes: -1 (any negative) is no
+ * cap; 0 still caps (the smallest tiles). */
+static size_t memory_cap(double max_memory_mb)
+{
+  if (max_memory_mb < 0)
+    return 0;
+  const double bytes = max_memory_mb * 1048576.0;
+  return bytes < 1.0 ? 1 : (size_t)bytes;
+}
+
 /* -- ATrous ------------------------------------------------------------------- */
 
 enum { A_COLOR, A_OUTPUT, A_ALBEDO, A_NORMAL, A_DEPTH, A_POSITION, A_VARIANCE, A_IMAGES };
@@ -119,6 +129,7 @@ static lull_atrous_params atrous_from_values(const double* v)
   p.srgb = v[AP_SRGB] != 0;
   p.input_scale = isnan(v[AP_INPUT_SCALE]) ? 1.0f : (float)v[AP_INPUT_SCALE];
   p.packed_guides = v[AP_PACKED_GUIDES] != 0;
+  p.memory_cap = memory_cap(v[AP_MAX_MEMORY]);
   return p;
 }
 
@@ -262,14 +273,18 @@ static lull_atrous_params rt_like_params(int quality, int clean_aux, int clamp_o
 static lull_atrous_params rt_atrous_params(const lull_filter_config* config)
 {
   const double* v = config->values;
-  return rt_like_params((int)v[RP_QUALITY], v[RP_CLEAN_AUX] != 0, v[RP_HDR] == 0,
-                        v[RP_SRGB] != 0, v[RP_INPUT_SCALE]);
+  lull_atrous_params p = rt_like_params((int)v[RP_QUALITY], v[RP_CLEAN_AUX] != 0, v[RP_HDR] == 0,
+                                        v[RP_SRGB] != 0, v[RP_INPUT_SCALE]);
+  p.memory_cap = memory_cap(v[RP_MAX_MEMORY]);
+  return p;
 }
 
 static lull_atrous_params rtlightmap_atrous_params(const lull_filter_config* config)
 {
   const double* v = config->values;
-  return rt_like_params((int)v[LP_QUALITY], 0, 0, 0, v[LP_INPUT_SCALE]);
+  lull_atrous_params p = rt_like_params((int)v[LP_QUALITY], 0, 0, 0, v[LP_INPUT_SCALE]);
+  p.memory_cap = memory_cap(v[LP_MAX_MEMORY]);
+  return p;
 }
 
 static lull_atrous_images rt_views(const lull_filter_config* config)

@@ -1,0 +1,321 @@
+/* The à-trous filter in overlapping tiles under a memory cap (see
+ * atrous_tiled.h).  Scheduling only: each tile is an ordinary
+ * lull_atrous_cpu run on views into the caller's images. */
+#include "atrous_tiled.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atrous_math.h"
+
+/* Radii of the stencils of one run (atrous_cpu.c), each in pixels. */
+enum
+{
+  TAP_REACH = 2,        /* the 5x5 B3 kernel: level i's taps reach 2 * 2^i (Dammertz 2010 §2.2) */
+  GUIDE_RADIUS = 1,     /* the 3x3 binomial prefilter of each level's colour test (SVGF §4.4) */
+  VARIANCE_RADIUS = 2,  /* the 5x5 luminance moments of the variance estimate (SVGF §4.2) */
+  FOOTPRINT_RADIUS = 1, /* lull_footprint_neighbours: the geometry footprint's 4 neighbours */
+  MIN_TILE = 16,        /* interiors of the fallback grid: at least this, */
+};
+
+int lull_atrous_reach(const lull_atrous_params* params, const lull_atrous_images* images)
+{
+  const int variance = params->color_mode == LULL_ATROUS_COLOR_VARIANCE;
+  int n = params->iterations;
+  n = n < 1 ? 1 : (n > LULL_ATROUS_MAX_ITERATIONS ? LULL_ATROUS_MAX_ITERATIONS : n);
+  /* the levels: an output pixel reads level i's input 2 * 2^i away, and
+   * in the variance mode the colour test at each end of a tap reads a
+   * 3x3 neighbourhood: 2 (2^N - 1) + N in all */
+  int levels = 0;
+  for (int i = 0; i < n; ++i)
+    levels += TAP_REACH * (1 << i) + (variance ? GUIDE_RADIUS : 0);
+  /* the level-0 input of a pixel: its colour reads the colours that inpaint
+   * a non-finite one; its estimated variance the luminance (so inpainted
+   * colour) around it; its geometry footprint the geometry beside it */
+  int prepare = LULL_INPAINT_RADIUS;
+  if (variance && !images->variance.data)
+    prepare = LULL_MAX(prepare, VARIANCE_RADIUS + LULL_INPAINT_RADIUS);
+  if ((images->depth.data || images->position.data) && params->sigma_depth > 0.0f)
+    prepare = LULL_MAX(prepare, FOOTPRINT_RADIUS);
+  return levels + prepare;
+}
+
+/* -- in place ------------------------------------------------------------- */
+
+enum
+{
+  ALIAS_NONE = 0, /* the output shares no byte with an input */
+  ALIAS_ROWS = 1, /* output row y shares bytes with input row y only */
+  ALIAS_ANY = 2,  /* anything else: the whole output is held back */
+};
+
+static size_t row_span(const lull_image* image)
+{
+  return (size_t)(image->width - 1) * image->pixel_stride + lull_format_size(image->format);
+}
+
+static int images_overlap(const lull_image* a, const lull_image* b)
+{
+  const unsigned char *a0, *a1, *b0, *b1;
+  lull_image_extent(a, &a0, &a1);
+  lull_image_extent(b, &b0, &b1);
+  return a0 < b1 && b0 < a1;
+}
+
+static int alias_mode(const lull_atrous_images* images)
+{
+  const lull_image* out = &images->output;
+  const lull_image* inputs[] = {&images->color, &images->albedo,   &images->normal,
+                                &images->depth, &images->position, &images->variance};
+  int mode = ALIAS_NONE;
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i) {
+    const lull_image* in = inputs[i];
+    if (!in->data || !images_overlap(in, out))
+      continue;
+    const int rows = in->data == out->data && in->row_stride == out->row_stride &&
+                     row_span(in) <= in->row_stride && row_span(out) <= out->row_stride;
+    mode = LULL_MAX(mode, rows ? ALIAS_ROWS : ALIAS_ANY);
+  }
+  return mode;
+}
+
+/* Rows of output held back at once: a band of tiles plus the overlap the
+ * next band still reads (ALIAS_ROWS), or all of them (ALIAS_ANY). */
+static int held_rows(int mode, int tile_height, int overlap, int height)
+{
+  if (mode == ALIAS_NONE)
+    return 0;
+  if (mode == ALIAS_ANY)
+    return height;
+  return (int)LULL_MIN((long long)tile_height + overlap, (long long)height);
+}
+
+/* -- choosing the grid ------------------------------------------------------ */
+
+static size_t add_saturating(size_t a, size_t b)
+{
+  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t mul_saturating(size_t a, size_t b)
+{
+  return a != 0 && b > SIZE_MAX / a ? SIZE_MAX : a * b;
+}
+
+/* Scratch of one tile of interior tw x th: the filter's planes for the
+ * tile with its overlap, the tile's output, and the held-back rows. */
+static size_t tile_bytes(const lull_atrous_images* images, int mode, int tw, int th, int overlap)
+{
+  const int w = images->color.width, h = images->color.height;
+  lull_atrous_images tile = *images;
+  tile.color.width = (int)LULL_MIN((long long)tw + 2LL * overlap, (long long)w);
+  tile.color.height = (int)LULL_MIN((long long)th + 2LL * overlap, (long long)h);
+  const size_t pixel = lull_format_size(images->output.format);
+  const size_t planes = lull_atrous_cpu_scratch_bytes(&tile);
+  const size_t output =
+      mul_saturating(mul_saturating((size_t)tile.color.width, (size_t)tile.color.height), pixel);
+  const size_t held =
+      mul_saturating(mul_saturating((size_t)held_rows(mode, th, overlap, h), (size_t)w), pixel);
+  return add_saturating(add_saturating(planes, output), held);
+}
+
+lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
+                                             const lull_atrous_images* images)
+{
+  const int w = images->color.width, h = images->color.height;
+  const int overlap = lull_atrous_reach(params, images);
+  lull_atrous_tiling best = {w, h, overlap, 1, 1, lull_atrous_cpu_scratch_bytes(images)};
+  const size_t cap = params->memory_cap;
+  if (cap == 0 || best.bytes <= cap || w < 1 || h < 1)
+    return best;
+  const int mode = alias_mode(images);
+  double best_cost = -1.0;
+  /* each column count, with the tallest tiles that fit (bytes grow with
+   * the height): the grid that filters the fewest pixels in all */
+  for (int columns = 1; columns <= w; ++columns) {
+    const int tw = (w + columns - 1) / columns;
+    if (columns > 1 && tw == (w + columns - 2) / (columns - 1))
+      continue; /* same tile width as the previous count */
+    if (tile_bytes(images, mode, tw, 1, overlap) > cap)
+      continue;
+    int lo = 1, hi = h; /* the tallest th with tile_bytes <= cap */
+    while (lo < hi) {
+      const int mid = lo + (hi - lo + 1) / 2;
+      if (tile_bytes(images, mode, tw, mid, overlap) <= cap)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const int rows = (h + lo - 1) / lo;
+    const int th = (h + rows - 1) / rows; /* the same rows, evened out */
+    const double cost = (double)columns * rows * (double)LULL_MIN(tw + 2LL * overlap, w) *
+                        (double)LULL_MIN(th + 2LL * overlap, h);
+    if (best_cost < 0.0 || cost < best_cost) {
+      best_cost = cost;
+      best.tile_width = tw;
+      best.tile_height = th;
+      best.columns = columns;
+      best.rows = rows;
+      best.bytes = tile_bytes(images, mode, tw, th, overlap);
+    }
+  }
+  if (best_cost < 0.0) {
+    /* nothing fits: tiles as wide as the overlap (smaller ones would save
+     * little memory for much more work), over the cap */
+    const int side = LULL_MAX((int)MIN_TILE, overlap);
+    best.tile_width = LULL_MIN(side, w);
+    best.tile_height = LULL_MIN(side, h);
+    best.columns = (w + best.tile_width - 1) / best.tile_width;
+    best.rows = (h + best.tile_height - 1) / best.tile_height;
+    best.bytes = tile_bytes(images, mode, best.tile_width, best.tile_height, overlap);
+  }
+  return best;
+}
+
+/* -- running the tiles -------------------------------------------------------- */
+
+/* Progress of tile `index` of `count`, mapped into the whole run. */
+typedef struct tile_progress
+{
+  const lull_progress* outer;
+  double index, count;
+  int cancelled; /* the caller asked to stop */
+} tile_progress;
+
+static int report_tile(void* user, double done)
+{
+  tile_progress* t = user;
+  if (t->cancelled)
+    return 0;
+  if (!t->outer->report(t->outer->user, (t->index + done) / t->count))
+    t->cancelled = 1;
+  return !t->cancelled;
+}
+
+/* A view of the part [x0, x0 + w) x [y0, y0 + h) of an image (none stays none). */
+static lull_image sub_image(const lull_image* image, int x0, int y0, int w, int h)
+{
+  lull_image sub = *image;
+  if (!image->data)
+    return sub;
+  sub.data = image->data + (size_t)y0 * image->row_stride + (size_t)x0 * image->pixel_stride;
+  sub.width = w;
+  sub.height = h;
+  return sub;
+}
+
+/* Copies the pixels [x0, x1) of row y (pixel size bytes each) from a
+ * packed row to an image; the bytes between pixels stay untouched. */
+static void store_row(const lull_image* dst, int x0, int x1, int y, const unsigned char* src,
+                      size_t pixel)
+{
+  for (int x = x0; x < x1; ++x)
+    memcpy(dst->data + (size_t)y * dst->row_stride + (size_t)x * dst->pixel_stride,
+           src + (size_t)(x - x0) * pixel, pixel);
+}
+
+lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
+                                   const lull_atrous_images* images,
+                                   const lull_atrous_tiling* tiling, int num_threads,
+                                   const lull_progress* progress, lull_error* err)
+{
+  lull_status status = lull_atrous_validate(params, images, err);
+  if (status != LULL_OK)
+    return status;
+  const int w = images->color.width, h = images->color.height;
+  const size_t pixel = lull_format_size(images->output.format);
+  if (tiling->columns * (long long)tiling->rows <= 1 || w < 1 || h < 1 || pixel == 0 ||
+      tiling->tile_width < 1 || tiling->tile_height < 1 || tiling->overlap < 0)
+    return lull_atrous_cpu(params, images, num_threads, progress, err);
+
+  const int tw = tiling->tile_width, th = tiling->tile_height, overlap = tiling->overlap;
+  const int mode = alias_mode(images);
+  const int ring = held_rows(mode, th, overlap, h);
+  const size_t ew = (size_t)LULL_MIN(tw + 2LL * overlap, w);
+  const size_t eh = (size_t)LULL_MIN(th + 2LL * overlap, h);
+  unsigned char* tile_out = malloc(ew * eh * pixel);
+  unsigned char* held = ring ? malloc((size_t)ring * (size_t)w * pixel) : NULL;
+  if (!tile_out || (ring && !held)) {
+    free(tile_out);
+    free(held);
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+
+  lull_atrous_params inner = *params;
+  inner.memory_cap = 0; /* each tile fits by construction */
+  tile_progress tp = {progress, 0.0, (double)tiling->columns * tiling->rows, 0};
+  const lull_progress tile_report = {report_tile, &tp};
+  const lull_progress* per_tile = progress && progress->report ? &tile_report : NULL;
+  int flushed = 0; /* held rows below this one are written out */
+
+  for (int row = 0; row < tiling->rows && status == LULL_OK; ++row) {
+    const int y0 = row * th, y1 = LULL_MIN(y0 + th, h);
+    for (int column = 0; column < tiling->columns && status == LULL_OK; ++column) {
+      const int x0 = column * tw, x1 = LULL_MIN(x0 + tw, w);
+      if (x0 >= w || y0 >= h)
+        continue;
+      const int ex0 = LULL_MAX(x0 - overlap, 0), ex1 = (int)LULL_MIN((long long)x1 + overlap, w);
+      const int ey0 = LULL_MAX(y0 - overlap, 0), ey1 = (int)LULL_MIN((long long)y1 + overlap, h);
+      const int tile_w = ex1 - ex0, tile_h = ey1 - ey0;
+      lull_atrous_images tile;
+      tile.color = sub_image(&images->color, ex0, ey0, tile_w, tile_h);
+      tile.albedo = sub_image(&images->albedo, ex0, ey0, tile_w, tile_h);
+      tile.normal = sub_image(&images->normal, ex0, ey0, tile_w, tile_h);
+      tile.depth = sub_image(&images->depth, ex0, ey0, tile_w, tile_h);
+      tile.position = sub_image(&images->position, ex0, ey0, tile_w, tile_h);
+      tile.variance = sub_image(&images->variance, ex0, ey0, tile_w, tile_h);
+      tile.output.data = tile_out;
+      tile.output.format = images->output.format;
+      tile.output.width = tile_w;
+      tile.output.height = tile_h;
+      tile.output.pixel_stride = pixel;
+      tile.output.row_stride = (size_t)tile_w * pixel;
+
+      if (tp.cancelled)
+        status = lull_fail(err, LULL_ERROR_CANCELLED, "execution was cancelled");
+      else
+        status = lull_atrous_cpu(&inner, &tile, num_threads, per_tile, err);
+      tp.index += 1.0;
+      if (status != LULL_OK)
+        break;
+      /* the interior, to the output or held back */
+      for (int y = y0; y < y1; ++y) {
+        const unsigned char* src = tile_out + (size_t)(y - ey0) * tile.output.row_stride +
+                                   (size_t)(x0 - ex0) * pixel;
+        if (ring)
+          memcpy(held + ((size_t)(y % ring) * (size_t)w + (size_t)x0) * pixel, src,
+                 (size_t)(x1 - x0) * pixel);
+        else
+          store_row(&images->output, x0, x1, y, src, pixel);
+      }
+    }
+    /* held rows no later tile reads: those above the next band's overlap */
+    if (ring && status == LULL_OK) {
+      const int last = row + 1 == tiling->rows;
+      const int limit = last ? h : (mode == ALIAS_ROWS ? LULL_MAX(y1 - overlap, 0) : 0);
+      for (; flushed < limit; ++flushed)
+        store_row(&images->output, 0, w, flushed,
+                  held + (size_t)(flushed % ring) * (size_t)w * pixel, pixel);
+    }
+  }
+  free(tile_out);
+  free(held);
+  if (status == LULL_OK) {
+    /* the output is complete: a request to cancel now changes nothing */
+    lull_error ignored;
+    (void)lull_progress_report(progress, 1.0, &ignored);
+  }
+  return status;
+}
+
+lull_status lull_atrous_cpu_tiled(const lull_atrous_params* params,
+                                  const lull_atrous_images* images, int num_threads,
+                                  const lull_progress* progress, lull_error* err)
+{
+  lull_status status = lull_atrous_validate(params, images, err);
+  if (status != LULL_OK)
+    return status;
+  const lull_atrous_tiling tiling = lull_atrous_choose_tiling(params, images);
+  return lull_atrous_cpu_tiling(params, images, &tiling, num_threads, progress, err);
+}
