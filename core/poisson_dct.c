@@ -5,6 +5,7 @@
  * second pass of GradientDomain (§5.3.1), and as a preconditioner. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "poisson_math.h"
 #include "poisson_solver.h"
@@ -13,8 +14,9 @@
 lull_status lull_poisson_dct_init(lull_poisson_dct* dct, int width, int height, int threads,
                                   lull_error* err)
 {
-  dct->lx = NULL;
-  dct->ly = NULL;
+  /* lull_poisson_dct_free is called after a failure too: every pointer
+   * must be valid (both plans empty) before the first allocation */
+  memset(dct, 0, sizeof *dct);
   /* below ~64k pixels per thread the fork/join costs more than it shares */
   const long useful = 1 + (long)width * height / 65536;
   dct->threads = useful < threads ? (int)useful : threads;
@@ -40,8 +42,9 @@ void lull_poisson_dct_free(lull_poisson_dct* dct)
   lull_dct_plan_free(&dct->py);
   free(dct->lx);
   free(dct->ly);
-  dct->lx = NULL;
-  dct->ly = NULL;
+  /* lull_poisson_dct_free is called after a failure too: every pointer
+   * must be valid (both plans empty) before the first allocation */
+  memset(dct, 0, sizeof *dct);
 }
 
 lull_status lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float a, float c,
