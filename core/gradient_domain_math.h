@@ -117,7 +117,7 @@ LULL_HD int lull_gd_feature_basis(float* m_cols, int m)
           beta += b[i] * b[i];
           gamma += a[i] * b[i];
         }
-        if (fabsf(gamma) <= 1e-7f * sqrtf(alpha * beta) || gamma == 0.0f)
+        if (fabsf(gamma) <= 1e-5f * sqrtf(alpha * beta) || gamma == 0.0f)
           continue;
         rotated = 1;
         const float zeta = (beta - alpha) / (2.0f * gamma);

@@ -235,6 +235,7 @@ static void bench_size(int w, int h, const options* o)
 
 int main(int argc, char** argv)
 {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each result as it is measured */
   options o = {5, 3, 0, 1};
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
