@@ -5,14 +5,20 @@
   #include <omp.h>
 #endif
 
-/* requested > 0: that many threads; otherwise all the runtime offers. */
+/* requested > 0: that many threads, but no more than the processors
+ * available (a team of a million threads overflows the OpenMP runtime's
+ * stack, and each thread gets scratch rows); otherwise all the runtime
+ * offers. */
 static inline int lull_thread_count(int requested)
 {
-  if (requested > 0)
-    return requested;
 #if defined(_OPENMP)
+  if (requested > 0) {
+    const int processors = omp_get_num_procs();
+    return requested < processors ? requested : processors;
+  }
   return omp_get_max_threads();
 #else
+  (void)requested;
   return 1;
 #endif
 }

@@ -7,6 +7,9 @@
  *     largest images OIDN allows are accepted;
  *   - buffers larger than memory give OIDN_ERROR_OUT_OF_MEMORY;
  *   - the core's size arithmetic saturates instead of wrapping;
+ *   - numThreads far above the processors (up to INT_MAX) runs with the
+ *     processors there are (a million threads overflowed the OpenMP
+ *     runtime's stack: a crash found by fuzz_api);
  *   - in a child process whose address space is limited (RLIMIT_AS), every
  *     filter type on an image too large for the limit fails with
  *     OIDN_ERROR_OUT_OF_MEMORY and the device keeps working: a small run
@@ -110,6 +113,36 @@ static void test_image_limits(void)
   oidnReleaseFilter(f);
   oidnReleaseDevice(device);
   EXPECT(NULL, OIDN_ERROR_NONE, NULL);
+}
+
+static void test_thread_limits(void)
+{
+  static const int requests[] = {1 << 20, 2147483647, 100000};
+  static float in[24 * 20 * 3], out[24 * 20 * 3];
+  for (size_t k = 0; k < sizeof requests / sizeof requests[0]; ++k) {
+    OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+    oidnSetDeviceInt(device, "numThreads", requests[k]);
+    oidnCommitDevice(device);
+    EXPECT(device, OIDN_ERROR_NONE, NULL);
+    const int threads = oidnGetDeviceInt(device, "numThreads");
+    CHECK(threads >= 1 && threads <= 4096);
+    static const char* const types[] = {"ATrous", "Gaussian", "Poisson"};
+    for (int t = 0; t < 3; ++t) {
+      OIDNFilter f = oidnNewFilter(device, types[t]);
+      oidnSetSharedFilterImage(f, "color", in, OIDN_FORMAT_FLOAT3, 24, 20, 0, 0, 0);
+      if (t == 2) {
+        oidnSetSharedFilterImage(f, "gradientX", in, OIDN_FORMAT_FLOAT3, 24, 20, 0, 0, 0);
+        oidnSetSharedFilterImage(f, "gradientY", in, OIDN_FORMAT_FLOAT3, 24, 20, 0, 0, 0);
+      }
+      oidnSetSharedFilterImage(f, "output", out, OIDN_FORMAT_FLOAT3, 24, 20, 0, 0, 0);
+      oidnCommitFilter(f);
+      oidnExecuteFilter(f);
+      EXPECT(device, OIDN_ERROR_NONE, NULL);
+      oidnReleaseFilter(f);
+    }
+    printf("  numThreads %d runs with %d threads\n", requests[k], threads);
+    oidnReleaseDevice(device);
+  }
 }
 
 static void test_core_arithmetic(void)
@@ -235,6 +268,7 @@ int main(void)
   printf("  (the address-space limit is skipped under AddressSanitizer)\n");
 #endif
   test_image_limits();
+  test_thread_limits();
   test_core_arithmetic();
   return lull_test_result("hardening_limits");
 }
