@@ -45,7 +45,7 @@ enum
   ARENA_BYTES = 16 * 16 * 32 + 256, /* 16 x 16 pixels of 32 bytes, plus offsets */
   OUTPUTS = 4,                      /* output images of one filter, at most */
   MAX_CALLS = 64,
-  MAX_ITERATIONS = 40, /* solver and level counts (execution time stays small) */
+  MAX_ITERATIONS = 12, /* solver and level counts (execution time stays small) */
 };
 
 typedef struct reader
