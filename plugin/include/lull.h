@@ -18,11 +18,37 @@ extern "C" {
  * "ATrous"            edge-avoiding à-trous wavelet filter (Dammertz 2010),
  *                     images color, output, albedo, normal, depth, position,
  *                     variance; parameters below.
- * "Gaussian"          plain Gaussian blur, images color, output, float sigma. */
+ * "Gaussian"          plain Gaussian blur, images color, output, float sigma.
+ * "Poisson"           gradient-domain reconstruction (screened Poisson, L2 or
+ *                     L1 by IRLS): images color (the primal), gradientX,
+ *                     gradientY, output, optional half-buffers colorA/colorB,
+ *                     gradientXA/XB, gradientYA/YB and outputVariance.
+ * "GradientDomain"    Vicini 2015 ch. 5 feature-patch reconstruction: the
+ *                     Poisson images (half-buffers required) plus albedo,
+ *                     normal, depth or position, featureVariance.
+ * `lull filters NAME` or lullGetFilterParamInfo list every parameter. */
 #define LULL_FILTER_RT "RT"
 #define LULL_FILTER_RTLIGHTMAP "RTLightmap"
 #define LULL_FILTER_ATROUS "ATrous"
 #define LULL_FILTER_GAUSSIAN "Gaussian"
+#define LULL_FILTER_POISSON "Poisson"
+#define LULL_FILTER_GRADIENT_DOMAIN "GradientDomain"
+
+/* Values of the Poisson int parameter "norm". */
+#define LULL_NORM_L1 1 /* IRLS, robust to gradient outliers (default) */
+#define LULL_NORM_L2 2 /* least squares, unbiased */
+
+/* Values of the Poisson int parameter "solver" (L2 and IRLS's first step). */
+#define LULL_SOLVER_DCT 0 /* exact, by the discrete cosine transform (default) */
+#define LULL_SOLVER_CG 1  /* conjugate gradients from the primal */
+
+/* Values of the Poisson int parameter "preconditioner" (weighted solves). */
+#define LULL_PRECONDITIONER_NONE 0
+#define LULL_PRECONDITIONER_JACOBI 1 /* default */
+#define LULL_PRECONDITIONER_DCT 2    /* DCT solve of the mean-weight operator */
+
+/* Values of the GradientDomain int parameter "candidate". */
+#define LULL_CANDIDATE_AUTO -1 /* per pixel, by the error estimated from the half-buffers */
 
 /* Values of the ATrous int parameter "colorMode". */
 #define LULL_COLOR_MODE_FIXED 0    /* Dammertz: sigmaColor, halved per level */
