@@ -39,6 +39,70 @@ static float frand(unsigned* s)
   return (float)(*s >> 8) / 16777216.0f;
 }
 
+/* Times ATrous and RT at one size; returns 0, or 1 after printing why. */
+static int bench_size(OIDNDevice device, int w, int h, int runs)
+{
+  const size_t n = (size_t)w * (size_t)h;
+  float* color = malloc(n * 3 * sizeof(float));
+  float* albedo = malloc(n * 3 * sizeof(float));
+  float* normal = malloc(n * 3 * sizeof(float));
+  float* depth = malloc(n * sizeof(float));
+  float* output = malloc(n * 3 * sizeof(float));
+  double* t = malloc((size_t)runs * sizeof(double));
+  int status = 0;
+  if (!color || !albedo || !normal || !depth || !output || !t) {
+    fprintf(stderr, "out of memory at %dx%d\n", w, h);
+    status = 1;
+  }
+  unsigned s = 1;
+  for (size_t i = 0; i < n && status == 0; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      color[3 * i + (size_t)c] = frand(&s) * 2.0f;
+      albedo[3 * i + (size_t)c] = 0.2f + 0.6f * (float)((i / 64) % 2);
+    }
+    normal[3 * i] = (float)((i % (size_t)w) > (size_t)w / 2);
+    normal[3 * i + 1] = 0.0f;
+    normal[3 * i + 2] = 1.0f;
+    depth[i] = 1.0f + 0.001f * (float)(i % (size_t)w);
+  }
+  const char* filters[] = {"ATrous", "RT"};
+  for (int k = 0; k < 2 && status == 0; ++k) {
+    OIDNFilter f = oidnNewFilter(device, filters[k]);
+    oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "albedo", albedo, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "normal", normal, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "depth", depth, OIDN_FORMAT_FLOAT, (size_t)w, (size_t)h, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "output", output, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
+    if (k == 1)
+      oidnSetFilterBool(f, "hdr", true);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f); /* warm-up: page faults, thread pool */
+    for (int r = 0; r < runs; ++r) {
+      const double t0 = now_ms();
+      oidnExecuteFilter(f);
+      t[r] = now_ms() - t0;
+    }
+    const char* message = NULL;
+    if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
+      fprintf(stderr, "%s: %s\n", filters[k], message);
+      status = 1;
+    } else {
+      const double ms = median(t, runs);
+      char size[32];
+      snprintf(size, sizeof size, "%dx%d", w, h);
+      printf("%-8s %-11s %10.1f %10.1f\n", filters[k], size, ms, ms / ((double)n * 1e-6));
+    }
+    oidnReleaseFilter(f);
+  }
+  free(color);
+  free(albedo);
+  free(normal);
+  free(depth);
+  free(output);
+  free(t);
+  return status;
+}
+
 int main(int argc, char** argv)
 {
   int threads = 0, runs = 7;
@@ -76,65 +140,17 @@ int main(int argc, char** argv)
 
   char list[64];
   snprintf(list, sizeof list, "%s", sizes);
-  for (char* tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+  int status = 0;
+  for (char* tok = strtok(list, ","); tok && status == 0; tok = strtok(NULL, ",")) {
     const int h = atoi(tok);
     const int w = h == 720 ? 1280 : h == 1080 ? 1920 : h == 2160 ? 3840 : h;
-    const size_t n = (size_t)w * (size_t)h;
-    float* color = malloc(n * 3 * sizeof(float));
-    float* albedo = malloc(n * 3 * sizeof(float));
-    float* normal = malloc(n * 3 * sizeof(float));
-    float* depth = malloc(n * sizeof(float));
-    float* output = malloc(n * 3 * sizeof(float));
-    if (!color || !albedo || !normal || !depth || !output) {
-      fprintf(stderr, "out of memory at %dx%d\n", w, h);
-      return 1;
+    if (h < 1 || h > 16384) {
+      fprintf(stderr, "bad size '%s'\n", tok);
+      status = 2;
+      break;
     }
-    unsigned s = 1;
-    for (size_t i = 0; i < n; ++i) {
-      for (int c = 0; c < 3; ++c) {
-        color[3 * i + (size_t)c] = frand(&s) * 2.0f;
-        albedo[3 * i + (size_t)c] = 0.2f + 0.6f * (float)((i / 64) % 2);
-      }
-      normal[3 * i] = (float)((i % (size_t)w) > (size_t)w / 2);
-      normal[3 * i + 1] = 0.0f;
-      normal[3 * i + 2] = 1.0f;
-      depth[i] = 1.0f + 0.001f * (float)(i % (size_t)w);
-    }
-    const char* filters[] = {"ATrous", "RT"};
-    for (int k = 0; k < 2; ++k) {
-      OIDNFilter f = oidnNewFilter(device, filters[k]);
-      oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
-      oidnSetSharedFilterImage(f, "albedo", albedo, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
-      oidnSetSharedFilterImage(f, "normal", normal, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
-      oidnSetSharedFilterImage(f, "depth", depth, OIDN_FORMAT_FLOAT, (size_t)w, (size_t)h, 0, 0, 0);
-      oidnSetSharedFilterImage(f, "output", output, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
-      if (k == 1)
-        oidnSetFilterBool(f, "hdr", true);
-      oidnCommitFilter(f);
-      oidnExecuteFilter(f); /* warm-up: page faults, thread pool */
-      double* t = malloc((size_t)runs * sizeof(double));
-      for (int r = 0; r < runs; ++r) {
-        const double t0 = now_ms();
-        oidnExecuteFilter(f);
-        t[r] = now_ms() - t0;
-      }
-      if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
-        fprintf(stderr, "%s: %s\n", filters[k], message);
-        return 1;
-      }
-      const double ms = median(t, runs);
-      char size[32];
-      snprintf(size, sizeof size, "%dx%d", w, h);
-      printf("%-8s %-11s %10.1f %10.1f\n", filters[k], size, ms, ms / ((double)n * 1e-6));
-      free(t);
-      oidnReleaseFilter(f);
-    }
-    free(color);
-    free(albedo);
-    free(normal);
-    free(depth);
-    free(output);
+    status = bench_size(device, w, h, runs);
   }
   oidnReleaseDevice(device);
-  return 0;
+  return status;
 }
