@@ -28,15 +28,8 @@
 
 #include "atrous.h"
 #include "planes.h"
+#include "sanitizer.h"
 #include "test_util.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-  #define LULL_ASAN 1
-#elif defined(__has_feature)
-  #if __has_feature(address_sanitizer)
-    #define LULL_ASAN 1
-  #endif
-#endif
 
 static void expect(OIDNDevice device, OIDNError want, const char* fragment, int line)
 {
