@@ -123,6 +123,10 @@ static int check_channels(cursor v, size_t max_name, const char** why)
     if (++count > LULL_IO_MAX_FILE_CHANNELS)
       return *why = "too many channels", 1;
   }
+  /* OpenEXR reads up to the terminator and goes on from there: bytes
+   * after it would be read as the next attribute (found by fuzz_io) */
+  if (v.left != 1)
+    return *why = "channel list shorter than its attribute", 1;
   return count == 0 ? (*why = "no channels", 1) : 0;
 }
 
@@ -148,9 +152,22 @@ static int fixed_size(const char* type, size_t* size)
   return 0;
 }
 
-/* Variable-size types whose inner lengths must fit. */
-static int check_variable(const char* type, cursor v)
+/* Variable-size types: OpenEXR reads each by its own structure, not by the
+ * attribute's size, so the structure must fill the size exactly (else it
+ * reads the rest as the next attribute: a parse that differs from this
+ * one, which fuzz_io found).  Returns 1 when the value is malformed. */
+static int check_variable(const char* type, cursor v, size_t max_name, const char** why)
 {
+  if (strcmp(type, "chlist") == 0)
+    return check_channels(v, max_name, why);
+  if (strcmp(type, "idmanifest") == 0) {
+    /* the uncompressed size, then zlib data; the size is allocated when
+     * the manifest is expanded */
+    uint32_t n = 0;
+    if (read_u32(&v, &n) || n > (64u << 20))
+      return *why = "corrupt ID manifest", 1;
+    return 0;
+  }
   if (strcmp(type, "stringvector") == 0) {
     while (v.left > 0) {
       uint32_t n;
@@ -170,21 +187,29 @@ static int check_variable(const char* type, cursor v)
   return 0;
 }
 
-/* One attribute: records what the checks after the header need. */
-static int check_attribute(const char* name, const char* type, cursor v, size_t max_name,
-                           part* pt, const char** why)
+/* The type's own rules, whatever the attribute's name. */
+static int check_type(const char* type, cursor v, size_t max_name, const char** why)
 {
   size_t size;
   if (fixed_size(type, &size) && v.left != size)
     return *why = "attribute of the wrong size", 1;
-  if (check_variable(type, v))
-    return *why = "corrupt attribute", 1;
+  const char* inner = NULL;
+  if (check_variable(type, v, max_name, &inner))
+    return *why = inner ? inner : "corrupt attribute", 1;
+  return 0;
+}
 
+/* One attribute: records what the checks after the header need. */
+static int check_attribute(const char* name, const char* type, cursor v, size_t max_name,
+                           part* pt, const char** why)
+{
+  if (check_type(type, v, max_name, why))
+    return 1;
   if (strcmp(name, "channels") == 0) {
     if (strcmp(type, "chlist") != 0)
       return *why = "channels of the wrong type", 1;
     pt->has_channels = 1;
-    return check_channels(v, max_name, why);
+    return 0;
   }
   if (strcmp(name, "compression") == 0 && strcmp(type, "compression") == 0) {
     pt->has_compression = 1;

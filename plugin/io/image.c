@@ -19,6 +19,11 @@ int lull_io_fail(char* err, size_t err_size, const char* path, const char* forma
     char message[1024];
     vsnprintf(message, sizeof message, format, args);
     snprintf(err, err_size, "%s: %s", path ? path : "(no file)", message);
+    /* one printable line: names read from a corrupt file may hold control
+     * characters and newlines (found by fuzz_io) */
+    for (char* c = err; *c; ++c)
+      if ((unsigned char)*c < 0x20 || *c == 0x7f)
+        *c = '?';
   }
   va_end(args);
   return 1;
