@@ -17,12 +17,18 @@ PyObject* lull_py_raise(const lull_py_state* state, int code, const char* messag
 {
   if (!message || !*message)
     message = "lull error"; /* the library always gives a message */
-  PyObject* exc = PyObject_CallFunction(state->error, "s", message);
-  if (!exc)
+  /* messages quote names from files, which need not be UTF-8: undecodable
+   * bytes become U+FFFD (a UnicodeDecodeError here would replace lull.Error) */
+  PyObject* msg_obj = PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace");
+  if (!msg_obj)
     return NULL;
+  PyObject* exc = PyObject_CallFunctionObjArgs(state->error, msg_obj, NULL);
+  if (!exc) {
+    Py_DECREF(msg_obj);
+    return NULL;
+  }
   PyObject* code_obj = PyLong_FromLong(code);
-  PyObject* msg_obj = PyUnicode_FromString(message);
-  if (code_obj && msg_obj && PyObject_SetAttrString(exc, "code", code_obj) == 0 &&
+  if (code_obj && PyObject_SetAttrString(exc, "code", code_obj) == 0 &&
       PyObject_SetAttrString(exc, "message", msg_obj) == 0)
     PyErr_SetObject(state->error, exc);
   Py_XDECREF(code_obj);

@@ -43,6 +43,13 @@ static int read_file(PyObject* module, const char* path, lull_io_image* image)
   return 0;
 }
 
+/* Names from a file as str; bytes that are not UTF-8 become U+FFFD (a
+ * corrupt file gives odd names, not a UnicodeDecodeError). */
+static PyObject* file_text(const char* s)
+{
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
 PyObject* lull_py_read_image(PyObject* module, PyObject* args)
 {
   PyObject* path_obj = NULL;
@@ -59,8 +66,7 @@ PyObject* lull_py_read_image(PyObject* module, PyObject* args)
     const lull_io_pass* p = &image.passes[i];
     PyObject* names = PyTuple_New(p->channels);
     for (int c = 0; names && c < p->channels; ++c) {
-      PyObject* s = PyUnicode_DecodeUTF8(p->channel_names[c], (Py_ssize_t)strlen(p->channel_names[c]),
-                                         "replace");
+      PyObject* s = file_text(p->channel_names[c]);
       if (!s)
         Py_CLEAR(names);
       else
@@ -69,8 +75,10 @@ PyObject* lull_py_read_image(PyObject* module, PyObject* args)
     PyObject* data = PyByteArray_FromStringAndSize((const char*)p->data,
                                                    (Py_ssize_t)(pixels * (size_t)p->channels *
                                                                 sizeof(float)));
-    PyObject* item = names && data ? Py_BuildValue("(s s O O O s)", p->layer, p->name, names,
-                                                   p->half ? Py_True : Py_False, data, p->view)
+    PyObject* item = names && data ? Py_BuildValue("(N N O O O N)", file_text(p->layer),
+                                                   file_text(p->name), names,
+                                                   p->half ? Py_True : Py_False, data,
+                                                   file_text(p->view))
                                    : NULL;
     Py_XDECREF(names);
     Py_XDECREF(data);
