@@ -23,7 +23,9 @@ say() { printf 'lull: %s\n' "$*"; }
 # -- 1. Debian packages -------------------------------------------------------
 packages="build-essential cmake pkg-config libopenimageio-dev libopenexr-dev
 python3 python3-dev python3-venv python3-pip"
-[ "$with_tests" = 1 ] && packages="$packages valgrind"
+# tests: valgrind; clang with its sanitizer and libFuzzer runtimes, its
+# OpenMP and llvm-symbolizer for the sanitizer build of tests/run.sh
+[ "$with_tests" = 1 ] && packages="$packages valgrind clang libclang-rt-14-dev libomp-14-dev llvm"
 missing=""
 for p in $packages; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

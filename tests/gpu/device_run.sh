@@ -55,11 +55,17 @@ say "benchmark ($(elapsed))"
 cat "$out/bench.log" >>"$log"
 grep -E "^==|device|level|total|prepare|H2D" "$out/bench.log"
 
-for tool in memcheck racecheck; do
-  say "compute-sanitizer $tool ($(elapsed))"
-  timeout "${LULL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --report-api-errors no \
-    --error-exitcode 99 "$build/bin/test_cuda_atrous" >"$out/$tool.log" 2>&1
-  printf '%s test_cuda_atrous: exit %s; %s\n' "$tool" "$?" \
-    "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.log" | tail -1)" | tee -a "$log"
+# memcheck: invalid accesses and leaks; racecheck: shared-memory races;
+# initcheck: device memory read before it was written (e.g. a padding or
+# halo a kernel reads but no kernel filled)
+for tool in memcheck racecheck initcheck; do
+  for test in test_cuda_atrous test_cuda_api; do
+    [ -x "$build/bin/$test" ] || continue
+    say "compute-sanitizer $tool $test ($(elapsed))"
+    timeout "${LULL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --report-api-errors no \
+      --error-exitcode 99 "$build/bin/$test" >"$out/$tool.$test.log" 2>&1
+    printf '%s %s: exit %s; %s\n' "$tool" "$test" "$?" \
+      "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.$test.log" | tail -1)" | tee -a "$log"
+  done
 done
 say "done ($(elapsed))"
