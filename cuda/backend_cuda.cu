@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "backend_cuda.h"
+#include "poisson_cuda.h"
 
 lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what)
 {
@@ -216,6 +217,8 @@ typedef struct filter_call
   int schedule;
   const lull_gaussian_params* gaussian_params;
   const lull_gaussian_images* gaussian_images;
+  const lull_poisson_params* poisson_params;
+  const lull_poisson_images* poisson_images;
 } filter_call;
 
 static lull_status run_filter(lull_backend* backend, const filter_call* call,
@@ -227,11 +230,13 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
   lull_cuda_scope scope;
   lull_status status = lull_cuda_enter(cuda, &scope, e);
   if (status == LULL_OK) {
-    status = call->atrous_params
-                 ? lull_cuda_atrous(cuda, call->atrous_params, call->atrous_images,
-                                    call->schedule, progress, e)
-                 : lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images,
-                                      progress, e);
+    if (call->atrous_params)
+      status = lull_cuda_atrous(cuda, call->atrous_params, call->atrous_images, call->schedule,
+                                progress, e);
+    else if (call->poisson_params)
+      status = lull_cuda_poisson(cuda, call->poisson_params, call->poisson_images, progress, e);
+    else
+      status = lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, e);
     if (status == LULL_OK && !async) {
       const cudaError_t code = cudaStreamSynchronize(cuda->stream);
       if (code != cudaSuccess)
@@ -246,7 +251,7 @@ static lull_status cuda_atrous(lull_backend* backend, const lull_atrous_params* 
                                const lull_atrous_images* images, int schedule,
                                const lull_progress* progress, int async, lull_error* err)
 {
-  const filter_call call = {params, images, schedule, NULL, NULL};
+  const filter_call call = {params, images, schedule, NULL, NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -254,7 +259,15 @@ static lull_status cuda_gaussian(lull_backend* backend, const lull_gaussian_para
                                  const lull_gaussian_images* images,
                                  const lull_progress* progress, int async, lull_error* err)
 {
-  const filter_call call = {NULL, NULL, 0, params, images};
+  const filter_call call = {NULL, NULL, 0, params, images, NULL, NULL};
+  return run_filter(backend, &call, progress, async, err);
+}
+
+static lull_status cuda_poisson(lull_backend* backend, const lull_poisson_params* params,
+                                const lull_poisson_images* images, const lull_progress* progress,
+                                int async, lull_error* err)
+{
+  const filter_call call = {NULL, NULL, 0, NULL, NULL, params, images};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -293,6 +306,7 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
   cuda->ops.sync = cuda_sync;
   cuda->ops.atrous = cuda_atrous;
   cuda->ops.gaussian = cuda_gaussian;
+  cuda->ops.poisson = cuda_poisson;
   cuda->base.ops = &cuda->ops;
   cuda->base.device_type = 3; /* OIDN_DEVICE_TYPE_CUDA */
   cuda->base.num_threads = 0;

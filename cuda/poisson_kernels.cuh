@@ -1,0 +1,597 @@
+/* The Poisson filter's kernels as host-and-device bodies (kernel_body.cuh):
+ * the CG sweeps, IRLS weights, input and output, and the reductions that
+ * drive the solver's state (poisson_cuda.h).  Per-pixel formulas come from
+ * core/poisson_math.h; the DCT kernels are in dct_cuda.cuh.
+ *
+ * A CG iteration is two sweeps (the CPU's three, poisson_cg.c, with the
+ * direction update folded into the next operator): APPLY forms the new
+ * direction p' = z + beta p at the pixel and its four neighbours (z = r /
+ * diag recomputed where it is needed), writes p' and A p', and sums p'.Ap';
+ * UPDATE moves x and r and sums r.z and r.r.  With the DCT preconditioner z
+ * is a plane that the DCT kernels write between UPDATE and PRECOND_SUMS.
+ *
+ * A reduction kernel runs 20 phases: the pixels (grid-stride) into one
+ * double per thread and value; a tree over the block; the block's sums to
+ * `partials`; the last block to arrive sums the partials in block order
+ * and updates the state (the CPU solver's scalar logic, cg_solve). */
+#pragma once
+
+#include "dct_cuda.cuh"
+#include "image_access.cuh"
+
+enum
+{
+  LULL_PK_TREE_PHASES = 8, /* log2(LULL_PK_THREADS) */
+  LULL_PK_REDUCE_PHASES = 2 * LULL_PK_TREE_PHASES + 4,
+};
+
+/* a * b + c, rounded once on both sides (the host emulation equals the GPU). */
+LULL_BODY float lull_pk_fma(float a, float b, float c)
+{
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return fmaf(a, b, c);
+#endif
+}
+
+LULL_BODY int lull_pk_finite(float v)
+{
+  return (v - v) == 0.0f;
+}
+
+/* The kernels that end in a reduction, and how many values they sum. */
+LULL_BODY int lull_pk_sums(const lull_pk_args* a, int kind)
+{
+  switch (kind) {
+    case LULL_PK_CG_INIT: return a->precond == LULL_POISSON_PRECOND_DCT ? 3 : 9;
+    case LULL_PK_CG_APPLY: return 3;
+    case LULL_PK_CG_UPDATE: return a->reduce ? 6 : 0;
+    case LULL_PK_PRECOND_SUMS: return 6;
+    case LULL_PK_REWEIGHT: return 1;
+    case LULL_PK_MEAN_WEIGHTS: return 2;
+    case LULL_PK_PRIMAL_MEAN: return 3;
+    default: return 0;
+  }
+}
+
+/* Neighbour indices of pixel i; an absent neighbour is the pixel itself
+ * (with weight 0, as the CPU's rows). */
+typedef struct lull_pk_pixel
+{
+  int x, y;
+  size_t i, left, right, up, down;
+} lull_pk_pixel;
+
+LULL_BODY lull_pk_pixel lull_pk_pixel_at(const lull_pk_args* a, size_t i)
+{
+  lull_pk_pixel px;
+  const size_t w = (size_t)a->width;
+  px.i = i;
+  px.y = (int)(i / w);
+  px.x = (int)(i - (size_t)px.y * w);
+  px.left = px.x > 0 ? i - 1 : i;
+  px.right = px.x + 1 < a->width ? i + 1 : i;
+  px.up = px.y > 0 ? i - w : i;
+  px.down = px.y + 1 < a->height ? i + w : i;
+  return px;
+}
+
+/* The weights of pixel i's rows: data, left, right, up, down edges. */
+typedef struct lull_pk_weights
+{
+  float wa, wx_left, wx, wy_up, wy;
+} lull_pk_weights;
+
+LULL_BODY lull_pk_weights lull_pk_weights_at(const lull_pk_args* a, const lull_pk_pixel* px)
+{
+  lull_pk_weights k;
+  k.wa = a->buf.wa[px->i];
+  k.wx = a->buf.wx[px->i];
+  k.wy = a->buf.wy[px->i];
+  k.wx_left = px->x > 0 ? a->buf.wx[px->left] : 0.0f;
+  k.wy_up = px->y > 0 ? a->buf.wy[px->up] : 0.0f;
+  return k;
+}
+
+LULL_BODY float lull_pk_apply(const lull_pk_args* a, const lull_pk_weights* k, const float* v,
+                              const lull_pk_pixel* px)
+{
+  return lull_poisson_apply(a->alpha2, k->wa, v[px->i], k->wx_left, v[px->left], k->wx,
+                            v[px->right], k->wy_up, v[px->up], k->wy, v[px->down]);
+}
+
+/* z = M^-1 r at pixel j. */
+LULL_BODY float lull_pk_precondition(const lull_pk_args* a, int c, size_t j)
+{
+  const float r = a->buf.r[c][j];
+  if (a->precond == LULL_POISSON_PRECOND_JACOBI)
+    return r * a->buf.inv_diag[j];
+  if (a->precond == LULL_POISSON_PRECOND_DCT)
+    return a->buf.z[c][j];
+  return r;
+}
+
+/* Direction plane p[which][c] (constant indices into the argument block). */
+LULL_BODY float* lull_pk_p(const lull_pk_args* a, int which, int c)
+{
+  return which ? a->buf.p[1][c] : a->buf.p[0][c];
+}
+
+/* The new direction at pixel j: z, or z + beta p (cg_solve's p update). */
+LULL_BODY float lull_pk_direction(const lull_pk_args* a, const lull_pk_state* st, int c, size_t j)
+{
+  const float z = lull_pk_precondition(a, c, j);
+  return st->fresh ? z : lull_pk_fma(st->beta[c], lull_pk_p(a, a->cur, c)[j], z);
+}
+
+/* -- phase 0 of each kernel: one pixel ---------------------------------------- */
+
+LULL_BODY void lull_pk_cg_init_at(const lull_pk_args* a, const lull_pk_pixel* px, double* sum)
+{
+  const lull_pk_weights k = lull_pk_weights_at(a, px);
+  const size_t i = px->i;
+  if (a->precond == LULL_POISSON_PRECOND_JACOBI) {
+    const float d = lull_poisson_diagonal(a->alpha2, k.wa, k.wx_left, k.wx, k.wy_up, k.wy);
+    a->buf.inv_diag[i] = d > 0.0f ? 1.0f / d : 0.0f;
+  }
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    const float* gx = a->gx[c];
+    const float* gy = a->gy[c];
+    const float rhs = lull_poisson_rhs(a->alpha2, k.wa, a->primal[c][i], k.wx_left,
+                                       px->x > 0 ? gx[px->left] : 0.0f, k.wx, gx[i], k.wy_up,
+                                       gy[px->up], k.wy, gy[i]);
+    const float r = rhs - lull_pk_apply(a, &k, a->x[c], px);
+    a->buf.r[c][i] = r;
+    sum[c] += (double)rhs * rhs;
+    if (a->precond != LULL_POISSON_PRECOND_DCT) {
+      const float z = lull_pk_precondition(a, c, i);
+      sum[3 + c] += (double)r * z;
+      sum[6 + c] += (double)r * r;
+    }
+  }
+}
+
+LULL_BODY void lull_pk_cg_apply_at(const lull_pk_args* a, const lull_pk_state* st,
+                                   const lull_pk_pixel* px, double* sum)
+{
+  const lull_pk_weights k = lull_pk_weights_at(a, px);
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    if (!st->active[c])
+      continue;
+    const float pc = lull_pk_direction(a, st, c, px->i);
+    const float ap = lull_poisson_apply(
+        a->alpha2, k.wa, pc, k.wx_left, lull_pk_direction(a, st, c, px->left), k.wx,
+        lull_pk_direction(a, st, c, px->right), k.wy_up, lull_pk_direction(a, st, c, px->up),
+        k.wy, lull_pk_direction(a, st, c, px->down));
+    lull_pk_p(a, a->cur ^ 1, c)[px->i] = pc;
+    a->buf.ap[c][px->i] = ap;
+    sum[c] += (double)pc * (double)ap;
+  }
+}
+
+LULL_BODY void lull_pk_cg_update_at(const lull_pk_args* a, const lull_pk_state* st, size_t i,
+                                    double* sum)
+{
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    if (!st->active[c])
+      continue;
+    const float step = st->step[c];
+    a->x[c][i] = lull_pk_fma(step, lull_pk_p(a, a->cur ^ 1, c)[i], a->x[c][i]);
+    const float r = lull_pk_fma(-step, a->buf.ap[c][i], a->buf.r[c][i]);
+    a->buf.r[c][i] = r;
+    if (a->reduce) {
+      const float z = lull_pk_precondition(a, c, i);
+      sum[c] += (double)r * z;
+      sum[3 + c] += (double)r * r;
+    }
+  }
+}
+
+LULL_BODY void lull_pk_precond_sums_at(const lull_pk_args* a, const lull_pk_state* st, size_t i,
+                                       double* sum)
+{
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    if (!a->initial && !st->active[c])
+      continue;
+    const float r = a->buf.r[c][i];
+    sum[c] += (double)r * a->buf.z[c][i];
+    sum[3 + c] += (double)r * r;
+  }
+}
+
+/* RGB lengths of the data, x-edge and y-edge residuals of pixel px at x
+ * (poisson_cg.c, residuals_at) and the IRLS weights from them. */
+LULL_BODY void lull_pk_reweight_at(const lull_pk_args* a, const lull_pk_pixel* px, double* sum)
+{
+  const size_t i = px->i;
+  const int has_ex = px->x + 1 < a->width, has_ey = px->y + 1 < a->height;
+  const float alpha = sqrtf(a->alpha2);
+  float d2 = 0.0f, x2 = 0.0f, y2 = 0.0f;
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    const float* x = a->x[c];
+    const float d = alpha * (x[i] - a->primal[c][i]);
+    d2 = lull_pk_fma(d, d, d2);
+    if (has_ex) {
+      const float e = x[px->right] - x[i] - a->gx[c][i];
+      x2 = lull_pk_fma(e, e, x2);
+    }
+    if (has_ey) {
+      const float e = x[px->down] - x[i] - a->gy[c][i];
+      y2 = lull_pk_fma(e, e, y2);
+    }
+  }
+  const int use_data = a->alpha2 > 0.0f;
+  const float wa = use_data ? lull_irls_weight(sqrtf(d2), a->eps, a->power) : 1.0f;
+  const float wx = has_ex ? lull_irls_weight(sqrtf(x2), a->eps, a->power) : 0.0f;
+  const float wy = has_ey ? lull_irls_weight(sqrtf(y2), a->eps, a->power) : 0.0f;
+  a->buf.wa[i] = wa;
+  a->buf.wx[i] = wx;
+  a->buf.wy[i] = wy;
+  sum[0] += (use_data ? (double)wa : 0.0) + wx + wy;
+}
+
+/* The primal of the set: the set's image, or the mean of the halves
+ * (poisson_input.c, load_pixel). */
+LULL_BODY void lull_pk_load_pixel(const lull_image* full, const lull_image* a,
+                                  const lull_image* b, int x, int y, float out[4])
+{
+  if (full->data) {
+    lull_cuda_image_load(full, x, y, out);
+    return;
+  }
+  float va[4], vb[4];
+  lull_cuda_image_load(a, x, y, va);
+  lull_cuda_image_load(b, x, y, vb);
+  for (int c = 0; c < 4; ++c)
+    out[c] = 0.5f * (va[c] + vb[c]);
+}
+
+LULL_BODY void lull_pk_load_at(const lull_pk_args* a, const lull_pk_pixel* px)
+{
+  float v[4], vx[4], vy[4];
+  lull_pk_load_pixel(&a->color, &a->half_color[0], &a->half_color[1], px->x, px->y, v);
+  lull_pk_load_pixel(&a->gradient_x, &a->half_gx[0], &a->half_gx[1], px->x, px->y, vx);
+  lull_pk_load_pixel(&a->gradient_y, &a->half_gy[0], &a->half_gy[1], px->x, px->y, vy);
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    /* Inf counts as missing too: NaN marks the pixel for the repair */
+    a->buf.r[c][px->i] = lull_pk_finite(v[c]) ? v[c] : NAN;
+    a->buf.gx[c][px->i] = lull_pk_finite(vx[c]) ? vx[c] : 0.0f;
+    a->buf.gy[c][px->i] = lull_pk_finite(vy[c]) ? vy[c] : 0.0f;
+  }
+  if (a->load_alpha)
+    a->buf.alpha[px->i] = v[3];
+}
+
+/* A NaN primal value becomes the mean of the finite values in its 5x5
+ * neighbourhood, 0 without any (poisson_input.c, repair_plane). */
+LULL_BODY void lull_pk_repair_at(const lull_pk_args* a, const lull_pk_pixel* px)
+{
+  const int w = a->width, h = a->height;
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    const float* raw = a->buf.r[c];
+    float v = raw[px->i];
+    if (v != v) {
+      double sum = 0.0;
+      int count = 0;
+      for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx) {
+          const int xx = px->x + dx, yy = px->y + dy;
+          if (xx < 0 || yy < 0 || xx >= w || yy >= h)
+            continue;
+          const float u = raw[(size_t)yy * (size_t)w + (size_t)xx];
+          if (u == u) {
+            sum += u;
+            ++count;
+          }
+        }
+      v = count ? (float)(sum / count) : 0.0f;
+    }
+    a->repaired[c][px->i] = v;
+    a->x[c][px->i] = v;
+  }
+}
+
+LULL_BODY void lull_pk_store_at(const lull_pk_args* a, const lull_pk_pixel* px)
+{
+  const size_t i = px->i;
+  const int nc = a->channels;
+  float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  LULL_UNROLL for (int c = 0; c < 3; ++c)
+    if (c < nc)
+      v[c] = a->buf.x[c][i];
+  const int out_channels = lull_format_channels(a->output.format);
+  if (out_channels == 4 && a->alpha)
+    v[3] = a->alpha[i];
+  lull_cuda_image_store_n(&a->output, px->x, px->y, v, out_channels);
+  if (!a->output_variance.data)
+    return;
+  /* the two-buffer variance of the mean (§3.2.5; poisson_input.c) */
+  float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  float total = 0.0f;
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= nc)
+      break;
+    const float d = a->buf.xa[c][i] - a->buf.xb[c][i];
+    s[c] = 0.25f * d * d;
+    total += s[c];
+  }
+  const int vc = lull_format_channels(a->output_variance.format);
+  if (vc == 1)
+    s[0] = total / (float)nc;
+  lull_cuda_image_store_n(&a->output_variance, px->x, px->y, s, vc);
+}
+
+/* One pixel of a kernel without a reduction, or the per-pixel part of one
+ * with (sum: LULL_PK_MAX_SUMS values). */
+LULL_BODY void lull_pk_pixel_body(const lull_pk_args* a, int kind, size_t i, double* sum)
+{
+  const lull_pk_state* st = a->buf.state;
+  const lull_pk_pixel px = lull_pk_pixel_at(a, i);
+  switch (kind) {
+    case LULL_PK_LOAD: lull_pk_load_at(a, &px); break;
+    case LULL_PK_REPAIR: lull_pk_repair_at(a, &px); break;
+    case LULL_PK_WEIGHTS_RESET:
+      a->buf.wa[i] = 1.0f;
+      a->buf.wx[i] = px.x + 1 < a->width ? 1.0f : 0.0f;
+      a->buf.wy[i] = px.y + 1 < a->height ? 1.0f : 0.0f;
+      break;
+    case LULL_PK_CG_INIT: lull_pk_cg_init_at(a, &px, sum); break;
+    case LULL_PK_CG_APPLY: lull_pk_cg_apply_at(a, st, &px, sum); break;
+    case LULL_PK_CG_UPDATE: lull_pk_cg_update_at(a, st, i, sum); break;
+    case LULL_PK_PRECOND_SUMS: lull_pk_precond_sums_at(a, st, i, sum); break;
+    case LULL_PK_REWEIGHT: lull_pk_reweight_at(a, &px, sum); break;
+    case LULL_PK_SCALE_WEIGHTS:
+      if (st->scale_valid) {
+        if (a->alpha2 > 0.0f)
+          a->buf.wa[i] *= st->scale;
+        a->buf.wx[i] *= st->scale;
+        a->buf.wy[i] *= st->scale;
+      }
+      break;
+    case LULL_PK_MEAN_WEIGHTS:
+      sum[0] += a->buf.wa[i];
+      sum[1] += (double)a->buf.wx[i] + a->buf.wy[i];
+      break;
+    case LULL_PK_PRIMAL_MEAN:
+      LULL_UNROLL for (int c = 0; c < 3; ++c)
+        if (c < a->channels)
+          sum[c] += a->primal[c][i];
+      break;
+    case LULL_PK_FINITE_OR:
+      LULL_UNROLL for (int c = 0; c < 3; ++c)
+        if (c < a->channels && !lull_pk_finite(a->x[c][i]))
+          a->x[c][i] = a->primal[c][i];
+      break;
+    case LULL_PK_STORE: lull_pk_store_at(a, &px); break;
+    default: break;
+  }
+}
+
+/* Whether a kernel has pixel work at all (a converged solve skips it). */
+LULL_BODY int lull_pk_idle(const lull_pk_args* a, int kind)
+{
+  const lull_pk_state* st = a->buf.state;
+  const int any = st->active[0] || st->active[1] || st->active[2];
+  return (kind == LULL_PK_CG_APPLY || kind == LULL_PK_CG_UPDATE ||
+          (kind == LULL_PK_PRECOND_SUMS && !a->initial)) && !any;
+}
+
+/* -- the state updates of the last block (cg_solve's scalar logic) ----------- */
+
+/* After the first preconditioning of a solve: which channels start. */
+LULL_BODY void lull_pk_start(const lull_pk_args* a, lull_pk_state* st, const double* rz,
+                             const double* rr)
+{
+  for (int c = 0; c < 3; ++c) {
+    const int used = c < a->channels;
+    st->rz[c] = used ? rz[c] : 0.0;
+    st->rr[c] = used ? rr[c] : 0.0;
+    st->active[c] = used && st->rz[c] > 0.0 &&
+                    st->rr[c] > a->tolerance * a->tolerance * st->rhs2[c];
+  }
+  st->fresh = 1;
+}
+
+/* After a preconditioning inside the loop: stop or take beta. */
+LULL_BODY void lull_pk_continue(const lull_pk_args* a, lull_pk_state* st, const double* rz,
+                                const double* rr)
+{
+  for (int c = 0; c < a->channels; ++c) {
+    if (!st->active[c])
+      continue;
+    st->rr[c] = rr[c];
+    if (!(rr[c] > a->tolerance * a->tolerance * st->rhs2[c]) || !(st->rz[c] > 0.0)) {
+      st->active[c] = 0;
+      continue;
+    }
+    st->beta[c] = (float)(rz[c] / st->rz[c]);
+    st->rz[c] = rz[c];
+  }
+  st->fresh = 0;
+}
+
+LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* total)
+{
+  lull_pk_state* st = a->buf.state;
+  const double n = (double)a->width * (double)a->height;
+  switch (kind) {
+    case LULL_PK_CG_INIT:
+      for (int c = 0; c < 3; ++c)
+        st->rhs2[c] = c < a->channels ? total[c] : 0.0;
+      if (a->precond != LULL_POISSON_PRECOND_DCT)
+        lull_pk_start(a, st, total + 3, total + 6);
+      break;
+    case LULL_PK_CG_APPLY:
+      if (st->active[0] || st->active[1] || st->active[2])
+        ++st->iterations;
+      for (int c = 0; c < a->channels; ++c) {
+        if (st->active[c] && total[c] > 0.0 && (total[c] - total[c]) == 0.0)
+          st->step[c] = (float)(st->rz[c] / total[c]);
+        else
+          st->active[c] = 0;
+      }
+      break;
+    case LULL_PK_CG_UPDATE: lull_pk_continue(a, st, total, total + 3); break;
+    case LULL_PK_PRECOND_SUMS:
+      if (a->initial)
+        lull_pk_start(a, st, total, total + 3);
+      else
+        lull_pk_continue(a, st, total, total + 3);
+      break;
+    case LULL_PK_REWEIGHT:
+      st->scale_valid = total[0] > 0.0 && a->rows > 0.0;
+      st->scale = st->scale_valid ? (float)(a->rows / total[0]) : 1.0f;
+      break;
+    case LULL_PK_MEAN_WEIGHTS: {
+      const double edges = (double)(a->width - 1) * a->height + (double)a->width * (a->height - 1);
+      st->dct_a = (float)(a->alpha2 * total[0] / n);
+      st->dct_c = edges > 0.0 ? (float)(total[1] / edges) : 0.0f;
+      break;
+    }
+    case LULL_PK_PRIMAL_MEAN:
+      for (int c = 0; c < a->channels; ++c)
+        st->mean[c] = (float)(total[c] / n);
+      break;
+    default: break;
+  }
+}
+
+/* The block's arrival: 1 for the last block of the grid. */
+LULL_BODY int lull_pk_arrive(unsigned int* counter, unsigned int blocks)
+{
+#if defined(__CUDA_ARCH__)
+  __threadfence(); /* the block's partials are visible before it counts */
+  return atomicAdd(counter, 1u) == blocks - 1;
+#else
+  return (*counter)++ == blocks - 1;
+#endif
+}
+
+LULL_BODY double lull_pk_read_partial(const double* p)
+{
+#if defined(__CUDA_ARCH__)
+  return __ldcg(p); /* other blocks wrote it: bypass L1 */
+#else
+  return *p;
+#endif
+}
+
+/* One phase of a kernel with a reduction.  smem: LULL_PK_MAX_SUMS x
+ * LULL_PK_THREADS doubles and the last-block flag. */
+LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned char* smem, int block,
+                                   int grid, int phase, int tid)
+{
+  const int nq = lull_pk_sums(a, kind);
+  double* s = (double*)smem;
+  int* last = (int*)(s + LULL_PK_MAX_SUMS * LULL_PK_THREADS);
+  const int tree_end = 1 + LULL_PK_TREE_PHASES;
+  if (phase == 0) {
+    double sum[LULL_PK_MAX_SUMS];
+    LULL_UNROLL for (int q = 0; q < LULL_PK_MAX_SUMS; ++q)
+      sum[q] = 0.0;
+    if (!lull_pk_idle(a, kind)) {
+      const size_t n = (size_t)a->width * (size_t)a->height;
+      for (size_t i = (size_t)block * LULL_PK_THREADS + (size_t)tid; i < n;
+           i += (size_t)grid * LULL_PK_THREADS)
+        lull_pk_pixel_body(a, kind, i, sum);
+    }
+    LULL_UNROLL for (int q = 0; q < LULL_PK_MAX_SUMS; ++q)
+      if (q < nq)
+        s[q * LULL_PK_THREADS + tid] = sum[q];
+    return;
+  }
+  if (nq == 0)
+    return;
+  if (phase < tree_end || (phase > tree_end + 1 && phase < tree_end + 2 + LULL_PK_TREE_PHASES)) {
+    /* tree over the block: 128, 64, ..., 1 */
+    const int level = phase < tree_end ? phase : phase - tree_end - 1;
+    if (phase > tree_end && !*last)
+      return;
+    const int half = LULL_PK_THREADS >> level;
+    if (tid < half)
+      for (int q = 0; q < nq; ++q)
+        s[q * LULL_PK_THREADS + tid] += s[q * LULL_PK_THREADS + tid + half];
+    return;
+  }
+  if (phase == tree_end) {
+    if (tid == 0) {
+      for (int q = 0; q < nq; ++q)
+        a->buf.partials[q * LULL_PK_MAX_GRID + block] = s[q * LULL_PK_THREADS];
+      *last = lull_pk_arrive(&a->buf.state->arrived, (unsigned int)grid);
+    }
+    return;
+  }
+  if (!*last)
+    return;
+  if (phase == tree_end + 1) {
+    /* the last block: the partials in block order */
+    for (int q = 0; q < nq; ++q) {
+      double sum = 0.0;
+      for (int b = tid; b < grid; b += LULL_PK_THREADS)
+        sum += lull_pk_read_partial(a->buf.partials + q * LULL_PK_MAX_GRID + b);
+      s[q * LULL_PK_THREADS + tid] = sum;
+    }
+    return;
+  }
+  if (tid == 0) {
+    double total[LULL_PK_MAX_SUMS];
+    for (int q = 0; q < nq; ++q)
+      total[q] = s[q * LULL_PK_THREADS];
+    lull_pk_finalize(a, kind, total);
+    a->buf.state->arrived = 0;
+  }
+}
+
+LULL_BODY int lull_pk_is_dct(int kind)
+{
+  return kind == LULL_PK_DCT_X_FORWARD || kind == LULL_PK_DCT_Y_SOLVE ||
+         kind == LULL_PK_DCT_X_INVERSE;
+}
+
+/* Phase `phase` of work item `group` (run by block `block`) of a launch. */
+LULL_BODY void lull_pk_body(int kind, const lull_pk_launch* launch, unsigned char* smem, int group,
+                            int block, int phase, int tid)
+{
+  const lull_pk_args* a = &launch->args;
+  if (lull_pk_is_dct(kind)) {
+    lull_dct_body(a, kind, smem, group, block, phase, tid);
+    return;
+  }
+  if (kind == LULL_PK_CLEAR) {
+    if (group == 0 && tid == 0) {
+      lull_pk_state* st = a->buf.state;
+      memset(st, 0, sizeof *st);
+    }
+    return;
+  }
+  if (kind == LULL_PK_DCT_TABLES) {
+    const int total = a->ax.n + a->ay.n;
+    for (int t = group * LULL_PK_THREADS + tid; t < total; t += launch->grid * LULL_PK_THREADS)
+      lull_dct_tables_at(a, t);
+    return;
+  }
+  lull_pk_reduce_body(a, kind, smem, group, launch->grid, phase, tid);
+}
+
+/* Phases and shared memory of a non-DCT kernel. */
+LULL_BODY int lull_pk_phases(const lull_pk_args* a, int kind)
+{
+  if (lull_pk_is_dct(kind))
+    return lull_dct_phases(kind == LULL_PK_DCT_Y_SOLVE ? a->ay.passes : a->ax.passes, kind);
+  return lull_pk_sums(a, kind) ? LULL_PK_REDUCE_PHASES : 1;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Exports the gradient-domain test scenes to PFM files for the GPU tests.
+
+The GPU machine has no EXR reader, so the passes that the CUDA Poisson tests
+need are written here as PFM (float32 RGB) into .gpu/testdata/gradient (git
+ignores .gpu/; the device tool carries it):
+
+    .venv/bin/python tests/gpu/export_gradient_testdata.py
+
+For every scene NAME of tests/data/gradient (tests/data/gradient/README.md)
+it writes NAME-{A,B}-{primal,dx,dy}.pfm, the full buffers NAME-primal.pfm,
+NAME-dx.pfm, NAME-dy.pfm (the means of the halves, as
+tests/gradient/scene_data.c forms them), NAME-reference.pfm and
+NAME-reference-direct.pfm.
+"""
+import pathlib
+
+import numpy as np
+import OpenEXR
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "tests" / "data" / "gradient"
+OUT = ROOT / ".gpu" / "testdata" / "gradient"
+
+
+def write_pfm(path, image):
+    image = np.asarray(image, dtype="<f4")
+    height, width = image.shape[:2]
+    with open(path, "wb") as f:
+        f.write(b"PF\n%d %d\n-1.0\n" % (width, height))
+        f.write(np.ascontiguousarray(image[::-1]).tobytes())  # bottom row first
+
+
+def read_rgb(path):
+    channels = OpenEXR.File(str(path)).parts[0].channels
+    return channels["RGB"].pixels.astype(np.float32)
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for primal_a in sorted(SOURCE.glob("*-A-primal.exr")):
+        scene = primal_a.name[: -len("-A-primal.exr")]
+        for part in ("primal", "dx", "dy"):
+            halves = [read_rgb(SOURCE / f"{scene}-{h}-{part}.exr") for h in "AB"]
+            for h, image in zip("AB", halves):
+                write_pfm(OUT / f"{scene}-{h}-{part}.pfm", image)
+            write_pfm(OUT / f"{scene}-{part}.pfm", 0.5 * (halves[0] + halves[1]))
+            written += 3
+        for part in ("reference", "reference-direct"):
+            write_pfm(OUT / f"{scene}-{part}.pfm", read_rgb(SOURCE / f"{scene}-{part}.exr"))
+            written += 1
+    print(f"wrote {written} files to {OUT}")
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
