@@ -20,18 +20,7 @@
 
 #include <OpenImageDenoise/oidn.h>
 
-static long peak_kb(void)
-{
-  FILE* f = fopen("/proc/self/status", "r");
-  char line[256];
-  long kb = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, "VmHWM:", 6) == 0)
-      kb = strtol(line + 6, NULL, 10);
-  if (f)
-    fclose(f);
-  return kb;
-}
+#include "peak_memory.h"
 
 static double now(void)
 {
@@ -77,14 +66,14 @@ static void measure(int side, int cap_mb, int fd)
   oidnSetSharedFilterImage(f, "output", out, OIDN_FORMAT_FLOAT3, w, w, 0, 0, 0);
   oidnSetFilterInt(f, "maxMemoryMB", cap_mb);
   oidnCommitFilter(f);
-  const long before = peak_kb();
+  const long before = lull_peak_memory_kb();
   double times[3];
   for (int r = 0; r < 3; ++r) {
     const double t0 = now();
     oidnExecuteFilter(f);
     times[r] = now() - t0;
   }
-  const long after = peak_kb();
+  const long after = lull_peak_memory_kb();
   const char* message = NULL;
   if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE)
     fprintf(stderr, "error: %s\n", message);

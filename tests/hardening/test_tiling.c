@@ -37,6 +37,7 @@
 
 #include "atrous_tiled.h"
 #include "lull_io.h"
+#include "peak_memory.h"
 #include "sanitizer.h"
 #include "test_util.h"
 
@@ -313,19 +314,6 @@ static void test_reach_exact(void)
 
 /* -- the cap holds -------------------------------------------------------------- */
 
-static long peak_kb(void)
-{
-  FILE* f = fopen("/proc/self/status", "r");
-  char line[256];
-  long kb = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, "VmHWM:", 6) == 0)
-      kb = strtol(line + 6, NULL, 10);
-  if (f)
-    fclose(f);
-  return kb;
-}
-
 /* In a child (the peak only ever grows): images, then the filter under a
  * cap; exits 0 when the peak grew by at most the cap plus 1 MB. */
 static int peak_within_cap(int cap_mb)
@@ -344,10 +332,10 @@ static int peak_within_cap(int cap_mb)
   memset(&im, 0, sizeof im);
   im.color = view(color, 3, SIDE, SIDE, 3);
   im.output = view(out, 3, SIDE, SIDE, 3);
-  const long before = peak_kb();
+  const long before = lull_peak_memory_kb();
   lull_error err;
   const lull_status status = lull_atrous_cpu_tiled(&p, &im, 2, NULL, &err);
-  const long grown = peak_kb() - before;
+  const long grown = lull_peak_memory_kb() - before;
   printf("  maxMemoryMB %d on %dx%d: peak memory grew by %.1f MB\n", cap_mb, SIDE, SIDE,
          (double)grown / 1024.0);
   fflush(stdout);
