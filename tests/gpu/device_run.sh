@@ -1,7 +1,11 @@
 #!/bin/sh
-# Runs the GPU tests, the à-trous benchmark and compute-sanitizer on a
-# machine with an NVIDIA GPU.  Logs go to $OUT (or ./device-logs).
+# Runs the GPU tests, the à-trous and Poisson benchmarks and
+# compute-sanitizer on a machine with an NVIDIA GPU.  Logs go to $OUT (or
+# ./device-logs; the GPU tests' output in ctest-output.log).
 #   sh tests/gpu/device_run.sh [bench-repeats]
+# LULL_DEVICE_BENCH (default "atrous poisson") and LULL_DEVICE_SANITIZE
+# (default "test_cuda_atrous test_cuda_api test_cuda_poisson") pick the
+# benchmarks and the programs compute-sanitizer runs.
 # Builds with CUDA into $LULL_BUILD (default build-device) unless
 # LULL_PREBUILT names a folder made by `sh tests/gpu/device_run.sh pack`
 # on the development machine (bin/, lib/ and the CTest files of a build
@@ -9,7 +13,8 @@
 # $LULL_BUILD instead: the GPU machine's time then goes to running only.
 #   LULL_BUILD=build-x sh tests/gpu/device_run.sh pack DIR   # here
 #   LULL_BUILD=build-x LULL_PREBUILT=DIR sh tests/gpu/device_run.sh 20   # there
-# Needs .gpu/testdata from tests/gpu/export_testdata.py for the render test.
+# Needs .gpu/testdata from tests/gpu/export_testdata.py for the render test
+# and from tests/gpu/export_gradient_testdata.py for the gradient scenes.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${LULL_BUILD:-$root/build-device}
@@ -46,24 +51,35 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 
 say "GPU tests ($(elapsed))"
 (cd "$build" && ctest -L gpu --output-on-failure) >"$out/tests.log" 2>&1
-(cd "$build" && ctest -R "atrous_layout|atrous_emulation|cuda_devices" --output-on-failure) >>"$out/tests.log" 2>&1
+cp "$build/Testing/Temporary/LastTest.log" "$out/ctest-output.log" 2>/dev/null
+(cd "$build" && ctest -R "atrous_layout|atrous_emulation|poisson_emulation|cuda_devices" --output-on-failure) >>"$out/tests.log" 2>&1
 grep -E "tests passed|Failed|Not Run" "$out/tests.log" | tee -a "$log"
-"$build/bin/test_cuda_atrous" 2>&1 | tee -a "$log"
-
-say "benchmark ($(elapsed))"
-"$build/bin/bench_atrous_cuda" "${1:-50}" >"$out/bench.log" 2>&1
-cat "$out/bench.log" >>"$log"
-grep -E "^==|device|level|total|prepare|H2D" "$out/bench.log"
+benches=${LULL_DEVICE_BENCH:-atrous poisson}
+case " $benches " in *" atrous "*)
+  "$build/bin/test_cuda_atrous" 2>&1 | tee -a "$log"
+  say "benchmark ($(elapsed))"
+  "$build/bin/bench_atrous_cuda" "${1:-50}" >"$out/bench.log" 2>&1
+  cat "$out/bench.log" >>"$log"
+  grep -E "^==|device|level|total|prepare|H2D" "$out/bench.log" ;;
+esac
+case " $benches " in *" poisson "*)
+  say "Poisson benchmark ($(elapsed))"
+  "$build/bin/bench_poisson_cuda" --repeats "${1:-10}" >"$out/bench_poisson.log" 2>&1
+  tee -a "$log" <"$out/bench_poisson.log" ;;
+esac
 
 # memcheck: invalid accesses and leaks; racecheck: shared-memory races;
 # initcheck: device memory read before it was written (e.g. a padding or
 # halo a kernel reads but no kernel filled)
+# (test_cuda_poisson runs its quick part: without the scenes and 1280x720)
 for tool in memcheck racecheck initcheck; do
-  for test in test_cuda_atrous test_cuda_api; do
+  for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson}; do
     [ -x "$build/bin/$test" ] || continue
+    args=
+    [ "$test" = test_cuda_poisson ] && args=quick
     say "compute-sanitizer $tool $test ($(elapsed))"
     timeout "${LULL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --report-api-errors no \
-      --error-exitcode 99 "$build/bin/$test" >"$out/$tool.$test.log" 2>&1
+      --error-exitcode 99 "$build/bin/$test" $args >"$out/$tool.$test.log" 2>&1
     printf '%s %s: exit %s; %s\n' "$tool" "$test" "$?" \
       "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$tool.$test.log" | tail -1)" | tee -a "$log"
   done

@@ -8,10 +8,10 @@ ignores .gpu/; the device tool carries it):
     .venv/bin/python tests/gpu/export_gradient_testdata.py
 
 For every scene NAME of tests/data/gradient (tests/data/gradient/README.md)
-it writes NAME-{A,B}-{primal,dx,dy}.pfm, the full buffers NAME-primal.pfm,
-NAME-dx.pfm, NAME-dy.pfm (the means of the halves, as
-tests/gradient/scene_data.c forms them), NAME-reference.pfm and
-NAME-reference-direct.pfm.
+it writes the halves NAME-{A,B}-{primal,dx,dy}.pfm (the tests form the full
+buffers as their means, as tests/gradient/scene_data.c does),
+NAME-reference.pfm and NAME-reference-direct.pfm: 14 MB for the three
+scenes.
 """
 import pathlib
 
@@ -42,11 +42,9 @@ def main():
     for primal_a in sorted(SOURCE.glob("*-A-primal.exr")):
         scene = primal_a.name[: -len("-A-primal.exr")]
         for part in ("primal", "dx", "dy"):
-            halves = [read_rgb(SOURCE / f"{scene}-{h}-{part}.exr") for h in "AB"]
-            for h, image in zip("AB", halves):
-                write_pfm(OUT / f"{scene}-{h}-{part}.pfm", image)
-            write_pfm(OUT / f"{scene}-{part}.pfm", 0.5 * (halves[0] + halves[1]))
-            written += 3
+            for h in "AB":
+                write_pfm(OUT / f"{scene}-{h}-{part}.pfm", read_rgb(SOURCE / f"{scene}-{h}-{part}.exr"))
+                written += 1
         for part in ("reference", "reference-direct"):
             write_pfm(OUT / f"{scene}-{part}.pfm", read_rgb(SOURCE / f"{scene}-{part}.exr"))
             written += 1

@@ -1,9 +1,11 @@
 /* The synthetic inputs of poisson_cases.h. */
 #include "poisson_cases.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_test_util.h"
 #include "synthetic.h"
 #include "test_util.h"
 
@@ -70,4 +72,60 @@ void poisson_data_free(poisson_data* d)
   for (int k = 0; k < 9; ++k)
     free(all[k]);
   memset(d, 0, sizeof *d);
+}
+
+/* PFM file PART of a scene, of size w x h (both 0: any, then set). */
+static float* scene_part(const char* scene, const char* part, int* w, int* h)
+{
+  char path[512];
+  int w2 = 0, h2 = 0, channels = 0;
+  snprintf(path, sizeof path, "%s/gradient/%s-%s.pfm", LULL_GPU_TESTDATA_DIR, scene, part);
+  float* data = gpu_read_pfm(path, &w2, &h2, &channels);
+  if (data && (channels != 3 || (*w && (w2 != *w || h2 != *h)))) {
+    free(data);
+    data = NULL;
+  }
+  if (data && !*w) {
+    *w = w2;
+    *h = h2;
+  }
+  return data;
+}
+
+int poisson_scene_load(poisson_data* d, const char* scene, float** reference, float** direct)
+{
+  memset(d, 0, sizeof *d);
+  int w = 0, h = 0;
+  float** halves[6] = {&d->color_a, &d->color_b, &d->gx_a, &d->gx_b, &d->gy_a, &d->gy_b};
+  static const char* const parts[6] = {"A-primal", "B-primal", "A-dx", "B-dx", "A-dy", "B-dy"};
+  int ok = 1;
+  for (int k = 0; k < 6; ++k)
+    ok = (*halves[k] = scene_part(scene, parts[k], &w, &h)) != NULL && ok;
+  if (reference)
+    ok = (*reference = scene_part(scene, "reference", &w, &h)) != NULL && ok;
+  if (direct)
+    ok = (*direct = scene_part(scene, "reference-direct", &w, &h)) != NULL && ok;
+  d->width = w;
+  d->height = h;
+  d->channels = 3;
+  const size_t count = (size_t)w * (size_t)h * 3;
+  float** full[3] = {&d->color, &d->gx, &d->gy};
+  for (int k = 0; ok && k < 3; ++k) {
+    *full[k] = malloc(count * sizeof(float));
+    ok = *full[k] != NULL;
+    for (size_t i = 0; ok && i < count; ++i)
+      (*full[k])[i] = 0.5f * ((*halves[2 * k])[i] + (*halves[2 * k + 1])[i]);
+  }
+  if (!ok) {
+    poisson_data_free(d);
+    if (reference) {
+      free(*reference);
+      *reference = NULL;
+    }
+    if (direct) {
+      free(*direct);
+      *direct = NULL;
+    }
+  }
+  return ok;
 }

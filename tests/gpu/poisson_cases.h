@@ -27,6 +27,12 @@ typedef struct poisson_data
 void poisson_data_make(poisson_data* d, int w, int h, int channels, int poison, unsigned seed);
 void poisson_data_free(poisson_data* d);
 
+/* A gradient scene exported by export_gradient_testdata.py (256x192, RGB):
+ * the halves, the full buffers as their means, and (when asked) the
+ * reference and its direct light.  Returns 0 (and d empty) when the files
+ * are absent. */
+int poisson_scene_load(poisson_data* d, const char* scene, float** reference, float** direct);
+
 enum
 {
   INPUT_FULL = 0,   /* color, gradientX, gradientY */

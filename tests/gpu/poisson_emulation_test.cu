@@ -252,51 +252,32 @@ static void test_plan(void)
 static void run_scenes(void)
 {
   static const char* const scenes[] = {"cornell", "window", "textured"};
-  static const char* const parts[9] = {"primal", "dx", "dy", "A-primal", "B-primal",
-                                       "A-dx",   "B-dx", "A-dy",  "B-dy"};
   for (size_t s = 0; s < sizeof scenes / sizeof scenes[0]; ++s) {
-    float* data[9] = {NULL};
-    int w = 0, h = 0, ch = 0, ok = 1;
-    for (int k = 0; k < 9; ++k) {
-      char path[512];
-      snprintf(path, sizeof path, "%s/gradient/%s-%s.pfm", LULL_GPU_TESTDATA_DIR, scenes[s],
-               parts[k]);
-      int w2, h2, ch2;
-      data[k] = gpu_read_pfm(path, &w2, &h2, &ch2);
-      ok = ok && data[k] && ch2 == 3 && (k == 0 || (w2 == w && h2 == h));
-      if (data[k] && k == 0) {
-        w = w2;
-        h = h2;
-        ch = ch2;
-      }
-    }
-    if (!ok) {
+    poisson_data d;
+    if (!poisson_scene_load(&d, scenes[s], NULL, NULL)) {
       printf("%s: not exported (tests/gpu/export_gradient_testdata.py), skipped\n", scenes[s]);
-    } else {
-      poisson_data d = {w, h, ch, data[0], data[1], data[2], data[3],
-                        data[4], data[5], data[6], data[7], data[8]};
-      for (int norm = 1; norm <= 2; ++norm) {
-        const size_t count = (size_t)w * (size_t)h * 3;
-        float* ref = (float*)malloc(count * sizeof(float));
-        float* emu = (float*)malloc(count * sizeof(float));
-        lull_poisson_params p = lull_poisson_default_params();
-        p.norm = norm;
-        lull_error err = {LULL_OK, ""};
-        lull_poisson_images im = images_of(&d, INPUT_FULL, ref, NULL, 0);
-        CHECK_EQ_INT(lull_poisson_cpu(&p, &im, 2, NULL, &err), LULL_OK);
-        im = images_of(&d, INPUT_FULL, emu, NULL, 0);
-        CHECK_EQ_INT(run_emulated(&p, &im, 227 * 1024, NULL, &err), LULL_OK);
-        const double diff = poisson_rel_max_diff(emu, ref, count);
-        const double tol = norm == 2 ? POISSON_TOL_DCT : POISSON_TOL_L1;
-        printf("%-20s %4dx%-4d L%d: max |emu - cpu| / max |cpu| %.2e, tolerance %.0e\n", scenes[s],
-               w, h, norm, diff, tol);
-        CHECK(diff <= tol);
-        free(ref);
-        free(emu);
-      }
+      continue;
     }
-    for (int k = 0; k < 9; ++k)
-      free(data[k]);
+    const size_t count = (size_t)d.width * (size_t)d.height * 3;
+    for (int norm = 1; norm <= 2; ++norm) {
+      float* ref = (float*)malloc(count * sizeof(float));
+      float* emu = (float*)malloc(count * sizeof(float));
+      lull_poisson_params p = lull_poisson_default_params();
+      p.norm = norm;
+      lull_error err = {LULL_OK, ""};
+      lull_poisson_images im = images_of(&d, INPUT_FULL, ref, NULL, 0);
+      CHECK_EQ_INT(lull_poisson_cpu(&p, &im, 2, NULL, &err), LULL_OK);
+      im = images_of(&d, INPUT_FULL, emu, NULL, 0);
+      CHECK_EQ_INT(run_emulated(&p, &im, 227 * 1024, NULL, &err), LULL_OK);
+      const double diff = poisson_rel_max_diff(emu, ref, count);
+      const double tol = norm == 2 ? POISSON_TOL_DCT : POISSON_TOL_L1;
+      printf("%-20s %4dx%-4d L%d: max |emu - cpu| / max |cpu| %.2e, tolerance %.0e\n", scenes[s],
+             d.width, d.height, norm, diff, tol);
+      CHECK(diff <= tol);
+      free(ref);
+      free(emu);
+    }
+    poisson_data_free(&d);
   }
 }
 
