@@ -205,6 +205,11 @@ lull_pk_launchers lull_pk_stream_launchers(cudaStream_t* stream);
 lull_status lull_pk_plan_make(int width, int height, int channels, int variance,
                               int dct_preconditioner, int num_sms, size_t max_smem,
                               lull_pk_plan* plan, lull_error* err);
+/* The DCT kernels' shape for lines of length n: `pairs` signal pairs per
+ * block (0: chosen by the plan's model), in shared memory when one pair
+ * and the twiddles fit in max_smem, else in global memory. */
+lull_dct_shape lull_pk_dct_shape(int n, int lines, int num_sms, size_t max_smem, int pairs);
+
 /* Lays the buffers out in scratch (plan->scratch_bytes, 256-byte aligned)
  * and points the plan's DCT tables into it. */
 void lull_pk_layout(lull_pk_plan* plan, unsigned char* scratch, lull_pk_buffers* buf);

@@ -68,7 +68,8 @@ LULL_BODY lull_pk_pixel lull_pk_pixel_at(const lull_pk_args* a, size_t i)
   lull_pk_pixel px;
   const size_t w = (size_t)a->width;
   px.i = i;
-  px.y = (int)(i / w);
+  /* 32-bit division where it suffices (a 64-bit one is a long sequence) */
+  px.y = i <= 0xffffffffu ? (int)((unsigned)i / (unsigned)a->width) : (int)(i / w);
   px.x = (int)(i - (size_t)px.y * w);
   px.left = px.x > 0 ? i - 1 : i;
   px.right = px.x + 1 < a->width ? i + 1 : i;

@@ -20,9 +20,13 @@ static cudaError_t launch_kind(const lull_pk_launch* l, cudaStream_t stream)
 {
   if (l->smem > 48 * 1024) {
     /* above the default limit a kernel must ask (the plan stays within the
-     * device's opt-in maximum) */
-    const cudaError_t code = cudaFuncSetAttribute(
+     * device's opt-in maximum), and the DCT kernels want the whole
+     * carveout as shared memory to keep several blocks resident */
+    cudaError_t code = cudaFuncSetAttribute(
         lull_pk_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l->smem);
+    if (code == cudaSuccess)
+      code = cudaFuncSetAttribute(lull_pk_kernel<K>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared);
     if (code != cudaSuccess)
       return code;
   }

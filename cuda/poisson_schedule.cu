@@ -15,10 +15,7 @@ extern "C" {
 
 enum
 {
-  /* shared memory a DCT block aims for: two blocks of 96 KB per H100
-   * multiprocessor; a length that needs more runs one signal pair per
-   * block up to the device's limit, then in global memory */
-  DCT_SMEM_TARGET = 96 * 1024,
+  /* signal pairs of a DCT block at most */
   DCT_MAX_PAIRS = 8,
   DCT_MAX_LENGTH = 1 << 26, /* as the CPU's DCT plans (core/dct.c) */
   ALIGN = 256,
@@ -33,27 +30,48 @@ static void axis_plan(int n, lull_dct_axis* axis)
   axis->passes = lull_fft_factor(n, -1, &radix, &ns);
 }
 
-static lull_dct_shape dct_shape(int n, int lines, int num_sms, size_t max_smem)
+lull_dct_shape lull_pk_dct_shape(int n, int lines, int num_sms, size_t max_smem, int pairs)
 {
   lull_dct_shape s;
   memset(&s, 0, sizeof s);
   const size_t pair = 2 * (size_t)n * sizeof(float2);
   const size_t table = (size_t)n * sizeof(float2);
-  const size_t target = LULL_MIN(max_smem, (size_t)DCT_SMEM_TARGET);
-  int pairs = 0;
-  if (target >= table + pair)
-    pairs = (int)((target - table) / pair);
-  else if (max_smem >= table + pair)
-    pairs = 1;
-  s.global = pairs == 0;
-  if (s.global)
-    pairs = 1;
-  pairs = LULL_MIN(pairs, DCT_MAX_PAIRS);
-  pairs = LULL_MIN(pairs, (lines + 1) / 2);
-  s.pairs = LULL_MAX(pairs, 1);
+  const int sms = LULL_MAX(num_sms, 1);
+  const int most = LULL_MAX(LULL_MIN(DCT_MAX_PAIRS, (lines + 1) / 2), 1);
+  if (table + pair > max_smem) {
+    /* one pair does not fit: FFT buffers in global memory, a grid of two
+     * blocks per multiprocessor */
+    s.global = 1;
+    s.pairs = 1;
+    s.groups = (lines + 1) / 2;
+    s.grid = LULL_MIN(s.groups, 2 * sms);
+    s.smem = 16;
+    return s;
+  }
+  if (pairs <= 0) {
+    /* The blocks of a kernel run in waves of (resident blocks per
+     * multiprocessor) x (multiprocessors), and a block's time grows with
+     * its pairs: the least waves x pairs wins (a ragged last wave costs a
+     * whole one), more pairs on a tie (fewer table copies). */
+    double best = 0.0;
+    for (int p = 1; p <= most && table + (size_t)p * pair <= max_smem; ++p) {
+      const size_t smem = table + (size_t)p * pair;
+      const int resident = LULL_MIN(LULL_PK_BLOCKS_PER_SM, (int)((max_smem + 1024) / (smem + 1024)));
+      const int groups = (lines + 2 * p - 1) / (2 * p);
+      const int slots = LULL_MAX(resident, 1) * sms;
+      const double cost = (double)((groups + slots - 1) / slots) * p;
+      if (pairs <= 0 || cost <= best) {
+        best = cost;
+        pairs = p;
+      }
+    }
+  }
+  while (pairs > 1 && table + (size_t)pairs * pair > max_smem)
+    --pairs;
+  s.pairs = LULL_MAX(LULL_MIN(pairs, most), 1);
   s.groups = (lines + 2 * s.pairs - 1) / (2 * s.pairs);
-  s.smem = s.global ? 16 : table + (size_t)s.pairs * pair;
-  s.grid = s.global ? LULL_MIN(s.groups, 2 * LULL_MAX(num_sms, 1)) : LULL_MIN(s.groups, 1 << 20);
+  s.grid = LULL_MIN(s.groups, 1 << 20);
+  s.smem = table + (size_t)s.pairs * pair;
   return s;
 }
 
@@ -161,8 +179,8 @@ lull_status lull_pk_plan_make(int width, int height, int channels, int variance,
   plan->grid = (int)LULL_MIN(blocks, most);
   axis_plan(width, &plan->ax);
   axis_plan(height, &plan->ay);
-  plan->x_shape = dct_shape(width, channels * height, num_sms, max_smem);
-  plan->y_shape = dct_shape(height, channels * width, num_sms, max_smem);
+  plan->x_shape = lull_pk_dct_shape(width, channels * height, num_sms, max_smem, 0);
+  plan->y_shape = lull_pk_dct_shape(height, channels * width, num_sms, max_smem, 0);
   /* 32 planes at most, of at most 2^52 pixels: no overflow in 64 bits,
    * but a 32-bit size_t needs the check */
   const size_t per_plane = align_up(n * sizeof(float));

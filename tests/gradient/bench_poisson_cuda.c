@@ -8,8 +8,9 @@
  * 0.01, and 1% gradient outliers), 1280x720 and 1024x1024, RGB, the data
  * in device memory:
  *
- *   - L2 by DCT: median time of the exact solve, its three kernels, and GB/s
- *     under the model below;
+ *   - L2 by DCT: median time of the exact solve, its three kernels, GB/s
+ *     under the model below, and the time with each fixed number of signal
+ *     pairs per DCT block against the plan's choice;
  *   - one weighted CG iteration (Jacobi): (t(120) - t(20)) / 100 iterations
  *     of L2 by CG, its two kernels, GB/s;
  *   - L1: Karras' default preset (20 IRLS x 50 CG, no preconditioner, the
@@ -285,6 +286,20 @@ static void bench_size(int w, int h, int repeats, const struct cudaDeviceProp* p
   printf("L2 by DCT: %.3f ms (median of %d), %.0f GB/s (96 B/px model)\n", l2.ms, 5 * repeats,
          96.0 * (double)b.n / (l2.ms * 1e-3) / 1e9);
   split(&b, &p, "L2 by DCT");
+  /* the plan's choice of signal pairs per DCT block against each fixed one */
+  const lull_dct_shape auto_x = b.plan.x_shape, auto_y = b.plan.y_shape;
+  printf("  L2 by DCT with P signal pairs per block (plan: x %d, y %d):", auto_x.pairs,
+         auto_y.pairs);
+  for (int pairs = 1; pairs <= 8; ++pairs) {
+    b.plan.x_shape = lull_pk_dct_shape(w, 3 * h, prop->multiProcessorCount, (size_t)max_smem, pairs);
+    b.plan.y_shape = lull_pk_dct_shape(h, 3 * w, prop->multiProcessorCount, (size_t)max_smem, pairs);
+    if (b.plan.x_shape.global || b.plan.y_shape.global)
+      break;
+    printf(" P=%d %.3f ms", pairs, time_solve(&b, &p, 5 * repeats).ms);
+  }
+  printf("\n");
+  b.plan.x_shape = auto_x;
+  b.plan.y_shape = auto_y;
 
   p.solver = LULL_POISSON_SOLVER_CG;
   p.cg_iterations = 20;
