@@ -314,6 +314,7 @@ static void test_reach_exact(void)
 
 /* -- the cap holds -------------------------------------------------------------- */
 
+#if defined(__GLIBC__) && !defined(LULL_ASAN)
 /* In a child (the peak only ever grows): images, then the filter under a
  * cap; exits 0 when the peak grew by at most the cap plus 1 MB. */
 static int peak_within_cap(int cap_mb)
@@ -344,7 +345,6 @@ static int peak_within_cap(int cap_mb)
 
 static void test_peak_memory(void)
 {
-#if defined(__GLIBC__) && !defined(LULL_ASAN)
   static const int caps[] = {8, 32};
   for (int k = 0; k < 2; ++k) {
     fflush(stdout);
@@ -355,8 +355,10 @@ static void test_peak_memory(void)
     CHECK(child > 0 && waitpid(child, &status, 0) == child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
-#endif
 }
+#else
+static void test_peak_memory(void) {}
+#endif
 
 /* -- through the API ---------------------------------------------------------- */
 
