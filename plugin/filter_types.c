@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../core/atrous.h"
+#include "../core/atrous_tiled.h"
 #include "../core/gaussian.h"
 
 #define BOOL_PARAM(name, def, doc) {name, LULL_PARAM_BOOL, def, 0, 1, 0, 1, doc}
@@ -43,14 +44,12 @@ static lull_status check_sizes(const lull_filter_config* config, int count, lull
   return LULL_OK;
 }
 
-/* Pixels on each side of a tile that an à-trous run of `iterations` levels
- * reads: the taps reach 2 (2^N - 1) pixels; inpainting (2), the variance
- * estimate (2), the footprint (1) and the variance prefilter (1 per level)
- * reach further.  Rounded up to OIDN's 16-pixel alignment. */
-static int atrous_overlap(int iterations)
+/* Pixels on each side of a tile that an à-trous run with these parameters
+ * and images reads (lull_atrous_reach, which the CPU backend's own tiling
+ * uses too), rounded up to OIDN's 16-pixel alignment. */
+static int atrous_overlap(const lull_atrous_params* params, const lull_atrous_images* images)
 {
-  const int radius = 2 * ((1 << iterations) - 1) + 5 + iterations;
-  return (radius + 15) / 16 * 16;
+  return (lull_atrous_reach(params, images) + 15) / 16 * 16;
 }
 
 /* OIDN's maxMemoryMB as a scratch cap in bytes: -1 (any negative) is no
@@ -154,7 +153,9 @@ static lull_status atrous_execute(lull_backend* backend, const lull_filter_confi
 
 static int atrous_tile_overlap(const lull_filter_config* config)
 {
-  return atrous_overlap((int)config->values[AP_ITERATIONS]);
+  const lull_atrous_images images = atrous_views(config);
+  const lull_atrous_params params = atrous_from_values(config->values);
+  return atrous_overlap(&params, &images);
 }
 
 /* -- Gaussian ------------------------------------------------------------------ */
@@ -392,12 +393,16 @@ static lull_status rtlightmap_execute(lull_backend* backend, const lull_filter_c
 
 static int rt_tile_overlap(const lull_filter_config* config)
 {
-  return atrous_overlap(rt_iterations((int)config->values[RP_QUALITY]));
+  const lull_atrous_images images = rt_views(config);
+  const lull_atrous_params params = rt_atrous_params(config);
+  return atrous_overlap(&params, &images);
 }
 
 static int rtlightmap_tile_overlap(const lull_filter_config* config)
 {
-  return atrous_overlap(rt_iterations((int)config->values[LP_QUALITY]));
+  const lull_atrous_images images = rtlightmap_views(config);
+  const lull_atrous_params params = rtlightmap_atrous_params(config);
+  return atrous_overlap(&params, &images);
 }
 
 /* -- registry -------------------------------------------------------------------- */

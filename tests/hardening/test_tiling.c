@@ -18,7 +18,9 @@
  *     footprint stencils are counted from the code: at the far end of the
  *     reach their influence is below float resolution.)
  *   - through the API, ATrous, RT and RTLightmap with maxMemoryMB set give
- *     the output of maxMemoryMB = -1, also in place;
+ *     the output of maxMemoryMB = -1, also in place; and tiling by hand as
+ *     OIDN documents it (tiles overlapping by the filter's tileOverlap)
+ *     gives the untiled output;
  *   - the cap holds: on a 1024 x 1024 image, the process's peak resident
  *     memory grows by at most the cap (+1 MB) over its images while
  *     filtering with 8 and 32 MB (glibc, not under AddressSanitizer, whose
@@ -417,6 +419,64 @@ static void test_api(const scene* s)
   }
 }
 
+/* RT by hand in 2 x 2 tiles with OIDN's tileOverlap, as OIDN's users tile. */
+static void test_manual_tiling(const scene* s)
+{
+  const size_t w = (size_t)s->w, h = (size_t)s->h, n = w * h;
+  float* ref = calloc(n * 4, sizeof(float));
+  float* out = calloc(n * 4, sizeof(float));
+  float* tile_out = calloc(n * 4, sizeof(float));
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  oidnCommitDevice(device);
+  OIDNFilter f = oidnNewFilter(device, "RT");
+  oidnSetFilterBool(f, "hdr", true);
+  /* the whole image */
+  oidnSetSharedFilterImage(f, "color", s->color, OIDN_FORMAT_FLOAT3, w, h, 0, 16, 0);
+  oidnSetSharedFilterImage(f, "albedo", s->albedo, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "normal", s->normal, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "output", ref, OIDN_FORMAT_FLOAT3, w, h, 0, 16, 0);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  const size_t overlap = (size_t)oidnGetFilterInt(f, "tileOverlap");
+  /* each quarter with `overlap` pixels around it (inside the image) */
+  for (int q = 0; q < 4; ++q) {
+    const size_t x0 = (size_t)(q % 2) * (w / 2), y0 = (size_t)(q / 2) * (h / 2);
+    const size_t x1 = x0 + w / 2, y1 = y0 + h / 2;
+    const size_t ex0 = x0 > overlap ? x0 - overlap : 0, ey0 = y0 > overlap ? y0 - overlap : 0;
+    const size_t ex1 = x1 + overlap < w ? x1 + overlap : w;
+    const size_t ey1 = y1 + overlap < h ? y1 + overlap : h;
+    const size_t tw = ex1 - ex0, th = ey1 - ey0;
+    oidnSetSharedFilterImage(f, "color", s->color + (ey0 * w + ex0) * 4, OIDN_FORMAT_FLOAT3, tw,
+                             th, 0, 16, w * 16);
+    oidnSetSharedFilterImage(f, "albedo", s->albedo + (ey0 * w + ex0) * 3, OIDN_FORMAT_FLOAT3, tw,
+                             th, 0, 12, w * 12);
+    oidnSetSharedFilterImage(f, "normal", s->normal + (ey0 * w + ex0) * 3, OIDN_FORMAT_FLOAT3, tw,
+                             th, 0, 12, w * 12);
+    oidnSetSharedFilterImage(f, "output", tile_out, OIDN_FORMAT_FLOAT3, tw, th, 0, 16, tw * 16);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    for (size_t y = y0; y < y1; ++y)
+      memcpy(out + (y * w + x0) * 4, tile_out + ((y - ey0) * tw + (x0 - ex0)) * 4,
+             (x1 - x0) * 4 * sizeof(float));
+  }
+  const char* message = NULL;
+  if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
+    fprintf(stderr, "manual tiling: %s\n", message);
+    ++lull_test_failures;
+  }
+  char what[120];
+  snprintf(what, sizeof what, "API RT in 2 x 2 tiles by hand, tileOverlap %zu", overlap);
+  const double d = rel_diff(out, ref, n, 4, 3);
+  printf("  %-58s max rel. difference %.3g\n", what, d);
+  CHECK(overlap > 0 && overlap % 16 == 0);
+  CHECK(d <= 1e-5);
+  oidnReleaseFilter(f);
+  oidnReleaseDevice(device);
+  free(tile_out);
+  free(out);
+  free(ref);
+}
+
 int main(void)
 {
   if (!lull_io_has_oiio()) {
@@ -442,6 +502,8 @@ int main(void)
     /* every case on the first scene, the default one on the other */
     for (int which = 0; which < (k == 0 ? case_count : 1); ++which)
       test_caps(&s, which, which == CASE_DEFAULT);
+    if (k == 0)
+      test_manual_tiling(&s);
     free_scene(&s);
   }
   scene s;
