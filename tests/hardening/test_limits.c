@@ -9,7 +9,7 @@
  *   - the core's size arithmetic saturates instead of wrapping;
  *   - numThreads far above the processors (up to INT_MAX) runs with the
  *     processors there are (a million threads overflowed the OpenMP
- *     runtime's stack: a crash found by fuzz_api);
+ *     runtime's stack: a crash found through fuzz_api's numThreads values);
  *   - in a child process whose address space is limited (RLIMIT_AS), every
  *     filter type on an image too large for the limit fails with
  *     OIDN_ERROR_OUT_OF_MEMORY and the device keeps working: a small run
