@@ -15,8 +15,9 @@
  *     (AddressSanitizer checks the allocation);
  *   - the attributes and file information can be listed;
  *   - written back (EXR, atomically) and read again, every pass comes back
- *     with its name, channel names and bit-identical values (lull_io.h:
- *     "every channel survives a read and a write under its exact name"). */
+ *     with its name and every channel under its name with bit-identical
+ *     values (lull_io.h: "every channel survives a read and a write under
+ *     its exact name"; lossy compressions excepted). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
@@ -137,14 +138,26 @@ static void check_round_trip(const lull_io_image* image, const char* path)
               a->name);
       abort();
     }
-    for (int c = 0; c < a->channels; ++c)
-      if (strcmp(a->channel_names[c], b->channel_names[c]) != 0)
+    /* each channel by name: EXR stores a part's channels sorted by name,
+     * so channels whose names have no known order (not RGBA, XYZ, ...)
+     * may come back in another order, with their values */
+    for (int c = 0; c < a->channels; ++c) {
+      int k = 0;
+      while (k < b->channels && strcmp(a->channel_names[c], b->channel_names[k]) != 0)
+        ++k;
+      if (k == b->channels) {
+        fprintf(stderr, "fuzz_io: channel '%s' of '%s'.'%s' lost in a round trip\n",
+                a->channel_names[c], a->layer, a->name);
         abort();
-    /* a half pass is written as half: its values were halves already */
-    if (exact && !same_bits(a->data, b->data, pixels * (size_t)a->channels)) {
-      fprintf(stderr, "fuzz_io: pass '%s'.'%s' values changed in a round trip\n", a->layer,
-              a->name);
-      abort();
+      }
+      /* a half pass is written as half: its values were halves already */
+      for (size_t i = 0; exact && i < pixels; ++i)
+        if (!same_bits(&a->data[i * (size_t)a->channels + (size_t)c],
+                       &b->data[i * (size_t)b->channels + (size_t)k], 1)) {
+          fprintf(stderr, "fuzz_io: channel '%s' of '%s'.'%s' changed in a round trip\n",
+                  a->channel_names[c], a->layer, a->name);
+          abort();
+        }
     }
   }
   lull_io_free(&back);
