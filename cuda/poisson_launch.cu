@@ -4,8 +4,17 @@
 
 /* Every block runs its work items (pixel kernels: one; DCT kernels: line
  * groups in turn) phase by phase with a barrier in between. */
+/* Turing (sm_75) holds 1024 threads per multiprocessor, four of our blocks:
+ * asking ptxas for five there is an error, not a hint.  The grid is still
+ * sized for five (poisson_schedule.cu), a quarter wave more on Turing. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define LULL_PK_MIN_BLOCKS (1024 / LULL_PK_THREADS)
+#else
+#define LULL_PK_MIN_BLOCKS LULL_PK_BLOCKS_PER_SM
+#endif
+
 template <int K>
-static __global__ void __launch_bounds__(LULL_PK_THREADS, LULL_PK_BLOCKS_PER_SM) lull_pk_kernel(const lull_pk_launch launch)
+static __global__ void __launch_bounds__(LULL_PK_THREADS, LULL_PK_MIN_BLOCKS) lull_pk_kernel(const lull_pk_launch launch)
 {
   extern __shared__ __align__(16) unsigned char lull_pk_shared[];
   for (int g = (int)blockIdx.x; g < launch.groups; g += (int)gridDim.x)
