@@ -21,7 +21,9 @@ with_tests=0
 say() { printf 'lull: %s\n' "$*"; }
 
 # -- 1. Debian packages -------------------------------------------------------
-packages="build-essential cmake pkg-config libopenimageio-dev libopenexr-dev
+# openimageio-tools: libopenimageio-dev's CMake package names its programs
+# (/usr/bin/iconvert ...) as imported targets and fails without them
+packages="build-essential cmake pkg-config libopenimageio-dev openimageio-tools libopenexr-dev
 python3 python3-dev python3-venv python3-pip"
 # tests: valgrind; clang with its sanitizer and libFuzzer runtimes, its
 # OpenMP and llvm-symbolizer for the sanitizer build of tests/run.sh
