@@ -16,7 +16,20 @@ import bpy
 from . import loader, passes, pipeline
 from .properties import output_path, settings_of
 
-MULTILAYER = "OPEN_EXR_MULTILAYER"
+
+def is_multilayer_exr(settings):
+    """Whether image format settings write multilayer OpenEXR."""
+    return settings.file_format == "OPEN_EXR_MULTILAYER"
+
+
+def use_multilayer_exr(settings):
+    """Sets image format settings to multilayer OpenEXR.  Blender 5.0 offers
+    the format OPEN_EXR_MULTILAYER only for the media type MULTI_LAYER_IMAGE
+    (before 5.0 there are no media types)."""
+    if hasattr(settings, "media_type"):
+        settings.media_type = "MULTI_LAYER_IMAGE"
+    settings.file_format = "OPEN_EXR_MULTILAYER"
+
 
 # One background worker for automatic denoising (created on first use).
 _auto = {"worker": None}
@@ -60,8 +73,8 @@ class LULL_OT_enable_passes(bpy.types.Operator):
                 if target is not None and hasattr(target, attr) and not getattr(target, attr):
                     setattr(target, attr, True)
                     enabled.append(f"{layer.name}: {label}")
-        if self.multilayer_output and scene.render.image_settings.file_format != MULTILAYER:
-            scene.render.image_settings.file_format = MULTILAYER
+        if self.multilayer_output and not is_multilayer_exr(scene.render.image_settings):
+            use_multilayer_exr(scene.render.image_settings)
             enabled.append("multilayer EXR output")
         self.report({"INFO"}, "lull: enabled " + (", ".join(enabled) if enabled else "nothing "
                                                   "(all set already)"))
@@ -74,13 +87,16 @@ def save_render_result(scene, path):
     if image is None or image.type != "RENDER_RESULT":
         raise RuntimeError("there is no render result: render an image first (F12)")
     settings = scene.render.image_settings
-    saved = (settings.file_format, settings.color_depth)
+    # media_type first: it limits the file formats (Blender 5.0)
+    names = [n for n in ("media_type", "file_format", "color_depth") if hasattr(settings, n)]
+    saved = [(n, getattr(settings, n)) for n in names]
     try:
-        settings.file_format = MULTILAYER
+        use_multilayer_exr(settings)
         settings.color_depth = "32"
         image.save_render(filepath=path, scene=scene)
     finally:
-        settings.file_format, settings.color_depth = saved
+        for name, value in saved:
+            setattr(settings, name, value)
     if not os.path.exists(path):
         raise RuntimeError("Blender wrote no render result (render an image first)")
 
@@ -256,7 +272,7 @@ def on_render_write(scene, *_):
     settings = getattr(scene, "lull", None)
     if settings is None or not settings.auto_denoise:
         return
-    if scene.render.image_settings.file_format != MULTILAYER:
+    if not is_multilayer_exr(scene.render.image_settings):
         print("lull: automatic denoising needs multilayer OpenEXR output; frame skipped")
         return
     src = scene.render.frame_path(frame=scene.frame_current)

@@ -13,14 +13,15 @@ SKIP = 77
 
 
 def pass_names(bpy, path):
-    """The outputs Blender's compositor Image node offers for a file."""
+    """The outputs Blender's compositor Image node offers for a file.  The
+    node lives in a compositor node group of its own: scene.node_tree is
+    gone in Blender 5.0, node groups work in 4.x and 5.x alike."""
     image = bpy.data.images.load(path, check_existing=False)
-    scene = bpy.context.scene
-    scene.use_nodes = True
-    node = scene.node_tree.nodes.new("CompositorNodeImage")
+    tree = bpy.data.node_groups.new("lull_passes", "CompositorNodeTree")
+    node = tree.nodes.new("CompositorNodeImage")
     node.image = image
     names = [o.name for o in node.outputs if o.enabled]
-    scene.node_tree.nodes.remove(node)
+    bpy.data.node_groups.remove(tree)
     return names
 
 

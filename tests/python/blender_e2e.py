@@ -127,7 +127,9 @@ for layer in scene.view_layers:
         bpy.ops.lull.enable_passes(all_layers=False)
 result["passes_enabled"] = {l.name: bool(l.cycles.denoising_store_passes)
                             for l in scene.view_layers}
-result["output_format"] = scene.render.image_settings.file_format
+# multilayer EXR: a file format, since Blender 5.0 only for its media type
+result["output_format"] = [scene.render.image_settings.file_format,
+                           getattr(scene.render.image_settings, "media_type", None)]
 
 # reference and noisy render
 start = time.perf_counter()
