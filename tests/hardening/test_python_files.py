@@ -105,10 +105,17 @@ def test_failed_writes_leave_the_output(tmp_path, render, np):
     extra = {"ViewLayer.Denoised": np.zeros((256, 256, 3), np.float32)}
     with pytest.raises(lull.Error):
         lull.add_passes(corrupt, out, extra)
+    refused = 0
     for source in sorted((FUZZ / "regressions_io").glob("*")):
         corrupt.write_bytes(source.read_bytes()[1:])
-        with pytest.raises(lull.Error):
+        # a corrupt file is refused with lull.Error; a regression file that
+        # is a valid image (a round-trip finding) refuses the pass of the
+        # wrong size with ValueError: neither may touch the output
+        readable = read_or_error(corrupt) is not None
+        refused += not readable
+        with pytest.raises(ValueError if readable else lull.Error):
             lull.add_passes(corrupt, out, extra)
+    assert refused >= 7  # the corrupt regression files
     # an array the file cannot hold
     with pytest.raises((lull.Error, TypeError, ValueError)):
         lull.write_exr(out, {"ViewLayer.Combined": np.ones((8, 8, 7), np.float32)})
