@@ -7,7 +7,8 @@
 # 1. Debian packages: installed with apt-get when run as root; otherwise the
 #    exact apt-get line is printed and the script stops.
 # 2. A Python virtual environment in .venv (NumPy; with --tests also pytest
-#    and Blender's bpy for the add-on's end-to-end test).
+#    and Blender's bpy for the add-on's end-to-end test, and OpenEXR's
+#    binding for the GPU test-data export).
 # 3. CMake configure and build in build/ (LULL_BUILD overrides), with the
 #    CUDA backend when nvcc is found.
 set -eu
@@ -58,6 +59,9 @@ pip_install() {
 "$venv/bin/python" -c "import numpy" 2>/dev/null || pip_install numpy
 if [ "$with_tests" = 1 ]; then
   "$venv/bin/python" -c "import pytest" 2>/dev/null || pip_install pytest
+  # OpenEXR's Python binding: tests/gpu/export_*testdata.py write the test
+  # renders as PFM for the GPU machine, which has no EXR reader
+  "$venv/bin/python" -c "import OpenEXR" 2>/dev/null || pip_install OpenEXR
   # Blender as a Python module, for the add-on's end-to-end test (~350 MB)
   "$venv/bin/python" -c "import bpy" 2>/dev/null || pip_install "bpy>=4.2"
 fi
