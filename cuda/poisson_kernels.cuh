@@ -195,6 +195,48 @@ LULL_BODY void lull_pk_cg_update_at(const lull_pk_args* a, const lull_pk_state* 
   }
 }
 
+/* Two pixels of UPDATE, i before j, as two calls of lull_pk_cg_update_at
+ * (the same arithmetic, each sum taking i then j), but with every load of
+ * both pixels issued before the first store: a store to x or r could alias
+ * the next pixel's loads for all the compiler knows, so one pixel at a time
+ * keeps a single pixel's loads in flight per thread. */
+LULL_BODY void lull_pk_cg_update_pair(const lull_pk_args* a, const lull_pk_state* st, size_t i,
+                                      size_t j, double* sum)
+{
+  const size_t at[2] = {i, j};
+  float x[3][2], p[3][2], ap[3][2], r[3][2];
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels || !st->active[c])
+      continue;
+    const float* pc = lull_pk_p(a, a->cur ^ 1, c);
+    LULL_UNROLL for (int k = 0; k < 2; ++k) {
+      x[c][k] = a->x[c][at[k]];
+      p[c][k] = pc[at[k]];
+      ap[c][k] = a->buf.ap[c][at[k]];
+      r[c][k] = a->buf.r[c][at[k]];
+    }
+  }
+  const int jacobi = a->reduce && a->precond == LULL_POISSON_PRECOND_JACOBI;
+  const float inv_diag[2] = {jacobi ? a->buf.inv_diag[i] : 0.0f,
+                             jacobi ? a->buf.inv_diag[j] : 0.0f};
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels || !st->active[c])
+      continue;
+    const float step = st->step[c];
+    LULL_UNROLL for (int k = 0; k < 2; ++k) {
+      a->x[c][at[k]] = lull_pk_fma(step, p[c][k], x[c][k]);
+      const float rn = lull_pk_fma(-step, ap[c][k], r[c][k]);
+      a->buf.r[c][at[k]] = rn;
+      if (a->reduce) {
+        /* z = M^-1 r of lull_pk_precondition, from the stored r */
+        const float z = jacobi ? rn * inv_diag[k] : lull_pk_precondition(a, c, at[k]);
+        sum[c] += (double)rn * z;
+        sum[3 + c] += (double)rn * rn;
+      }
+    }
+  }
+}
+
 LULL_BODY void lull_pk_precond_sums_at(const lull_pk_args* a, const lull_pk_state* st, size_t i,
                                        double* sum)
 {
@@ -507,8 +549,14 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
       sum[q] = 0.0;
     if (!lull_pk_idle(a, kind)) {
       const size_t n = (size_t)a->width * (size_t)a->height;
-      for (size_t i = (size_t)block * LULL_PK_THREADS + (size_t)tid; i < n;
-           i += (size_t)grid * LULL_PK_THREADS)
+      const size_t stride = (size_t)grid * LULL_PK_THREADS;
+      size_t i = (size_t)block * LULL_PK_THREADS + (size_t)tid;
+      /* UPDATE is a pure stream (76 B per pixel): two pixels per step
+       * double the loads a thread has in flight (same pixel order) */
+      if (kind == LULL_PK_CG_UPDATE)
+        for (; i + stride < n; i += 2 * stride)
+          lull_pk_cg_update_pair(a, a->buf.state, i, i + stride, sum);
+      for (; i < n; i += stride)
         lull_pk_pixel_body(a, kind, i, sum);
     }
     LULL_UNROLL for (int q = 0; q < LULL_PK_MAX_SUMS; ++q)
