@@ -203,19 +203,26 @@ LULL_BODY float4 atrous_normalise(const atrous_sums* t)
  * CPU. */
 LULL_BODY float2 atrous_level_guides(const lull_atrous_level_args* a, int ox, int oy)
 {
+  /* the neighbourhood's three columns and rows in the layout, each looked
+   * up once instead of once per neighbour (the kernel is bound by issue) */
+  int col[3], row[3], in_x[3], in_y[3];
+  LULL_UNROLL for (int d = 0; d < 3; ++d) {
+    const int xx = ox + d - 1, yy = oy + d - 1;
+    in_x[d] = xx >= 0 && xx < a->width;
+    in_y[d] = yy >= 0 && yy < a->height;
+    col[d] = !in_x[d] ? 0 : (a->fwd_x ? LULL_LDG(a->fwd_x + xx) : xx);
+    row[d] = !in_y[d] ? 0 : (a->fwd_y ? LULL_LDG(a->fwd_y + yy) : yy);
+  }
   float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
-  for (int dy = -1; dy <= 1; ++dy) {
-    const int yy = oy + dy;
-    if (yy < 0 || yy >= a->height)
+  LULL_UNROLL for (int dy = 0; dy < 3; ++dy) {
+    if (!in_y[dy])
       continue;
-    const int py = a->fwd_y ? LULL_LDG(a->fwd_y + yy) : yy;
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int xx = ox + dx;
-      if (xx < 0 || xx >= a->width)
+    const size_t line = (size_t)row[dy] * (size_t)a->width;
+    LULL_UNROLL for (int dx = 0; dx < 3; ++dx) {
+      if (!in_x[dx])
         continue;
-      const int px = a->fwd_x ? LULL_LDG(a->fwd_x + xx) : xx;
-      const float k = lull_binomial3_tap(dx) * lull_binomial3_tap(dy);
-      const size_t j = (size_t)py * (size_t)a->width + (size_t)px;
+      const float k = lull_binomial3_tap(dx - 1) * lull_binomial3_tap(dy - 1);
+      const size_t j = line + (size_t)col[dx];
       const float4 c = a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
       sum_v += k * c.w;
       sum_l += k * atrous_luminance(a->channels, c.x, c.y, c.z);
