@@ -175,55 +175,42 @@ LULL_BODY void lull_pk_cg_apply_at(const lull_pk_args* a, const lull_pk_state* s
   }
 }
 
-LULL_BODY void lull_pk_cg_update_at(const lull_pk_args* a, const lull_pk_state* st, size_t i,
-                                    double* sum)
+/* UPDATE for `count` pixels (1 or 2; at[0] first): x += step p', r -= step
+ * Ap', and the sums r.z and r.r.  Every load of all the pixels is issued
+ * before the first store: a store to x or r could alias the next pixel's
+ * loads for all the compiler knows, so pixel by pixel a thread keeps one
+ * pixel's loads in flight.  Each sum takes the pixels in order. */
+LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_state* st,
+                                        const size_t* at, int count, double* sum)
 {
-  LULL_UNROLL for (int c = 0; c < 3; ++c) {
-    if (c >= a->channels)
-      break;
-    if (!st->active[c])
-      continue;
-    const float step = st->step[c];
-    a->x[c][i] = lull_pk_fma(step, lull_pk_p(a, a->cur ^ 1, c)[i], a->x[c][i]);
-    const float r = lull_pk_fma(-step, a->buf.ap[c][i], a->buf.r[c][i]);
-    a->buf.r[c][i] = r;
-    if (a->reduce) {
-      const float z = lull_pk_precondition(a, c, i);
-      sum[c] += (double)r * z;
-      sum[3 + c] += (double)r * r;
-    }
-  }
-}
-
-/* Two pixels of UPDATE, i before j, as two calls of lull_pk_cg_update_at
- * (the same arithmetic, each sum taking i then j), but with every load of
- * both pixels issued before the first store: a store to x or r could alias
- * the next pixel's loads for all the compiler knows, so one pixel at a time
- * keeps a single pixel's loads in flight per thread. */
-LULL_BODY void lull_pk_cg_update_pair(const lull_pk_args* a, const lull_pk_state* st, size_t i,
-                                      size_t j, double* sum)
-{
-  const size_t at[2] = {i, j};
-  float x[3][2], p[3][2], ap[3][2], r[3][2];
+  /* zeroed only to keep the compiler's may-be-uninitialised analysis quiet:
+   * an entry is read only where it was loaded */
+  float x[3][2] = {{0.0f}}, p[3][2] = {{0.0f}}, ap[3][2] = {{0.0f}}, r[3][2] = {{0.0f}};
+  float inv_diag[2] = {0.0f, 0.0f};
+  const int jacobi = a->reduce && a->precond == LULL_POISSON_PRECOND_JACOBI;
   LULL_UNROLL for (int c = 0; c < 3; ++c) {
     if (c >= a->channels || !st->active[c])
       continue;
     const float* pc = lull_pk_p(a, a->cur ^ 1, c);
     LULL_UNROLL for (int k = 0; k < 2; ++k) {
+      if (k >= count)
+        break;
       x[c][k] = a->x[c][at[k]];
       p[c][k] = pc[at[k]];
       ap[c][k] = a->buf.ap[c][at[k]];
       r[c][k] = a->buf.r[c][at[k]];
     }
   }
-  const int jacobi = a->reduce && a->precond == LULL_POISSON_PRECOND_JACOBI;
-  const float inv_diag[2] = {jacobi ? a->buf.inv_diag[i] : 0.0f,
-                             jacobi ? a->buf.inv_diag[j] : 0.0f};
+  LULL_UNROLL for (int k = 0; k < 2; ++k)
+    if (k < count && jacobi)
+      inv_diag[k] = a->buf.inv_diag[at[k]];
   LULL_UNROLL for (int c = 0; c < 3; ++c) {
     if (c >= a->channels || !st->active[c])
       continue;
     const float step = st->step[c];
     LULL_UNROLL for (int k = 0; k < 2; ++k) {
+      if (k >= count)
+        break;
       a->x[c][at[k]] = lull_pk_fma(step, p[c][k], x[c][k]);
       const float rn = lull_pk_fma(-step, ap[c][k], r[c][k]);
       a->buf.r[c][at[k]] = rn;
@@ -395,7 +382,7 @@ LULL_BODY void lull_pk_pixel_body(const lull_pk_args* a, int kind, size_t i, dou
       break;
     case LULL_PK_CG_INIT: lull_pk_cg_init_at(a, &px, sum); break;
     case LULL_PK_CG_APPLY: lull_pk_cg_apply_at(a, st, &px, sum); break;
-    case LULL_PK_CG_UPDATE: lull_pk_cg_update_at(a, st, i, sum); break;
+    case LULL_PK_CG_UPDATE: lull_pk_cg_update_pixels(a, st, &i, 1, sum); break;
     case LULL_PK_PRECOND_SUMS: lull_pk_precond_sums_at(a, st, i, sum); break;
     case LULL_PK_REWEIGHT: lull_pk_reweight_at(a, &px, sum); break;
     case LULL_PK_SCALE_WEIGHTS:
@@ -554,8 +541,10 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
       /* UPDATE is a pure stream (76 B per pixel): two pixels per step
        * double the loads a thread has in flight (same pixel order) */
       if (kind == LULL_PK_CG_UPDATE)
-        for (; i + stride < n; i += 2 * stride)
-          lull_pk_cg_update_pair(a, a->buf.state, i, i + stride, sum);
+        for (; i + stride < n; i += 2 * stride) {
+          const size_t pair[2] = {i, i + stride};
+          lull_pk_cg_update_pixels(a, a->buf.state, pair, 2, sum);
+        }
       for (; i < n; i += stride)
         lull_pk_pixel_body(a, kind, i, sum);
     }
