@@ -34,6 +34,7 @@
 #pragma once
 
 #include "image.h"
+#include "poisson_input.h"
 #include "status.h"
 
 enum { LULL_GD_CANDIDATES = 3 };
@@ -64,6 +65,27 @@ typedef struct lull_gradient_domain_images
   lull_image feature_variance; /* optional: variance of the albedo, normal and depth/position
                                   (each the mean over its channels), 3 channels */
 } lull_gradient_domain_images;
+
+/* A feature image of the patch constraints (§5.3.2): albedo, normal, then
+ * depth or position; its channels, and the channel of featureVariance
+ * that holds its variance. */
+typedef struct lull_gd_feature_source
+{
+  const lull_image* image;
+  int channels;
+  int variance_channel;
+} lull_gd_feature_source;
+
+/* The feature images that are present, in that order; returns how many. */
+int lull_gradient_domain_feature_sources(const lull_gradient_domain_images* images,
+                                         lull_gd_feature_source out[3]);
+
+/* The Poisson inputs among the images (full data and halves). */
+lull_poisson_input lull_gradient_domain_input(const lull_gradient_domain_images* images);
+
+/* The parameters of a candidate's extended solve (§5.3.1: L1 by IRLS,
+ * Jacobi-preconditioned CG; the DCT cannot model the patch term). */
+lull_poisson_params lull_gradient_domain_solve_params(const lull_gradient_domain_params* params);
 
 lull_status lull_gradient_domain_validate(const lull_gradient_domain_params* params,
                                           const lull_gradient_domain_images* images,

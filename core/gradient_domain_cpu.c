@@ -9,20 +9,12 @@
 #include <string.h>
 
 #include "gradient_domain_patch.h"
+#include "gradient_domain_planes.h"
 #include "poisson_input.h"
 #include "poisson_math.h"
 #include "threads.h"
 
-/* §5.4 and §5.3.1: the candidates, the weight threshold, the NL-means patch
- * radius and the alpha of the second, L2 pass. */
-static const lull_gd_candidate CANDIDATES[LULL_GD_CANDIDATES] = {
-    {0.5f, 2.0f, 0.5f}, {4.0f, 8.0f, 1.0f}, {8.0f, 8.0f, 2.0f}};
-static const float WEIGHT_THRESHOLD = 1e-11f;
-enum { NLM_RADIUS = 2, VARIANCE_BLUR = 1, ERROR_RADIUS = 4 };
-static const float SECOND_PASS_ALPHA = 0.05f;
-/* The guide and the unbiased references are plain Poisson reconstructions
- * with the Poisson filter's alpha. */
-static const float GUIDE_ALPHA = 0.2f;
+static const lull_gd_candidate CANDIDATES[LULL_GD_CANDIDATES] = LULL_GD_CANDIDATE_TABLE;
 
 lull_gradient_domain_params lull_gradient_domain_default_params(void)
 {
@@ -43,7 +35,7 @@ lull_gradient_domain_params lull_gradient_domain_default_params(void)
   return p;
 }
 
-static lull_poisson_input input_of(const lull_gradient_domain_images* im)
+lull_poisson_input lull_gradient_domain_input(const lull_gradient_domain_images* im)
 {
   const lull_poisson_input in = {&im->color,        &im->gradient_x,   &im->gradient_y,
                                  &im->color_a,      &im->color_b,      &im->gradient_x_a,
@@ -51,11 +43,39 @@ static lull_poisson_input input_of(const lull_gradient_domain_images* im)
   return in;
 }
 
+int lull_gradient_domain_feature_sources(const lull_gradient_domain_images* im,
+                                         lull_gd_feature_source out[3])
+{
+  const lull_image* geometry = im->depth.data ? &im->depth : &im->position;
+  const lull_gd_feature_source all[3] = {
+      {&im->albedo, 3, 0}, {&im->normal, 3, 1}, {geometry, im->depth.data ? 1 : 3, 2}};
+  int count = 0;
+  for (int s = 0; s < 3; ++s)
+    if (all[s].image->data)
+      out[count++] = all[s];
+  return count;
+}
+
+lull_poisson_params lull_gradient_domain_solve_params(const lull_gradient_domain_params* params)
+{
+  lull_poisson_params p = lull_poisson_default_params();
+  p.alpha = params->alpha;
+  p.norm = LULL_POISSON_NORM_L1;
+  p.solver = LULL_POISSON_SOLVER_CG;
+  p.irls_iterations = params->irls_iterations;
+  p.irls_reg_init = params->irls_reg_init;
+  p.irls_reg_factor = params->irls_reg_factor;
+  p.cg_iterations = params->cg_iterations;
+  p.cg_tolerance = params->cg_tolerance;
+  p.preconditioner = LULL_POISSON_PRECOND_JACOBI;
+  return p;
+}
+
 lull_status lull_gradient_domain_validate(const lull_gradient_domain_params* params,
                                           const lull_gradient_domain_images* images,
                                           lull_error* err)
 {
-  const lull_poisson_input in = input_of(images);
+  const lull_poisson_input in = lull_gradient_domain_input(images);
   lull_status status = lull_poisson_input_validate(&in, &images->output, err);
   if (status != LULL_OK)
     return status;
@@ -97,29 +117,6 @@ lull_status lull_gradient_domain_validate(const lull_gradient_domain_params* par
   return LULL_OK;
 }
 
-/* Working planes (of n floats each, rounded up to a cache line). */
-enum
-{
-  W_B = 0, W_GX = 3, W_GY = 6,        /* full data */
-  W_BA = 9, W_GXA = 12, W_GYA = 15,   /* half A */
-  W_BB = 18, W_GXB = 21, W_GYB = 24,  /* half B */
-  W_DB = 27, W_DGX = 30, W_DGY = 33,  /* A - B, then the second pass's gradients */
-  W_ALPHA = 36,
-  W_WA = 37, W_WX = 38, W_WY = 39, W_ZERO = 40,
-  W_U = 41, W_VAR = 44, W_UD = 47,    /* guide, its variance, u_A - u_B */
-  W_RA = 50, W_RB = 53,               /* unbiased L2 references of the halves */
-  W_F = 56,                           /* features: value, variance, scale */
-  W_FVAR = W_F + LULL_GD_MAX_CHANNELS,
-  W_FSCALE = W_FVAR + LULL_GD_MAX_CHANNELS,
-  W_PATCH = W_FSCALE + LULL_GD_MAX_CHANNELS, /* 25 patch weights */
-  W_X = W_PATCH + LULL_GD_PATCH,      /* candidate solution and half difference */
-  W_D = W_X + 3,
-  W_FINAL = W_D + 3, W_FA = W_FINAL + 3, W_FB = W_FA + 3,
-  W_SCORE = W_FB + 3, W_BEST_SCORE = W_SCORE + 1, W_BEST = W_BEST_SCORE + 1,
-  W_SCRATCH = W_BEST + 3,             /* 4 planes */
-  W_COUNT = W_SCRATCH + 4
-};
-
 typedef struct gd_run
 {
   int w, h, nc, threads;
@@ -137,7 +134,7 @@ static float* plane(const gd_run* r, int index)
 size_t lull_gradient_domain_cpu_memory(int width, int height)
 {
   const size_t n = ((size_t)width * (size_t)height + 15) / 16 * 16;
-  return (size_t)(W_COUNT + LULL_STENCIL_TAPS) * n * sizeof(float);
+  return (size_t)LULL_GD_W_PLANES * n * sizeof(float);
 }
 
 /* A Poisson system over planes b, gx, gy (3 each) with the run's weights. */
@@ -150,10 +147,10 @@ static lull_poisson_system system_of(const gd_run* r, int b, int gx, int gy, flo
   sys.channels = r->nc;
   sys.threads = r->threads;
   sys.alpha2 = alpha * alpha;
-  sys.wa = plane(r, W_WA);
-  sys.wx = plane(r, W_WX);
-  sys.wy = plane(r, W_WY);
-  sys.zero = plane(r, W_ZERO);
+  sys.wa = plane(r, LULL_GD_W_WA);
+  sys.wx = plane(r, LULL_GD_W_WX);
+  sys.wy = plane(r, LULL_GD_W_WY);
+  sys.zero = plane(r, LULL_GD_W_ZERO);
   for (int c = 0; c < 3; ++c) {
     sys.primal[c] = plane(r, b + c);
     sys.gx[c] = plane(r, gx + c);
@@ -190,8 +187,8 @@ static lull_status second_pass(const gd_run* r, int b, const float* const x[3], 
 {
   const int w = r->w, h = r->h;
   for (int c = 0; c < r->nc; ++c) {
-    float* gx = plane(r, W_DGX + c);
-    float* gy = plane(r, W_DGY + c);
+    float* gx = plane(r, LULL_GD_W_DGX + c);
+    float* gy = plane(r, LULL_GD_W_DGY + c);
     const float* xc = x[c];
 #pragma omp parallel for schedule(static) num_threads(r->threads)
     for (int y = 0; y < h; ++y)
@@ -201,21 +198,21 @@ static lull_status second_pass(const gd_run* r, int b, const float* const x[3], 
         gy[i] = y + 1 < h ? xc[i + (size_t)w] - xc[i] : 0.0f;
       }
   }
-  return reconstruct(r, b, W_DGX, W_DGY, LULL_POISSON_NORM_L2, SECOND_PASS_ALPHA, into, NULL, err);
+  return reconstruct(r, b, LULL_GD_W_DGX, LULL_GD_W_DGY, LULL_POISSON_NORM_L2, LULL_GD_SECOND_PASS_ALPHA, into, NULL, err);
 }
 
 /* The guide's variance (§5.3.2): the two-buffer variance of the L1
  * reconstructions, blurred, and at least its raw value. */
 static void guide_variance(const gd_run* r)
 {
-  float* tmp = plane(r, W_SCRATCH);
-  float* blur = plane(r, W_SCRATCH + 1);
+  float* tmp = plane(r, LULL_GD_W_SCRATCH);
+  float* blur = plane(r, LULL_GD_W_SCRATCH + 1);
   for (int c = 0; c < r->nc; ++c) {
-    float* v = plane(r, W_VAR + c);
-    const float* d = plane(r, W_UD + c);
+    float* v = plane(r, LULL_GD_W_VAR + c);
+    const float* d = plane(r, LULL_GD_W_UD + c);
     for (size_t i = 0; i < r->n; ++i)
       v[i] = 0.25f * d[i] * d[i];
-    lull_gd_box_mean(r->w, r->h, v, blur, tmp, VARIANCE_BLUR, 0, r->w, 0, r->h, r->threads);
+    lull_gd_box_mean(r->w, r->h, v, blur, tmp, LULL_GD_VARIANCE_BLUR, 0, r->w, 0, r->h, r->threads);
     for (size_t i = 0; i < r->n; ++i)
       v[i] = LULL_MAX(v[i], blur[i]);
   }
@@ -226,24 +223,17 @@ static void guide_variance(const gd_run* r)
 static int load_features(const gd_run* r, const lull_gradient_domain_images* im,
                          lull_gd_features* f)
 {
-  const lull_image* geometry = im->depth.data ? &im->depth : &im->position;
-  const struct
-  {
-    const lull_image* image;
-    int channels;
-    int variance_channel;
-  } sources[] = {{&im->albedo, 3, 0}, {&im->normal, 3, 1}, {geometry, im->depth.data ? 1 : 3, 2}};
+  lull_gd_feature_source sources[3];
+  const int count = lull_gradient_domain_feature_sources(im, sources);
   memset(f, 0, sizeof *f);
   const int w = r->w, h = r->h;
-  for (size_t s = 0; s < sizeof sources / sizeof sources[0]; ++s) {
+  for (int s = 0; s < count; ++s) {
     const lull_image* image = sources[s].image;
-    if (!image->data)
-      continue;
     for (int c = 0; c < sources[s].channels; ++c) {
       const int j = f->count++;
-      float* value = plane(r, W_F + j);
-      float* variance = plane(r, W_FVAR + j);
-      float* scale = plane(r, W_FSCALE + j);
+      float* value = plane(r, LULL_GD_W_F + j);
+      float* variance = plane(r, LULL_GD_W_FVAR + j);
+      float* scale = plane(r, LULL_GD_W_FSCALE + j);
       float lo = INFINITY, hi = -INFINITY;
       for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) {
@@ -293,9 +283,9 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
 {
   float* weights[LULL_GD_PATCH];
   for (int k = 0; k < LULL_GD_PATCH; ++k)
-    weights[k] = plane(r, W_PATCH + k);
-  lull_gd_patch_weights(r->w, r->h, guide, features, cand, WEIGHT_THRESHOLD, NLM_RADIUS, weights,
-                        plane(r, W_SCRATCH), r->threads);
+    weights[k] = plane(r, LULL_GD_W_PATCH + k);
+  lull_gd_patch_weights(r->w, r->h, guide, features, cand, LULL_GD_WEIGHT_THRESHOLD, LULL_GD_NLM_RADIUS, weights,
+                        plane(r, LULL_GD_W_SCRATCH), r->threads);
   /* The extended problem under L1 (§5.3.1; SOLVEL1 of §5.2), from the
    * guide.  IRLS reweights the Poisson rows (the data and gradient
    * residuals, where the outliers L1 is for live); the patch rows keep their
@@ -310,22 +300,13 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   lull_status status = lull_progress_span_report(span, 0.1, err);
   if (status != LULL_OK)
     return status;
-  lull_poisson_params p = lull_poisson_default_params();
-  p.alpha = params->alpha;
-  p.norm = LULL_POISSON_NORM_L1;
-  p.solver = LULL_POISSON_SOLVER_CG;
-  p.irls_iterations = params->irls_iterations;
-  p.irls_reg_init = params->irls_reg_init;
-  p.irls_reg_factor = params->irls_reg_factor;
-  p.cg_iterations = params->cg_iterations;
-  p.cg_tolerance = params->cg_tolerance;
-  p.preconditioner = LULL_POISSON_PRECOND_JACOBI;
-  lull_poisson_system sys = system_of(r, W_B, W_GX, W_GY, params->alpha);
+  const lull_poisson_params p = lull_gradient_domain_solve_params(params);
+  lull_poisson_system sys = system_of(r, LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, params->alpha);
   sys.patch = &r->stencil;
   float* x[3];
-  planes3(r, W_X, x);
+  planes3(r, LULL_GD_W_X, x);
   for (int c = 0; c < r->nc; ++c)
-    memcpy(x[c], plane(r, W_U + c), r->n * sizeof(float));
+    memcpy(x[c], plane(r, LULL_GD_W_U + c), r->n * sizeof(float));
   const lull_progress_span solve = lull_progress_subspan(span, 0.1, with_halves ? 0.8 : 0.95);
   status = lull_poisson_solve(&p, &sys, x, NULL, &solve, NULL, err);
   if (status != LULL_OK)
@@ -336,69 +317,69 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
      * difference of the halves' data, from the guides' difference */
     for (int c = 0; c < r->nc; ++c)
       for (size_t i = 0; i < r->n; ++i) {
-        plane(r, W_DB + c)[i] = plane(r, W_BA + c)[i] - plane(r, W_BB + c)[i];
-        plane(r, W_DGX + c)[i] = plane(r, W_GXA + c)[i] - plane(r, W_GXB + c)[i];
-        plane(r, W_DGY + c)[i] = plane(r, W_GYA + c)[i] - plane(r, W_GYB + c)[i];
-        plane(r, W_D + c)[i] = plane(r, W_UD + c)[i];
+        plane(r, LULL_GD_W_DB + c)[i] = plane(r, LULL_GD_W_BA + c)[i] - plane(r, LULL_GD_W_BB + c)[i];
+        plane(r, LULL_GD_W_DGX + c)[i] = plane(r, LULL_GD_W_GXA + c)[i] - plane(r, LULL_GD_W_GXB + c)[i];
+        plane(r, LULL_GD_W_DGY + c)[i] = plane(r, LULL_GD_W_GYA + c)[i] - plane(r, LULL_GD_W_GYB + c)[i];
+        plane(r, LULL_GD_W_D + c)[i] = plane(r, LULL_GD_W_UD + c)[i];
       }
-    lull_poisson_system diff = system_of(r, W_DB, W_DGX, W_DGY, params->alpha);
+    lull_poisson_system diff = system_of(r, LULL_GD_W_DB, LULL_GD_W_DGX, LULL_GD_W_DGY, params->alpha);
     diff.patch = &r->stencil;
     float* d[3];
-    planes3(r, W_D, d);
+    planes3(r, LULL_GD_W_D, d);
     const lull_progress_span sub = lull_progress_subspan(span, 0.8, 0.95);
     status = lull_poisson_cg(&p, &diff, d, NULL, &sub, NULL, err);
     if (status != LULL_OK)
       return status;
   }
-  status = second_pass(r, W_B, (const float* const*)x, W_FINAL, err);
+  status = second_pass(r, LULL_GD_W_B, (const float* const*)x, LULL_GD_W_FINAL, err);
   if (status != LULL_OK || !with_halves)
     return status;
   /* x_A = x + d/2 and x_B = x - d/2 (x is the solve of their mean); the
-   * second pass of each half into W_FA, W_FB */
+   * second pass of each half into LULL_GD_W_FA, LULL_GD_W_FB */
   for (int half = 0; half < 2 && status == LULL_OK; ++half) {
     const float step = half == 0 ? 0.5f : -1.0f; /* x -> x + d/2 -> x - d/2 */
     for (int c = 0; c < r->nc; ++c) {
-      float* out = plane(r, W_X + c);
-      const float* dc = plane(r, W_D + c);
+      float* out = plane(r, LULL_GD_W_X + c);
+      const float* dc = plane(r, LULL_GD_W_D + c);
       for (size_t i = 0; i < r->n; ++i)
         out[i] += step * dc[i];
     }
-    status = second_pass(r, half == 0 ? W_BA : W_BB, (const float* const*)x,
-                         half == 0 ? W_FA : W_FB, err);
+    status = second_pass(r, half == 0 ? LULL_GD_W_BA : LULL_GD_W_BB, (const float* const*)x,
+                         half == 0 ? LULL_GD_W_FA : LULL_GD_W_FB, err);
   }
   return status;
 }
 
-/* Per-pixel error estimate of the candidate in W_FINAL/W_FA/W_FB, relative
- * to the guide (as relMSE), smoothed; into W_SCORE. */
+/* Per-pixel error estimate of the candidate in LULL_GD_W_FINAL/LULL_GD_W_FA/LULL_GD_W_FB, relative
+ * to the guide (as relMSE), smoothed; into LULL_GD_W_SCORE. */
 static void candidate_score(const gd_run* r)
 {
-  float* raw = plane(r, W_SCRATCH);
-  float* tmp = plane(r, W_SCRATCH + 1);
+  float* raw = plane(r, LULL_GD_W_SCRATCH);
+  float* tmp = plane(r, LULL_GD_W_SCRATCH + 1);
 #pragma omp parallel for schedule(static) num_threads(r->threads)
   for (ptrdiff_t i = 0; i < (ptrdiff_t)r->n; ++i) {
     float s = 0.0f;
     for (int c = 0; c < r->nc; ++c) {
-      const float u = plane(r, W_U + c)[i];
-      s += lull_gd_candidate_error(plane(r, W_FA + c)[i], plane(r, W_FB + c)[i],
-                                   plane(r, W_RA + c)[i], plane(r, W_RB + c)[i]) /
+      const float u = plane(r, LULL_GD_W_U + c)[i];
+      s += lull_gd_candidate_error(plane(r, LULL_GD_W_FA + c)[i], plane(r, LULL_GD_W_FB + c)[i],
+                                   plane(r, LULL_GD_W_RA + c)[i], plane(r, LULL_GD_W_RB + c)[i]) /
            (u * u + 0.01f);
     }
     raw[i] = s;
   }
-  lull_gd_box_mean(r->w, r->h, raw, plane(r, W_SCORE), tmp, ERROR_RADIUS, 0, r->w, 0, r->h,
+  lull_gd_box_mean(r->w, r->h, raw, plane(r, LULL_GD_W_SCORE), tmp, LULL_GD_ERROR_RADIUS, 0, r->w, 0, r->h,
                    r->threads);
 }
 
 static void keep_best(const gd_run* r, int first)
 {
-  float* best_score = plane(r, W_BEST_SCORE);
-  const float* score = plane(r, W_SCORE);
+  float* best_score = plane(r, LULL_GD_W_BEST_SCORE);
+  const float* score = plane(r, LULL_GD_W_SCORE);
   for (size_t i = 0; i < r->n; ++i)
     if (first || score[i] < best_score[i]) {
       best_score[i] = score[i];
       for (int c = 0; c < r->nc; ++c)
-        plane(r, W_BEST + c)[i] = plane(r, W_FINAL + c)[i];
+        plane(r, LULL_GD_W_BEST + c)[i] = plane(r, LULL_GD_W_FINAL + c)[i];
     }
 }
 
@@ -406,50 +387,50 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
                        const lull_gradient_domain_images* images, const lull_progress* progress,
                        lull_error* err)
 {
-  const lull_poisson_input in = input_of(images);
+  const lull_poisson_input in = lull_gradient_domain_input(images);
   float* b[4];
   float *gx[3], *gy[3];
-  planes3(r, W_B, b);
-  b[3] = plane(r, W_ALPHA);
-  planes3(r, W_GX, gx);
-  planes3(r, W_GY, gy);
+  planes3(r, LULL_GD_W_B, b);
+  b[3] = plane(r, LULL_GD_W_ALPHA);
+  planes3(r, LULL_GD_W_GX, gx);
+  planes3(r, LULL_GD_W_GY, gy);
   lull_poisson_input_load(&in, LULL_POISSON_INPUT_FULL, r->nc, b, gx, gy, r->threads);
-  planes3(r, W_BA, b);
+  planes3(r, LULL_GD_W_BA, b);
   b[3] = NULL;
-  planes3(r, W_GXA, gx);
-  planes3(r, W_GYA, gy);
+  planes3(r, LULL_GD_W_GXA, gx);
+  planes3(r, LULL_GD_W_GYA, gy);
   lull_poisson_input_load(&in, LULL_POISSON_INPUT_A, r->nc, b, gx, gy, r->threads);
-  planes3(r, W_BB, b);
-  planes3(r, W_GXB, gx);
-  planes3(r, W_GYB, gy);
+  planes3(r, LULL_GD_W_BB, b);
+  planes3(r, LULL_GD_W_GXB, gx);
+  planes3(r, LULL_GD_W_GYB, gy);
   lull_poisson_input_load(&in, LULL_POISSON_INPUT_B, r->nc, b, gx, gy, r->threads);
-  memset(plane(r, W_ZERO), 0, r->n * sizeof(float));
+  memset(plane(r, LULL_GD_W_ZERO), 0, r->n * sizeof(float));
 
   const lull_progress_span whole = {progress, 0.0, 1.0};
   lull_status status = lull_progress_span_report(&whole, 0.0, err);
   /* 1. guide and references: L1 of the full data and both halves; L2 of
-   * the halves (W_FA, W_FB serve as scratch for the halves' L1) */
-  const int steps[][5] = {{W_B, W_GX, W_GY, LULL_POISSON_NORM_L1, W_U},
-                          {W_BA, W_GXA, W_GYA, LULL_POISSON_NORM_L1, W_FA},
-                          {W_BB, W_GXB, W_GYB, LULL_POISSON_NORM_L1, W_FB},
-                          {W_BA, W_GXA, W_GYA, LULL_POISSON_NORM_L2, W_RA},
-                          {W_BB, W_GXB, W_GYB, LULL_POISSON_NORM_L2, W_RB}};
+   * the halves (LULL_GD_W_FA, LULL_GD_W_FB serve as scratch for the halves' L1) */
+  const int steps[][5] = {{LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, LULL_POISSON_NORM_L1, LULL_GD_W_U},
+                          {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L1, LULL_GD_W_FA},
+                          {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L1, LULL_GD_W_FB},
+                          {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L2, LULL_GD_W_RA},
+                          {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L2, LULL_GD_W_RB}};
   for (int s = 0; s < 5 && status == LULL_OK; ++s) {
     const lull_progress_span span = lull_progress_subspan(&whole, 0.03 * s, 0.03 * (s + 1));
-    status = reconstruct(r, steps[s][0], steps[s][1], steps[s][2], steps[s][3], GUIDE_ALPHA,
+    status = reconstruct(r, steps[s][0], steps[s][1], steps[s][2], steps[s][3], LULL_GD_GUIDE_ALPHA,
                          steps[s][4], &span, err);
   }
   if (status != LULL_OK)
     return status;
   for (int c = 0; c < r->nc; ++c)
     for (size_t i = 0; i < r->n; ++i)
-      plane(r, W_UD + c)[i] = plane(r, W_FA + c)[i] - plane(r, W_FB + c)[i];
+      plane(r, LULL_GD_W_UD + c)[i] = plane(r, LULL_GD_W_FA + c)[i] - plane(r, LULL_GD_W_FB + c)[i];
   guide_variance(r);
   lull_gd_guide guide;
   guide.channels = r->nc;
   for (int c = 0; c < 3; ++c) {
-    guide.value[c] = plane(r, W_U + c);
-    guide.variance[c] = plane(r, W_VAR + c);
+    guide.value[c] = plane(r, LULL_GD_W_U + c);
+    guide.variance[c] = plane(r, LULL_GD_W_VAR + c);
   }
   lull_gd_features features;
   load_features(r, images, &features);
@@ -471,12 +452,12 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
   if (status != LULL_OK)
     return status;
   float* result[3];
-  planes3(r, single ? W_FINAL : W_BEST, result);
-  lull_poisson_system sys = system_of(r, W_B, W_GX, W_GY, params->alpha);
+  planes3(r, single ? LULL_GD_W_FINAL : LULL_GD_W_BEST, result);
+  lull_poisson_system sys = system_of(r, LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, params->alpha);
   float* primal[3];
-  planes3(r, W_B, primal);
+  planes3(r, LULL_GD_W_B, primal);
   lull_poisson_finite_or(&sys, result, (const float* const*)primal);
-  lull_poisson_store(&images->output, r->nc, (const float* const*)result, plane(r, W_ALPHA),
+  lull_poisson_store(&images->output, r->nc, (const float* const*)result, plane(r, LULL_GD_W_ALPHA),
                      r->threads);
   return lull_progress_span_report(&whole, 1.0, err);
 }
@@ -488,7 +469,7 @@ lull_status lull_gradient_domain_cpu(const lull_gradient_domain_params* params,
   lull_status status = lull_gradient_domain_validate(params, images, err);
   if (status != LULL_OK)
     return status;
-  const lull_poisson_input in = input_of(images);
+  const lull_poisson_input in = lull_gradient_domain_input(images);
   gd_run r;
   memset(&r, 0, sizeof r);
   r.w = images->output.width;
@@ -497,7 +478,7 @@ lull_status lull_gradient_domain_cpu(const lull_gradient_domain_params* params,
   r.threads = lull_thread_count(num_threads);
   r.n = (size_t)r.w * (size_t)r.h;
   r.stride = (r.n + 15) / 16 * 16;
-  const size_t planes = W_COUNT + LULL_STENCIL_TAPS;
+  const size_t planes = LULL_GD_W_PLANES;
   if (r.stride > ((size_t)-1) / sizeof(float) / planes)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image is too large");
   r.block = aligned_alloc(64, planes * r.stride * sizeof(float));
@@ -505,7 +486,7 @@ lull_status lull_gradient_domain_cpu(const lull_gradient_domain_params* params,
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory (GradientDomain needs %zu MB)",
                      lull_gradient_domain_cpu_memory(r.w, r.h) >> 20);
   memset(r.block, 0, planes * r.stride * sizeof(float));
-  r.stencil.coef = plane(&r, W_COUNT);
+  r.stencil.coef = plane(&r, LULL_GD_W_STENCIL);
   r.stencil.stride = r.stride;
   status = lull_poisson_dct_init(&r.dct, r.w, r.h, r.threads, err);
   if (status == LULL_OK)

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <math.h>
+#include <stddef.h>
 
 #include "platform.h"
+#include "poisson_math.h"
 
 enum
 {
@@ -20,7 +22,32 @@ enum
   LULL_GD_PATCH = 25,             /* (2r + 1)^2 pixels */
   LULL_GD_SCREEN_TERMS = 5,       /* x, y, x^2, xy, y^2 of the pixel's offset in the patch */
   LULL_GD_MAX_FEATURES = 15,      /* constant + screen terms + albedo 3, normal 3, depth/position 3 */
+  /* feature channels (without the constant and the screen-space terms) */
+  LULL_GD_MAX_CHANNELS = LULL_GD_MAX_FEATURES - 1 - LULL_GD_SCREEN_TERMS,
 };
+
+/* Feature channels normalised to [0, 1] (§5.3.2), with their variance and
+ * the scale V_j of eq. 5.12. */
+typedef struct lull_gd_features
+{
+  int count;
+  const float* value[LULL_GD_MAX_CHANNELS];
+  const float* variance[LULL_GD_MAX_CHANNELS];
+  const float* scale[LULL_GD_MAX_CHANNELS];
+} lull_gd_features;
+
+/* The colour guide: the L1 reconstruction and its variance per channel. */
+typedef struct lull_gd_guide
+{
+  int channels;
+  const float* value[3];
+  const float* variance[3];
+} lull_gd_guide;
+
+typedef struct lull_gd_candidate
+{
+  float kc, kf, beta; /* sensitivities and the constraints' scale (§5.3.2, §5.4) */
+} lull_gd_candidate;
 
 /* Screen-space columns of the local subspace: the pixel offset (dx, dy)
  * within the patch, scaled to [-1, 1], to first and second order (the
@@ -214,4 +241,119 @@ LULL_HD float lull_gd_candidate_error(float x_a, float x_b, float r_a, float r_b
 {
   const float ea = x_a - r_b, eb = x_b - r_a, d = x_a - x_b;
   return 0.5f * (ea * ea + eb * eb) - 0.25f * d * d;
+}
+
+/* The weight w~(p, p + o) of patch offset `offset` (lull_gd_patch_index)
+ * at pixel (x, y), for one pixel at a time (the CUDA kernels; the CPU
+ * computes the same one offset at a time over whole planes,
+ * gradient_domain_patch.c).  The distances are averaged over the NL-means
+ * patch of radius nlm_radius (eq. 5.10, 5.12) restricted to the pixels
+ * whose neighbour p + o is inside the image, in lull_gd_box_mean's order:
+ * each row's mean, then the mean of the rows. */
+LULL_HD float lull_gd_window_distance(const lull_gd_guide* guide, const lull_gd_features* f,
+                                      const lull_gd_candidate* cand, int source, int width,
+                                      ptrdiff_t o, int xa, int xb, int ya, int yb)
+{
+  const float inv_channels = 1.0f / (float)guide->channels;
+  float mean = 0.0f;
+  for (int k = ya; k <= yb; ++k) {
+    float s = 0.0f;
+    for (int kx = xa; kx <= xb; ++kx) {
+      const size_t i = (size_t)k * (size_t)width + (size_t)kx;
+      float d;
+      if (source < 0) {
+        d = 0.0f;
+        for (int c = 0; c < guide->channels; ++c)
+          d += lull_gd_color_distance(guide->value[c][i], guide->value[c][i + o],
+                                      guide->variance[c][i], guide->variance[c][i + o], cand->kc);
+        d *= inv_channels;
+      } else {
+        d = lull_gd_feature_distance(f->value[source][i], f->value[source][i + o],
+                                     f->variance[source][i], f->variance[source][i + o],
+                                     f->scale[source][i], f->scale[source][i + o], cand->kf);
+      }
+      s += d;
+    }
+    mean += s / (float)(xb - xa + 1);
+  }
+  return mean * (1.0f / (float)(yb - ya + 1));
+}
+
+LULL_HD float lull_gd_patch_weight_at(int width, int height, const lull_gd_guide* guide,
+                                      const lull_gd_features* f, const lull_gd_candidate* cand,
+                                      float delta, int nlm_radius, int x, int y, int offset)
+{
+  int dx, dy;
+  lull_gd_patch_offset(offset, &dx, &dy);
+  if (dx == 0 && dy == 0)
+    return lull_gd_weight(0.0f, 0.0f, cand->beta, delta); /* d(p, p) < 0 (eq. 5.9) */
+  const int x0 = LULL_MAX(0, -dx), x1 = LULL_MIN(width, width - dx);
+  const int y0 = LULL_MAX(0, -dy), y1 = LULL_MIN(height, height - dy);
+  if (x < x0 || x >= x1 || y < y0 || y >= y1)
+    return 0.0f;
+  const int xa = LULL_MAX(x0, x - nlm_radius), xb = LULL_MIN(x1 - 1, x + nlm_radius);
+  const int ya = LULL_MAX(y0, y - nlm_radius), yb = LULL_MIN(y1 - 1, y + nlm_radius);
+  const ptrdiff_t o = (ptrdiff_t)dy * (ptrdiff_t)width + dx;
+  const float color = lull_gd_window_distance(guide, f, cand, -1, width, o, xa, xb, ya, yb);
+  /* the largest feature distance: eq. 5.13 takes the smallest weight */
+  float feature = -INFINITY;
+  for (int j = 0; j < f->count; ++j)
+    feature = LULL_MAX(feature, lull_gd_window_distance(guide, f, cand, j, width, o, xa, xb, ya, yb));
+  return lull_gd_weight(color, feature, cand->beta, delta);
+}
+
+/* Builds, factors and scatters the constraint of pixel (x, y) (§5.3.1,
+ * §5.3.4): the patch's feature matrix (constant, screen terms, features;
+ * rows of weight-0 pixels zeroed: the reshaping of §5.3.2), its truncated
+ * basis, the Gram matrix G of the constraint, and G's entries added to the
+ * symmetric stencil (LULL_STENCIL_TAPS planes of `stride` floats at coef)
+ * of the pixel pairs they couple.  weights: the 25 planes of w~. */
+LULL_HD void lull_gd_patch_constraint(int width, int x, int y, const float* const* weights,
+                                      const lull_gd_features* features, float* coef,
+                                      size_t stride)
+{
+  const size_t i = (size_t)y * (size_t)width + (size_t)x;
+  float d[LULL_GD_PATCH];
+  int active = 0;
+  for (int k = 0; k < LULL_GD_PATCH; ++k) {
+    d[k] = weights[k][i];
+    active += d[k] > 0.0f;
+  }
+  if (active < 2)
+    return; /* a one-pixel patch lies in any subspace with the constant */
+  const int m = 1 + LULL_GD_SCREEN_TERMS + features->count;
+  float cols[LULL_GD_MAX_FEATURES * LULL_GD_PATCH];
+  for (int k = 0; k < LULL_GD_PATCH; ++k) {
+    int dx, dy;
+    lull_gd_patch_offset(k, &dx, &dy);
+    const ptrdiff_t q = (ptrdiff_t)i + (ptrdiff_t)dy * width + dx;
+    /* reshaping (§5.3.2): pixels of weight 0 leave the neighbourhood */
+    cols[k] = d[k] > 0.0f ? 1.0f : 0.0f;
+    float terms[LULL_GD_SCREEN_TERMS];
+    lull_gd_screen_terms(dx, dy, terms);
+    for (int t = 0; t < LULL_GD_SCREEN_TERMS; ++t)
+      cols[(1 + t) * LULL_GD_PATCH + k] = d[k] > 0.0f ? terms[t] : 0.0f;
+    for (int j = 0; j < features->count; ++j)
+      cols[(1 + LULL_GD_SCREEN_TERMS + j) * LULL_GD_PATCH + k] =
+          d[k] > 0.0f ? features->value[j][q] : 0.0f;
+  }
+  const int keep = lull_gd_feature_basis(cols, m);
+  float g[LULL_GD_PATCH * LULL_GD_PATCH];
+  lull_gd_patch_gram(cols, keep, d, g);
+  for (int a = 0; a < LULL_GD_PATCH; ++a) {
+    if (d[a] == 0.0f)
+      continue;
+    int ax, ay;
+    lull_gd_patch_offset(a, &ax, &ay);
+    for (int b = a; b < LULL_GD_PATCH; ++b) {
+      if (d[b] == 0.0f)
+        continue;
+      int bx, by, mirrored;
+      lull_gd_patch_offset(b, &bx, &by);
+      const int tap = lull_stencil_tap(bx - ax, by - ay, &mirrored);
+      const int px = x + (mirrored ? bx : ax), py = y + (mirrored ? by : ay);
+      coef[(size_t)tap * stride + (size_t)py * (size_t)width + (size_t)px] +=
+          g[a * LULL_GD_PATCH + b];
+    }
+  }
 }

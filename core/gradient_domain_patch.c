@@ -120,57 +120,6 @@ void lull_gd_patch_weights(int width, int height, const lull_gd_guide* guide,
   }
 }
 
-/* Builds, factors and scatters the constraint of pixel (x, y). */
-static void patch_at(int width, const lull_gd_features* features,
-                     const float* const weights[LULL_GD_PATCH], lull_stencil* stencil, int x,
-                     int y)
-{
-  const size_t i = (size_t)y * (size_t)width + (size_t)x;
-  float d[LULL_GD_PATCH];
-  int active = 0;
-  for (int k = 0; k < LULL_GD_PATCH; ++k) {
-    d[k] = weights[k][i];
-    active += d[k] > 0.0f;
-  }
-  if (active < 2)
-    return; /* a one-pixel patch lies in any subspace with the constant */
-  const int m = 1 + LULL_GD_SCREEN_TERMS + features->count;
-  float cols[LULL_GD_MAX_FEATURES * LULL_GD_PATCH];
-  for (int k = 0; k < LULL_GD_PATCH; ++k) {
-    int dx, dy;
-    lull_gd_patch_offset(k, &dx, &dy);
-    const ptrdiff_t q = (ptrdiff_t)i + (ptrdiff_t)dy * width + dx;
-    /* reshaping (§5.3.2): pixels of weight 0 leave the neighbourhood */
-    cols[k] = d[k] > 0.0f ? 1.0f : 0.0f;
-    float terms[LULL_GD_SCREEN_TERMS];
-    lull_gd_screen_terms(dx, dy, terms);
-    for (int t = 0; t < LULL_GD_SCREEN_TERMS; ++t)
-      cols[(1 + t) * LULL_GD_PATCH + k] = d[k] > 0.0f ? terms[t] : 0.0f;
-    for (int j = 0; j < features->count; ++j)
-      cols[(1 + LULL_GD_SCREEN_TERMS + j) * LULL_GD_PATCH + k] =
-          d[k] > 0.0f ? features->value[j][q] : 0.0f;
-  }
-  const int keep = lull_gd_feature_basis(cols, m);
-  float g[LULL_GD_PATCH * LULL_GD_PATCH];
-  lull_gd_patch_gram(cols, keep, d, g);
-  for (int a = 0; a < LULL_GD_PATCH; ++a) {
-    if (d[a] == 0.0f)
-      continue;
-    int ax, ay;
-    lull_gd_patch_offset(a, &ax, &ay);
-    for (int b = a; b < LULL_GD_PATCH; ++b) {
-      if (d[b] == 0.0f)
-        continue;
-      int bx, by, mirrored;
-      lull_gd_patch_offset(b, &bx, &by);
-      const int tap = lull_stencil_tap(bx - ax, by - ay, &mirrored);
-      const int px = x + (mirrored ? bx : ax), py = y + (mirrored ? by : ay);
-      stencil->coef[(size_t)tap * stencil->stride + (size_t)py * (size_t)width + (size_t)px] +=
-          g[a * LULL_GD_PATCH + b];
-    }
-  }
-}
-
 void lull_gd_patch_stencil(int width, int height, const lull_gd_features* features,
                            const float* const weights[LULL_GD_PATCH], lull_stencil* stencil,
                            int threads)
@@ -180,6 +129,7 @@ void lull_gd_patch_stencil(int width, int height, const lull_gd_features* featur
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int y = phase; y < height; y += phases)
       for (int x = 0; x < width; ++x)
-        patch_at(width, features, weights, stencil, x, y);
+        lull_gd_patch_constraint(width, x, y, weights, features, stencil->coef,
+                                 stencil->stride);
   }
 }

@@ -7,32 +7,6 @@
 #include "gradient_domain_math.h"
 #include "poisson_solver.h"
 
-/* feature channels (without the constant and the screen-space terms) */
-enum { LULL_GD_MAX_CHANNELS = LULL_GD_MAX_FEATURES - 1 - LULL_GD_SCREEN_TERMS };
-
-/* Feature channels normalised to [0, 1] (§5.3.2), with their variance and
- * the scale V_j of eq. 5.12. */
-typedef struct lull_gd_features
-{
-  int count;
-  const float* value[LULL_GD_MAX_CHANNELS];
-  const float* variance[LULL_GD_MAX_CHANNELS];
-  const float* scale[LULL_GD_MAX_CHANNELS];
-} lull_gd_features;
-
-/* The colour guide: the L1 reconstruction and its variance per channel. */
-typedef struct lull_gd_guide
-{
-  int channels;
-  const float* value[3];
-  const float* variance[3];
-} lull_gd_guide;
-
-typedef struct lull_gd_candidate
-{
-  float kc, kf, beta; /* sensitivities and the constraints' scale (§5.3.2, §5.4) */
-} lull_gd_candidate;
-
 /* Weights w~(p, p + o) of the 25 patch offsets o (lull_gd_patch_index)
  * into weights[0..24]; NL-means patches of radius nlm_radius (eq. 5.10),
  * threshold delta (eq. 5.15).  scratch: 4 planes. */

@@ -56,11 +56,7 @@ static lull_status validate_params(const lull_poisson_params* p, lull_error* err
 lull_status lull_poisson_validate(const lull_poisson_params* params,
                                   const lull_poisson_images* images, lull_error* err)
 {
-  const lull_poisson_input in = {&images->color,        &images->gradient_x,
-                                 &images->gradient_y,   &images->color_a,
-                                 &images->color_b,      &images->gradient_x_a,
-                                 &images->gradient_x_b, &images->gradient_y_a,
-                                 &images->gradient_y_b};
+  const lull_poisson_input in = lull_poisson_input_of(images);
   lull_status status = lull_poisson_input_validate(&in, &images->output, err);
   if (status != LULL_OK)
     return status;
@@ -139,11 +135,7 @@ lull_status lull_poisson_cpu(const lull_poisson_params* params, const lull_poiss
   lull_status status = lull_poisson_validate(params, images, err);
   if (status != LULL_OK)
     return status;
-  const lull_poisson_input in = {&images->color,        &images->gradient_x,
-                                 &images->gradient_y,   &images->color_a,
-                                 &images->color_b,      &images->gradient_x_a,
-                                 &images->gradient_x_b, &images->gradient_y_a,
-                                 &images->gradient_y_b};
+  const lull_poisson_input in = lull_poisson_input_of(images);
   const int w = images->output.width, h = images->output.height;
   const int nc = lull_poisson_input_channels(&in);
   const int threads = lull_thread_count(num_threads);

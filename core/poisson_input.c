@@ -219,3 +219,13 @@ void lull_poisson_store_variance(const lull_image* output, int channels, const f
       lull_image_store(output, px, y, v);
     }
 }
+
+lull_poisson_input lull_poisson_input_of(const lull_poisson_images* images)
+{
+  const lull_poisson_input in = {&images->color,        &images->gradient_x,
+                                 &images->gradient_y,   &images->color_a,
+                                 &images->color_b,      &images->gradient_x_a,
+                                 &images->gradient_x_b, &images->gradient_y_a,
+                                 &images->gradient_y_b};
+  return in;
+}

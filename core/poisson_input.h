@@ -21,6 +21,9 @@ typedef struct lull_poisson_input
   const lull_image* gradient_y_b;
 } lull_poisson_input;
 
+/* The inputs of the Poisson filter's images. */
+lull_poisson_input lull_poisson_input_of(const lull_poisson_images* images);
+
 /* Which set lull_poisson_input_load reads. */
 enum { LULL_POISSON_INPUT_FULL, LULL_POISSON_INPUT_A, LULL_POISSON_INPUT_B };
 

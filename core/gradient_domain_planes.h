@@ -1,0 +1,45 @@
+/* The working planes of a GradientDomain run (gradient_domain.h), shared by
+ * the CPU backend (gradient_domain_cpu.c) and the CUDA one
+ * (cuda/gradient_domain_cuda.cu): plane k of a run is k times the plane
+ * stride into one block of floats.  Colour sets have 3 planes (unused
+ * channels stay zero); the 41 planes of the patch stencil follow the
+ * last one. */
+#pragma once
+
+#include "gradient_domain_math.h"
+
+enum
+{
+  LULL_GD_W_B = 0, LULL_GD_W_GX = 3, LULL_GD_W_GY = 6,     /* full data */
+  LULL_GD_W_BA = 9, LULL_GD_W_GXA = 12, LULL_GD_W_GYA = 15, /* half A */
+  LULL_GD_W_BB = 18, LULL_GD_W_GXB = 21, LULL_GD_W_GYB = 24, /* half B */
+  LULL_GD_W_DB = 27, LULL_GD_W_DGX = 30, LULL_GD_W_DGY = 33, /* A - B, then the second pass's gradients */
+  LULL_GD_W_ALPHA = 36,
+  LULL_GD_W_WA = 37, LULL_GD_W_WX = 38, LULL_GD_W_WY = 39, LULL_GD_W_ZERO = 40,
+  LULL_GD_W_U = 41, LULL_GD_W_VAR = 44, LULL_GD_W_UD = 47, /* guide, its variance, u_A - u_B */
+  LULL_GD_W_RA = 50, LULL_GD_W_RB = 53,                    /* unbiased L2 references of the halves */
+  LULL_GD_W_F = 56,                                        /* features: value, variance, scale */
+  LULL_GD_W_FVAR = LULL_GD_W_F + LULL_GD_MAX_CHANNELS,
+  LULL_GD_W_FSCALE = LULL_GD_W_FVAR + LULL_GD_MAX_CHANNELS,
+  LULL_GD_W_PATCH = LULL_GD_W_FSCALE + LULL_GD_MAX_CHANNELS, /* 25 patch weights */
+  LULL_GD_W_X = LULL_GD_W_PATCH + LULL_GD_PATCH, /* candidate solution and half difference */
+  LULL_GD_W_D = LULL_GD_W_X + 3,
+  LULL_GD_W_FINAL = LULL_GD_W_D + 3, LULL_GD_W_FA = LULL_GD_W_FINAL + 3, LULL_GD_W_FB = LULL_GD_W_FA + 3,
+  LULL_GD_W_SCORE = LULL_GD_W_FB + 3, LULL_GD_W_BEST_SCORE = LULL_GD_W_SCORE + 1,
+  LULL_GD_W_BEST = LULL_GD_W_BEST_SCORE + 1,
+  LULL_GD_W_SCRATCH = LULL_GD_W_BEST + 3, /* 4 planes */
+  LULL_GD_W_COUNT = LULL_GD_W_SCRATCH + 4,
+  LULL_GD_W_STENCIL = LULL_GD_W_COUNT,    /* LULL_STENCIL_TAPS planes */
+  LULL_GD_W_PLANES = LULL_GD_W_STENCIL + LULL_STENCIL_TAPS
+};
+
+/* The candidates (k_c, k_f, beta) of §5.4, the weight threshold delta
+ * (eq. 5.15), the NL-means patch radius (eq. 5.10), the radii of the
+ * guide variance's blur and of the error estimate's window, the alpha of
+ * the second, L2 pass (§5.3.1) and of the guide and the references (plain
+ * Poisson reconstructions with the Poisson filter's alpha). */
+#define LULL_GD_CANDIDATE_TABLE {{0.5f, 2.0f, 0.5f}, {4.0f, 8.0f, 1.0f}, {8.0f, 8.0f, 2.0f}}
+#define LULL_GD_WEIGHT_THRESHOLD 1e-11f
+#define LULL_GD_SECOND_PASS_ALPHA 0.05f
+#define LULL_GD_GUIDE_ALPHA 0.2f
+enum { LULL_GD_NLM_RADIUS = 2, LULL_GD_VARIANCE_BLUR = 1, LULL_GD_ERROR_RADIUS = 4 };
