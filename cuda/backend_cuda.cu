@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "backend_cuda.h"
+#include "gradient_domain_cuda.h"
 #include "poisson_cuda.h"
 
 lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what)
@@ -38,6 +39,20 @@ void lull_cuda_leave(const lull_cuda_scope* scope)
 {
   if (scope->changed)
     (void)cudaSetDevice(scope->previous);
+}
+
+lull_status lull_cuda_max_shared_memory(const lull_cuda_backend* cuda, size_t* bytes,
+                                        lull_error* err)
+{
+  int max_smem = 0;
+  const cudaError_t code =
+      cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, cuda->device_id);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    return lull_cuda_fail(err, code, "cannot query the CUDA device");
+  }
+  *bytes = (size_t)max_smem;
+  return LULL_OK;
 }
 
 void* lull_cuda_scratch(lull_cuda_backend* cuda, size_t bytes, lull_error* err)
@@ -212,13 +227,15 @@ static lull_status park(lull_cuda_backend* cuda, lull_status status, const lull_
  * until the next sync; synchronous calls wait for the GPU. */
 typedef struct filter_call
 {
-  const lull_atrous_params* atrous_params; /* one of the two filters */
+  const lull_atrous_params* atrous_params; /* one of the filters */
   const lull_atrous_images* atrous_images;
   int schedule;
   const lull_gaussian_params* gaussian_params;
   const lull_gaussian_images* gaussian_images;
   const lull_poisson_params* poisson_params;
   const lull_poisson_images* poisson_images;
+  const lull_gradient_domain_params* gd_params;
+  const lull_gradient_domain_images* gd_images;
 } filter_call;
 
 static lull_status run_filter(lull_backend* backend, const filter_call* call,
@@ -235,6 +252,8 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
                                 progress, e);
     else if (call->poisson_params)
       status = lull_cuda_poisson(cuda, call->poisson_params, call->poisson_images, progress, e);
+    else if (call->gd_params)
+      status = lull_cuda_gradient_domain(cuda, call->gd_params, call->gd_images, progress, e);
     else
       status = lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, e);
     if (status == LULL_OK && !async) {
@@ -251,7 +270,7 @@ static lull_status cuda_atrous(lull_backend* backend, const lull_atrous_params* 
                                const lull_atrous_images* images, int schedule,
                                const lull_progress* progress, int async, lull_error* err)
 {
-  const filter_call call = {params, images, schedule, NULL, NULL, NULL, NULL};
+  const filter_call call = {params, images, schedule, NULL, NULL, NULL, NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -259,7 +278,7 @@ static lull_status cuda_gaussian(lull_backend* backend, const lull_gaussian_para
                                  const lull_gaussian_images* images,
                                  const lull_progress* progress, int async, lull_error* err)
 {
-  const filter_call call = {NULL, NULL, 0, params, images, NULL, NULL};
+  const filter_call call = {NULL, NULL, 0, params, images, NULL, NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -267,7 +286,16 @@ static lull_status cuda_poisson(lull_backend* backend, const lull_poisson_params
                                 const lull_poisson_images* images, const lull_progress* progress,
                                 int async, lull_error* err)
 {
-  const filter_call call = {NULL, NULL, 0, NULL, NULL, params, images};
+  const filter_call call = {NULL, NULL, 0, NULL, NULL, params, images, NULL, NULL};
+  return run_filter(backend, &call, progress, async, err);
+}
+
+static lull_status cuda_gradient_domain(lull_backend* backend,
+                                        const lull_gradient_domain_params* params,
+                                        const lull_gradient_domain_images* images,
+                                        const lull_progress* progress, int async, lull_error* err)
+{
+  const filter_call call = {NULL, NULL, 0, NULL, NULL, NULL, NULL, params, images};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -307,6 +335,7 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
   cuda->ops.atrous = cuda_atrous;
   cuda->ops.gaussian = cuda_gaussian;
   cuda->ops.poisson = cuda_poisson;
+  cuda->ops.gradient_domain = cuda_gradient_domain;
   cuda->base.ops = &cuda->ops;
   cuda->base.device_type = 3; /* OIDN_DEVICE_TYPE_CUDA */
   cuda->base.num_threads = 0;

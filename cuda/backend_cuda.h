@@ -52,6 +52,10 @@ lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what);
  * filled.  The memory stays valid until the next call. */
 void* lull_cuda_scratch(lull_cuda_backend* cuda, size_t bytes, lull_error* err);
 
+/* The shared memory one block may use on the device (its opt-in limit). */
+lull_status lull_cuda_max_shared_memory(const lull_cuda_backend* cuda, size_t* bytes,
+                                        lull_error* err);
+
 /* The filters (atrous_cuda.cu, gaussian_cuda.cu).  Called with the device
  * current; they enqueue on cuda->stream and synchronise only when asked
  * (progress reporting synchronises per level). */

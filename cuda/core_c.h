@@ -17,6 +17,7 @@
 #include "../core/half.h"
 #include "../core/image.h"
 #include "../core/atrous_math.h"
+#include "../core/gradient_domain_planes.h"
 
 #if defined(__cplusplus)
 extern "C" {

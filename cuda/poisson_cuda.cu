@@ -13,18 +13,15 @@ lull_status lull_cuda_poisson(lull_cuda_backend* cuda, const lull_poisson_params
     return status;
   const lull_image* primal = images->color.data ? &images->color : &images->color_a;
   const int channels = LULL_MIN(lull_format_channels(primal->format), 3);
-  int max_smem = 0;
-  const cudaError_t code =
-      cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, cuda->device_id);
-  if (code != cudaSuccess) {
-    (void)cudaGetLastError();
-    return lull_cuda_fail(err, code, "cannot query the CUDA device");
-  }
+  size_t max_smem = 0;
+  status = lull_cuda_max_shared_memory(cuda, &max_smem, err);
+  if (status != LULL_OK)
+    return status;
   lull_pk_plan plan;
   status = lull_pk_plan_make(images->output.width, images->output.height, channels,
                              images->output_variance.data != NULL,
                              params->preconditioner == LULL_POISSON_PRECOND_DCT, cuda->num_sms,
-                             (size_t)max_smem, &plan, err);
+                             max_smem, &plan, err);
   if (status != LULL_OK)
     return status;
   unsigned char* scratch = (unsigned char*)lull_cuda_scratch(cuda, plan.scratch_bytes, err);

@@ -61,6 +61,22 @@ typedef enum lull_pk_kind
   LULL_PK_PRIMAL_MEAN,     /* the mean that fixes the DCT solve's constant when alpha = 0 */
   LULL_PK_FINITE_OR,       /* non-finite solution values -> primal */
   LULL_PK_STORE,           /* planes -> output (and outputVariance) */
+  LULL_PK_CG_DIRECTION,    /* p = z + beta p (before APPLY with a patch stencil) */
+  /* GradientDomain (gradient_domain_kernels.cuh) */
+  LULL_PK_GD_AXPY,         /* dst = src + f src2 (src2 NULL: a copy) */
+  LULL_PK_GD_ZERO,         /* `count` planes from dst[0] := 0 */
+  LULL_PK_GD_GRADIENTS,    /* forward differences of src into dst (x), dst2 (y) */
+  LULL_PK_GD_HALF_VARIANCE,/* dst = (src / 2)^2: the two-buffer variance of a half difference */
+  LULL_PK_GD_BOX_MEAN,     /* dst = box mean of src (radius) */
+  LULL_PK_GD_MAX,          /* dst = max(dst, src) */
+  LULL_PK_GD_FEATURE_LOAD, /* one feature channel and its variance, non-finite -> 0 */
+  LULL_PK_GD_FEATURE_RANGE,/* its smallest and largest value -> state */
+  LULL_PK_GD_FEATURE_NORMALIZE, /* to [0, 1] (variance scaled alike) */
+  LULL_PK_GD_FEATURE_SCALE,/* V_j of eq. 5.12 */
+  LULL_PK_GD_WEIGHTS,      /* the 25 patch weights w~ (eq. 5.9-5.15) */
+  LULL_PK_GD_STENCIL,      /* the patch constraints of one of 25 pixel classes -> stencil */
+  LULL_PK_GD_SCORE,        /* a candidate's raw error estimate */
+  LULL_PK_GD_KEEP_BEST,    /* the candidate where its smoothed estimate is the smallest */
   LULL_PK_KINDS
 } lull_pk_kind;
 
@@ -76,6 +92,7 @@ typedef struct lull_pk_state
   float scale;           /* IRLS normalisation of the weights (§5.2 SOLVEL1, line 9) */
   float dct_a, dct_c;    /* the DCT preconditioner's a I + c L */
   float mean[3];         /* primal means */
+  float range_lo, range_inv; /* GradientDomain: a feature's smallest value, 1 / its range */
   unsigned int arrived;  /* blocks of the running reduction that are done */
 } lull_pk_state;
 
@@ -136,6 +153,31 @@ typedef struct lull_pk_plan
   size_t scratch_bytes;
 } lull_pk_plan;
 
+/* GradientDomain's part of the arguments (gradient_domain_kernels.cuh). */
+typedef struct lull_gdk_args
+{
+  const float* src[3];      /* per-channel operands of the plane kernels */
+  const float* src2[3];
+  float* dst[3];
+  float* dst2[3];
+  float f;                  /* AXPY factor */
+  int count;                /* ZERO: planes; BOX_MEAN: radius */
+  size_t plane_stride;      /* floats between planes */
+  /* FEATURE_*: the image, its channel, and the variance image's channel */
+  lull_image feature_image, feature_variance;
+  int feature_channel, variance_channel;
+  /* WEIGHTS, STENCIL, SCORE */
+  lull_gd_guide guide;
+  lull_gd_features features;
+  lull_gd_candidate candidate;
+  float* weights[LULL_GD_PATCH];
+  float* stencil;           /* LULL_STENCIL_TAPS planes of plane_stride floats */
+  int phase;                /* STENCIL: pixels with x % 5, y % 5 = phase % 5, phase / 5 */
+  const float* score_sets[4][3]; /* SCORE: candidate on A, on B; references A, B */
+  const float* guide_value[3];   /* SCORE: the guide (relative error) */
+  int first;                /* KEEP_BEST: the first candidate */
+} lull_gdk_args;
+
 /* Everything a kernel may read: one block passed by value to every launch. */
 typedef struct lull_pk_args
 {
@@ -170,6 +212,11 @@ typedef struct lull_pk_args
   float* repaired[3];       /* REPAIR: the primal planes it writes (x gets a copy) */
   lull_image output, output_variance;
   float* alpha;             /* STORE */
+  /* GradientDomain: the patch term of the CG operator (LULL_STENCIL_TAPS
+   * planes of stencil_stride floats; NULL: none), and the kernels' own */
+  const float* stencil;
+  size_t stencil_stride;
+  lull_gdk_args gd;
 } lull_pk_args;
 
 typedef struct lull_pk_launch
@@ -227,6 +274,23 @@ lull_status lull_pk_prepare(const lull_pk_plan* plan, const lull_pk_buffers* buf
 lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* params,
                           const lull_pk_args* args, const lull_pk_launchers* launchers,
                           const lull_progress_span* progress, lull_error* err);
+
+/* One CG solve with the weights as they are (lull_poisson_cg): x
+ * (args->x) holds the start. */
+lull_status lull_pk_cg(const lull_pk_plan* plan, const lull_poisson_params* params,
+                       const lull_pk_args* args, const lull_pk_launchers* launchers,
+                       const lull_progress_span* progress, lull_error* err);
+
+/* The images LOAD reads for input set `which` (LULL_POISSON_INPUT_*). */
+void lull_pk_set_inputs(lull_pk_args* a, const lull_poisson_input* in, int which);
+
+/* Enqueues one kernel of the plan's grid. */
+lull_status lull_pk_launch_kind(const lull_pk_plan* plan, const lull_pk_launchers* launchers,
+                                int kind, const lull_pk_args* args, lull_error* err);
+
+/* Waits for the GPU and reports progress (nothing without a callback). */
+lull_status lull_pk_report(const lull_pk_launchers* launchers, const lull_progress_span* span,
+                           double done, lull_error* err);
 
 /* The whole filter (lull_poisson_cpu): loads, repairs, solves the full data
  * and, for outputVariance, each half, and stores.  images are validated

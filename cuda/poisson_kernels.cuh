@@ -51,8 +51,21 @@ LULL_BODY int lull_pk_sums(const lull_pk_args* a, int kind)
     case LULL_PK_REWEIGHT: return 1;
     case LULL_PK_MEAN_WEIGHTS: return 2;
     case LULL_PK_PRIMAL_MEAN: return 3;
+    case LULL_PK_GD_FEATURE_RANGE: return 2;
     default: return 0;
   }
+}
+
+/* How a reduction combines two values: sums, except the feature range's
+ * maxima (of -v and v), which start at -infinity. */
+LULL_BODY double lull_pk_combine(int kind, double x, double y)
+{
+  return kind == LULL_PK_GD_FEATURE_RANGE ? (x > y ? x : y) : x + y;
+}
+
+LULL_BODY double lull_pk_identity(int kind)
+{
+  return kind == LULL_PK_GD_FEATURE_RANGE ? -(double)INFINITY : 0.0;
 }
 
 /* Neighbour indices of pixel i; an absent neighbour is the pixel itself
@@ -126,6 +139,39 @@ LULL_BODY float lull_pk_direction(const lull_pk_args* a, const lull_pk_state* st
   return st->fresh ? z : lull_pk_fma(st->beta[c], lull_pk_p(a, a->cur, c)[j], z);
 }
 
+/* Adds the patch stencil's (K v)_i (poisson_math.h, lull_stencil_offset)
+ * to out[c] for the channels in `use`, in the CPU's order (poisson_cg.c,
+ * stencil_row): the centre, then each tap forward and mirrored.  Each
+ * coefficient is loaded once for all channels. */
+LULL_BODY void lull_pk_stencil_add(const lull_pk_args* a, const lull_pk_pixel* px,
+                                   const float* const v[3], const int use[3], float out[3])
+{
+  const float* k = a->stencil;
+  const size_t s = a->stencil_stride, i = px->i, w = (size_t)a->width;
+  const float c0 = k[i];
+  LULL_UNROLL for (int c = 0; c < 3; ++c)
+    if (use[c])
+      out[c] += c0 * v[c][i];
+  for (int t = 1; t < LULL_STENCIL_TAPS; ++t) {
+    int dx, dy;
+    lull_stencil_offset(t, &dx, &dy);
+    const ptrdiff_t o = (ptrdiff_t)dy * (ptrdiff_t)w + dx;
+    const float* plane = k + (size_t)t * s;
+    if (px->y + dy < a->height && px->x + dx >= 0 && px->x + dx < a->width) {
+      const float cf = plane[i];
+      LULL_UNROLL for (int c = 0; c < 3; ++c)
+        if (use[c])
+          out[c] += cf * v[c][i + o];
+    }
+    if (px->y - dy >= 0 && px->x - dx >= 0 && px->x - dx < a->width) {
+      const float cb = plane[i - o];
+      LULL_UNROLL for (int c = 0; c < 3; ++c)
+        if (use[c])
+          out[c] += cb * v[c][i - o];
+    }
+  }
+}
+
 /* -- phase 0 of each kernel: one pixel ---------------------------------------- */
 
 LULL_BODY void lull_pk_cg_init_at(const lull_pk_args* a, const lull_pk_pixel* px, double* sum)
@@ -133,8 +179,22 @@ LULL_BODY void lull_pk_cg_init_at(const lull_pk_args* a, const lull_pk_pixel* px
   const lull_pk_weights k = lull_pk_weights_at(a, px);
   const size_t i = px->i;
   if (a->precond == LULL_POISSON_PRECOND_JACOBI) {
-    const float d = lull_poisson_diagonal(a->alpha2, k.wa, k.wx_left, k.wx, k.wy_up, k.wy);
+    float d = lull_poisson_diagonal(a->alpha2, k.wa, k.wx_left, k.wx, k.wy_up, k.wy);
+    if (a->stencil)
+      d += a->stencil[i];
     a->buf.inv_diag[i] = d > 0.0f ? 1.0f / d : 0.0f;
+  }
+  float ax[3] = {0.0f, 0.0f, 0.0f};
+  int use[3] = {0, 0, 0};
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    use[c] = 1;
+    ax[c] = lull_pk_apply(a, &k, a->x[c], px);
+  }
+  if (a->stencil) {
+    const float* const x[3] = {a->x[0], a->x[1], a->x[2]};
+    lull_pk_stencil_add(a, px, x, use, ax);
   }
   LULL_UNROLL for (int c = 0; c < 3; ++c) {
     if (c >= a->channels)
@@ -144,7 +204,7 @@ LULL_BODY void lull_pk_cg_init_at(const lull_pk_args* a, const lull_pk_pixel* px
     const float rhs = lull_poisson_rhs(a->alpha2, k.wa, a->primal[c][i], k.wx_left,
                                        px->x > 0 ? gx[px->left] : 0.0f, k.wx, gx[i], k.wy_up,
                                        gy[px->up], k.wy, gy[i]);
-    const float r = rhs - lull_pk_apply(a, &k, a->x[c], px);
+    const float r = rhs - ax[c];
     a->buf.r[c][i] = r;
     sum[c] += (double)rhs * rhs;
     if (a->precond != LULL_POISSON_PRECOND_DCT) {
@@ -159,6 +219,28 @@ LULL_BODY void lull_pk_cg_apply_at(const lull_pk_args* a, const lull_pk_state* s
                                    const lull_pk_pixel* px, double* sum)
 {
   const lull_pk_weights k = lull_pk_weights_at(a, px);
+  if (a->stencil) {
+    /* a 9x9 operator: the new directions were written by CG_DIRECTION
+     * (recomputing them at 81 neighbours would cost more than the pass) */
+    float ap[3] = {0.0f, 0.0f, 0.0f};
+    int use[3] = {0, 0, 0};
+    const float* p[3] = {lull_pk_p(a, a->cur ^ 1, 0), lull_pk_p(a, a->cur ^ 1, 1),
+                         lull_pk_p(a, a->cur ^ 1, 2)};
+    LULL_UNROLL for (int c = 0; c < 3; ++c) {
+      if (c >= a->channels || !st->active[c])
+        continue;
+      use[c] = 1;
+      ap[c] = lull_pk_apply(a, &k, p[c], px);
+    }
+    lull_pk_stencil_add(a, px, p, use, ap);
+    LULL_UNROLL for (int c = 0; c < 3; ++c) {
+      if (!use[c])
+        continue;
+      a->buf.ap[c][px->i] = ap[c];
+      sum[c] += (double)p[c][px->i] * (double)ap[c];
+    }
+    return;
+  }
   LULL_UNROLL for (int c = 0; c < 3; ++c) {
     if (c >= a->channels)
       break;
@@ -366,6 +448,8 @@ LULL_BODY void lull_pk_store_at(const lull_pk_args* a, const lull_pk_pixel* px)
   lull_cuda_image_store_n(&a->output_variance, px->x, px->y, s, vc);
 }
 
+#include "gradient_domain_kernels.cuh"
+
 /* One pixel of a kernel without a reduction, or the per-pixel part of one
  * with (sum: LULL_PK_MAX_SUMS values). */
 LULL_BODY void lull_pk_pixel_body(const lull_pk_args* a, int kind, size_t i, double* sum)
@@ -408,7 +492,12 @@ LULL_BODY void lull_pk_pixel_body(const lull_pk_args* a, int kind, size_t i, dou
           a->x[c][i] = a->primal[c][i];
       break;
     case LULL_PK_STORE: lull_pk_store_at(a, &px); break;
-    default: break;
+    case LULL_PK_CG_DIRECTION:
+      LULL_UNROLL for (int c = 0; c < 3; ++c)
+        if (c < a->channels && st->active[c])
+          lull_pk_p(a, a->cur ^ 1, c)[i] = lull_pk_direction(a, st, c, i);
+      break;
+    default: lull_gdk_pixel_body(a, kind, &px, sum); break;
   }
 }
 
@@ -417,7 +506,7 @@ LULL_BODY int lull_pk_idle(const lull_pk_args* a, int kind)
 {
   const lull_pk_state* st = a->buf.state;
   const int any = st->active[0] || st->active[1] || st->active[2];
-  return (kind == LULL_PK_CG_APPLY || kind == LULL_PK_CG_UPDATE ||
+  return (kind == LULL_PK_CG_APPLY || kind == LULL_PK_CG_UPDATE || kind == LULL_PK_CG_DIRECTION ||
           (kind == LULL_PK_PRECOND_SUMS && !a->initial)) && !any;
 }
 
@@ -497,6 +586,14 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
       for (int c = 0; c < a->channels; ++c)
         st->mean[c] = (float)(total[c] / n);
       break;
+    case LULL_PK_GD_FEATURE_RANGE: {
+      /* gradient_domain_cpu.c, load_features: the range, 1 when flat */
+      const float lo = (float)-total[0], hi = (float)total[1];
+      const float range = hi > lo ? hi - lo : 1.0f;
+      st->range_lo = lo;
+      st->range_inv = 1.0f / range;
+      break;
+    }
     default: break;
   }
 }
@@ -533,7 +630,7 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
   if (phase == 0) {
     double sum[LULL_PK_MAX_SUMS];
     LULL_UNROLL for (int q = 0; q < LULL_PK_MAX_SUMS; ++q)
-      sum[q] = 0.0;
+      sum[q] = lull_pk_identity(kind);
     if (!lull_pk_idle(a, kind)) {
       const size_t n = (size_t)a->width * (size_t)a->height;
       const size_t stride = (size_t)grid * LULL_PK_THREADS;
@@ -563,7 +660,8 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
     const int half = LULL_PK_THREADS >> level;
     if (tid < half)
       for (int q = 0; q < nq; ++q)
-        s[q * LULL_PK_THREADS + tid] += s[q * LULL_PK_THREADS + tid + half];
+        s[q * LULL_PK_THREADS + tid] =
+            lull_pk_combine(kind, s[q * LULL_PK_THREADS + tid], s[q * LULL_PK_THREADS + tid + half]);
     return;
   }
   if (phase == tree_end) {
@@ -579,9 +677,9 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
   if (phase == tree_end + 1) {
     /* the last block: the partials in block order */
     for (int q = 0; q < nq; ++q) {
-      double sum = 0.0;
+      double sum = lull_pk_identity(kind);
       for (int b = tid; b < grid; b += LULL_PK_THREADS)
-        sum += lull_pk_read_partial(a->buf.partials + q * LULL_PK_MAX_GRID + b);
+        sum = lull_pk_combine(kind, sum, lull_pk_read_partial(a->buf.partials + q * LULL_PK_MAX_GRID + b));
       s[q * LULL_PK_THREADS + tid] = sum;
     }
     return;

@@ -24,22 +24,41 @@ static __global__ void __launch_bounds__(LULL_PK_THREADS, LULL_PK_MIN_BLOCKS) lu
     }
 }
 
+/* The GradientDomain kernels that build patches per pixel (a 25 x 14
+ * feature matrix, its factorisation and a 25 x 25 Gram matrix in local
+ * memory) get the registers they want instead of the 51 the sweeps are
+ * held to. */
+template <int K>
+static __global__ void __launch_bounds__(LULL_PK_THREADS) lull_pk_patch_kernel(const lull_pk_launch launch)
+{
+  extern __shared__ __align__(16) unsigned char lull_pk_shared[];
+  for (int g = (int)blockIdx.x; g < launch.groups; g += (int)gridDim.x)
+    for (int phase = 0; phase < launch.phases; ++phase) {
+      lull_pk_body(K, &launch, lull_pk_shared, g, (int)blockIdx.x, phase, (int)threadIdx.x);
+      __syncthreads();
+    }
+}
+
 template <int K>
 static cudaError_t launch_kind(const lull_pk_launch* l, cudaStream_t stream)
 {
-  if (l->smem > 48 * 1024) {
-    /* above the default limit a kernel must ask (the plan stays within the
-     * device's opt-in maximum), and the DCT kernels want the whole
-     * carveout as shared memory to keep several blocks resident */
-    cudaError_t code = cudaFuncSetAttribute(
-        lull_pk_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l->smem);
-    if (code == cudaSuccess)
-      code = cudaFuncSetAttribute(lull_pk_kernel<K>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  cudaSharedmemCarveoutMaxShared);
-    if (code != cudaSuccess)
-      return code;
+  if constexpr (K == LULL_PK_GD_WEIGHTS || K == LULL_PK_GD_STENCIL) {
+    lull_pk_patch_kernel<K><<<(unsigned)l->grid, LULL_PK_THREADS, l->smem, stream>>>(*l);
+  } else {
+    if (l->smem > 48 * 1024) {
+      /* above the default limit a kernel must ask (the plan stays within the
+       * device's opt-in maximum), and the DCT kernels want the whole
+       * carveout as shared memory to keep several blocks resident */
+      cudaError_t code = cudaFuncSetAttribute(
+          lull_pk_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l->smem);
+      if (code == cudaSuccess)
+        code = cudaFuncSetAttribute(lull_pk_kernel<K>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared);
+      if (code != cudaSuccess)
+        return code;
+    }
+    lull_pk_kernel<K><<<(unsigned)l->grid, LULL_PK_THREADS, l->smem, stream>>>(*l);
   }
-  lull_pk_kernel<K><<<(unsigned)l->grid, LULL_PK_THREADS, l->smem, stream>>>(*l);
   return cudaGetLastError();
 }
 
@@ -67,6 +86,21 @@ static cudaError_t stream_launch(void* ctx, const lull_pk_launch* l)
     LULL_PK_CASE(LULL_PK_PRIMAL_MEAN)
     LULL_PK_CASE(LULL_PK_FINITE_OR)
     LULL_PK_CASE(LULL_PK_STORE)
+    LULL_PK_CASE(LULL_PK_CG_DIRECTION)
+    LULL_PK_CASE(LULL_PK_GD_AXPY)
+    LULL_PK_CASE(LULL_PK_GD_ZERO)
+    LULL_PK_CASE(LULL_PK_GD_GRADIENTS)
+    LULL_PK_CASE(LULL_PK_GD_HALF_VARIANCE)
+    LULL_PK_CASE(LULL_PK_GD_BOX_MEAN)
+    LULL_PK_CASE(LULL_PK_GD_MAX)
+    LULL_PK_CASE(LULL_PK_GD_FEATURE_LOAD)
+    LULL_PK_CASE(LULL_PK_GD_FEATURE_RANGE)
+    LULL_PK_CASE(LULL_PK_GD_FEATURE_NORMALIZE)
+    LULL_PK_CASE(LULL_PK_GD_FEATURE_SCALE)
+    LULL_PK_CASE(LULL_PK_GD_WEIGHTS)
+    LULL_PK_CASE(LULL_PK_GD_STENCIL)
+    LULL_PK_CASE(LULL_PK_GD_SCORE)
+    LULL_PK_CASE(LULL_PK_GD_KEEP_BEST)
 #undef LULL_PK_CASE
     default: return cudaErrorInvalidValue;
   }

@@ -9,9 +9,6 @@
 #include "backend_cuda.h"
 #include "poisson_kernels.cuh"
 
-extern "C" {
-#include "../core/poisson_input.h"
-}
 
 enum
 {
@@ -219,8 +216,8 @@ lull_pk_args lull_pk_args_make(const lull_pk_plan* plan, const lull_pk_buffers* 
 
 /* -- launches ------------------------------------------------------------------ */
 
-static lull_status launch(const lull_pk_plan* plan, const lull_pk_launchers* launchers, int kind,
-                          const lull_pk_args* args, lull_error* err)
+lull_status lull_pk_launch_kind(const lull_pk_plan* plan, const lull_pk_launchers* launchers,
+                                int kind, const lull_pk_args* args, lull_error* err)
 {
   lull_pk_launch l;
   l.kind = kind;
@@ -245,9 +242,14 @@ static lull_status launch(const lull_pk_plan* plan, const lull_pk_launchers* lau
   return LULL_OK;
 }
 
-/* Waits for the GPU and reports progress; nothing without a callback. */
-static lull_status report(const lull_pk_launchers* launchers, const lull_progress_span* span,
-                          double done, lull_error* err)
+static lull_status launch(const lull_pk_plan* plan, const lull_pk_launchers* launchers, int kind,
+                          const lull_pk_args* args, lull_error* err)
+{
+  return lull_pk_launch_kind(plan, launchers, kind, args, err);
+}
+
+lull_status lull_pk_report(const lull_pk_launchers* launchers, const lull_progress_span* span,
+                           double done, lull_error* err)
 {
   if (!span || !span->progress || !span->progress->report)
     return LULL_OK;
@@ -257,6 +259,12 @@ static lull_status report(const lull_pk_launchers* launchers, const lull_progres
       return lull_cuda_fail(err, code, "CUDA error in the Poisson filter");
   }
   return lull_progress_span_report(span, done, err);
+}
+
+static lull_status report(const lull_pk_launchers* launchers, const lull_progress_span* span,
+                          double done, lull_error* err)
+{
+  return lull_pk_report(launchers, span, done, err);
 }
 
 /* The constant-weight solve (poisson_dct.c): src planes (NULL: the
@@ -307,7 +315,10 @@ static lull_status cg_solve(const lull_pk_plan* plan, const lull_poisson_params*
         break;
     }
     a.cur = it & 1;
-    status = launch(plan, launchers, LULL_PK_CG_APPLY, &a, err);
+    if (a.stencil)
+      status = launch(plan, launchers, LULL_PK_CG_DIRECTION, &a, err);
+    if (status == LULL_OK)
+      status = launch(plan, launchers, LULL_PK_CG_APPLY, &a, err);
     if (status == LULL_OK)
       status = launch(plan, launchers, LULL_PK_CG_UPDATE, &a, err);
     if (status == LULL_OK && dct) {
@@ -316,6 +327,20 @@ static lull_status cg_solve(const lull_pk_plan* plan, const lull_poisson_params*
         status = launch(plan, launchers, LULL_PK_PRECOND_SUMS, &a, err);
     }
   }
+  return status;
+}
+
+lull_status lull_pk_cg(const lull_pk_plan* plan, const lull_poisson_params* params,
+                       const lull_pk_args* args, const lull_pk_launchers* launchers,
+                       const lull_progress_span* progress, lull_error* err)
+{
+  lull_pk_args a = *args;
+  a.precond = params->preconditioner;
+  if (a.precond == LULL_POISSON_PRECOND_DCT && (!plan->dct_preconditioner || a.stencil))
+    a.precond = LULL_POISSON_PRECOND_JACOBI; /* as poisson_cg.c: no constant-weight model */
+  lull_status status = cg_solve(plan, params, &a, launchers, progress, err);
+  if (status == LULL_OK)
+    status = report(launchers, progress, 1.0, err);
   return status;
 }
 
@@ -334,9 +359,11 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
                           const lull_progress_span* progress, lull_error* err)
 {
   lull_pk_args a = *args;
-  const int use_dct = params->solver == LULL_POISSON_SOLVER_DCT;
+  const int use_dct = params->solver == LULL_POISSON_SOLVER_DCT && !args->stencil;
   const int solves = params->norm == LULL_POISSON_NORM_L1 ? LULL_MAX(params->irls_iterations, 1) : 1;
   a.precond = params->preconditioner;
+  if (a.precond == LULL_POISSON_PRECOND_DCT && a.stencil)
+    a.precond = LULL_POISSON_PRECOND_JACOBI; /* as poisson_cg.c: no constant-weight model */
   if (a.precond == LULL_POISSON_PRECOND_DCT && !plan->dct_preconditioner)
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "the plan has no DCT preconditioner planes");
   a.power = params->irls_weight_power;
@@ -380,6 +407,27 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
   return status;
 }
 
+void lull_pk_set_inputs(lull_pk_args* a, const lull_poisson_input* in, int which)
+{
+  if (which == LULL_POISSON_INPUT_FULL) {
+    a->color = *in->color;
+    a->gradient_x = *in->gradient_x;
+    a->gradient_y = *in->gradient_y;
+    a->load_alpha = 1;
+  } else {
+    const int half_a = which == LULL_POISSON_INPUT_A;
+    a->color = half_a ? *in->color_a : *in->color_b;
+    a->gradient_x = half_a ? *in->gradient_x_a : *in->gradient_x_b;
+    a->gradient_y = half_a ? *in->gradient_y_a : *in->gradient_y_b;
+  }
+  a->half_color[0] = *in->color_a;
+  a->half_color[1] = *in->color_b;
+  a->half_gx[0] = *in->gradient_x_a;
+  a->half_gx[1] = *in->gradient_x_b;
+  a->half_gy[0] = *in->gradient_y_a;
+  a->half_gy[1] = *in->gradient_y_b;
+}
+
 /* One set of inputs (full, A or B): load, repair, solve, and replace
  * non-finite results by the primal (poisson_cpu.c, solve_set). */
 static lull_status solve_set(lull_pk_plan* plan, const lull_poisson_params* params,
@@ -388,23 +436,8 @@ static lull_status solve_set(lull_pk_plan* plan, const lull_poisson_params* para
                              const lull_progress_span* span, lull_error* err)
 {
   lull_pk_args a = lull_pk_args_make(plan, buf, params->alpha);
-  if (which == LULL_POISSON_INPUT_FULL) {
-    a.color = im->color;
-    a.gradient_x = im->gradient_x;
-    a.gradient_y = im->gradient_y;
-    a.load_alpha = 1;
-  } else {
-    const int half_a = which == LULL_POISSON_INPUT_A;
-    a.color = half_a ? im->color_a : im->color_b;
-    a.gradient_x = half_a ? im->gradient_x_a : im->gradient_x_b;
-    a.gradient_y = half_a ? im->gradient_y_a : im->gradient_y_b;
-  }
-  a.half_color[0] = im->color_a;
-  a.half_color[1] = im->color_b;
-  a.half_gx[0] = im->gradient_x_a;
-  a.half_gx[1] = im->gradient_x_b;
-  a.half_gy[0] = im->gradient_y_a;
-  a.half_gy[1] = im->gradient_y_b;
+  const lull_poisson_input in = lull_poisson_input_of(im);
+  lull_pk_set_inputs(&a, &in, which);
   for (int c = 0; c < 3; ++c) {
     a.repaired[c] = buf->b[c];
     a.x[c] = x[c];

@@ -10,8 +10,8 @@
  *   - 1280x720 (L2 and L1) and a 10000-pixel row (FFT buffers in global
  *     memory);
  *   - half-float images, asynchronous execution, progress and
- *     cancellation, two runs equal bit for bit, and GradientDomain (not on
- *     CUDA yet) refused with UNSUPPORTED_HARDWARE.
+ *     cancellation, two runs equal bit for bit.
+ * (GradientDomain: cuda_gradient_domain_test.c.)
  * `test_cuda_poisson quick` leaves out the scenes and 1280x720 (for
  * compute-sanitizer).
  * poisson_emulation_test.cu checks the same kernels on the CPU in CI. */
@@ -321,26 +321,6 @@ static void run_scenes(OIDNDevice cpu, OIDNDevice gpu)
   }
 }
 
-static void run_gradient_domain(OIDNDevice gpu)
-{
-  OIDNFilter f = oidnNewFilter(gpu, "GradientDomain");
-  float pixel[3] = {0.5f, 0.5f, 0.5f};
-  const char* names[] = {"colorA", "colorB", "gradientXA", "gradientXB", "gradientYA", "gradientYB"};
-  OIDNBuffer buffers[7];
-  for (int k = 0; k < 7; ++k) {
-    buffers[k] = oidnNewBuffer(gpu, sizeof pixel);
-    oidnWriteBuffer(buffers[k], 0, sizeof pixel, pixel);
-    oidnSetFilterImage(f, k < 6 ? names[k] : "output", buffers[k], OIDN_FORMAT_FLOAT3, 1, 1, 0, 0,
-                       0);
-  }
-  oidnCommitFilter(f);
-  oidnExecuteFilter(f);
-  CHECK_EQ_INT(oidnGetDeviceError(gpu, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
-  oidnReleaseFilter(f);
-  for (int k = 0; k < 7; ++k)
-    oidnReleaseBuffer(buffers[k]);
-}
-
 static OIDNDevice new_device(OIDNDeviceType type)
 {
   OIDNDevice d = oidnNewDevice(type);
@@ -362,7 +342,6 @@ int main(int argc, char** argv)
   run_cases(cpu, gpu);
   run_half(cpu, gpu);
   run_execution(gpu);
-  run_gradient_domain(gpu);
   if (!quick)
     run_scenes(cpu, gpu);
   run_large(cpu, gpu, quick);

@@ -10,8 +10,11 @@ ignores .gpu/; the device tool carries it):
 For every scene NAME of tests/data/gradient (tests/data/gradient/README.md)
 it writes the halves NAME-{A,B}-{primal,dx,dy}.pfm (the tests form the full
 buffers as their means, as tests/gradient/scene_data.c does),
-NAME-reference.pfm and NAME-reference-direct.pfm: 14 MB for the three
-scenes.
+NAME-reference.pfm and NAME-reference-direct.pfm, and GradientDomain's
+features: NAME-{albedo,normal,depth}.pfm (depth in all three channels) and
+NAME-feature-variance.pfm (the channel means of the albedo's and the
+normal's variance and the depth's, as tests/gradient/scene_data.c forms
+them): 20 MB for the three scenes.
 """
 import pathlib
 
@@ -36,6 +39,13 @@ def read_rgb(path):
     return channels["RGB"].pixels.astype(np.float32)
 
 
+def read_first(path):
+    """The first channel of a one-channel pass."""
+    channels = OpenEXR.File(str(path)).parts[0].channels
+    pixels = next(iter(channels.values())).pixels.astype(np.float32)
+    return pixels if pixels.ndim == 2 else pixels[..., 0]
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     written = 0
@@ -45,9 +55,16 @@ def main():
             for h in "AB":
                 write_pfm(OUT / f"{scene}-{h}-{part}.pfm", read_rgb(SOURCE / f"{scene}-{h}-{part}.exr"))
                 written += 1
-        for part in ("reference", "reference-direct"):
+        for part in ("reference", "reference-direct", "albedo", "normal"):
             write_pfm(OUT / f"{scene}-{part}.pfm", read_rgb(SOURCE / f"{scene}-{part}.exr"))
             written += 1
+        depth = read_first(SOURCE / f"{scene}-depth.exr")
+        write_pfm(OUT / f"{scene}-depth.pfm", np.stack([depth] * 3, axis=-1))
+        variance = np.stack([read_rgb(SOURCE / f"{scene}-var-albedo.exr").mean(axis=-1, dtype=np.float32),
+                             read_rgb(SOURCE / f"{scene}-var-normal.exr").mean(axis=-1, dtype=np.float32),
+                             read_first(SOURCE / f"{scene}-var-depth.exr")], axis=-1)
+        write_pfm(OUT / f"{scene}-feature-variance.pfm", variance)
+        written += 2
     print(f"wrote {written} files to {OUT}")
     return 0 if written else 1
 

@@ -74,6 +74,67 @@ void poisson_data_free(poisson_data* d)
   memset(d, 0, sizeof *d);
 }
 
+lull_image poisson_float_view(const float* data, int channels, int w, int h)
+{
+  lull_image im;
+  memset(&im, 0, sizeof im);
+  if (!data)
+    return im;
+  im.data = (unsigned char*)data;
+  im.format = (lull_format)(LULL_FORMAT_FLOAT + channels - 1);
+  im.width = w;
+  im.height = h;
+  im.pixel_stride = (size_t)channels * sizeof(float);
+  im.row_stride = im.pixel_stride * (size_t)w;
+  return im;
+}
+
+int poisson_on_progress(void* user, double done)
+{
+  poisson_progress_log* log = (poisson_progress_log*)user;
+  if (done < log->last)
+    log->monotone = 0;
+  log->last = done;
+  return ++log->calls != log->cancel_at;
+}
+
+void poisson_features_make(poisson_features* f, int w, int h)
+{
+  const size_t n = (size_t)w * (size_t)h;
+  f->albedo = malloc(n * 3 * sizeof(float));
+  f->normal = malloc(n * 3 * sizeof(float));
+  f->depth = malloc(n * sizeof(float));
+  f->position = malloc(n * 3 * sizeof(float));
+  f->variance = malloc(n * 3 * sizeof(float));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      const int checker = ((x / 4) + (y / 4)) & 1;
+      const int right = x > w / 2;
+      for (int c = 0; c < 3; ++c) {
+        f->albedo[3 * i + c] = checker ? 0.8f - 0.1f * (float)c : 0.2f + 0.05f * (float)c;
+        f->variance[3 * i + c] = 1e-4f * (float)(c + 1) * (float)(1 + (x + y) % 3);
+      }
+      f->normal[3 * i + 0] = right ? 0.6f : -0.3f;
+      f->normal[3 * i + 1] = right ? 0.0f : 0.2f;
+      f->normal[3 * i + 2] = right ? 0.8f : 0.93f;
+      f->depth[i] = 2.0f + 0.05f * (float)y + (right ? 1.5f : 0.0f);
+      f->position[3 * i + 0] = 0.1f * (float)x;
+      f->position[3 * i + 1] = 0.1f * (float)y;
+      f->position[3 * i + 2] = f->depth[i];
+    }
+}
+
+void poisson_features_free(poisson_features* f)
+{
+  free(f->albedo);
+  free(f->normal);
+  free(f->depth);
+  free(f->position);
+  free(f->variance);
+  memset(f, 0, sizeof *f);
+}
+
 /* PFM file PART of a scene, of size w x h (both 0: any, then set). */
 static float* scene_part(const char* scene, const char* part, int* w, int* h)
 {
@@ -128,4 +189,18 @@ int poisson_scene_load(poisson_data* d, const char* scene, float** reference, fl
     }
   }
   return ok;
+}
+
+int poisson_scene_features(poisson_features* f, const char* scene, int w, int h)
+{
+  memset(f, 0, sizeof *f);
+  int fw = w, fh = h;
+  f->albedo = scene_part(scene, "albedo", &fw, &fh);
+  f->normal = scene_part(scene, "normal", &fw, &fh);
+  f->depth = scene_part(scene, "depth", &fw, &fh);
+  f->variance = scene_part(scene, "feature-variance", &fw, &fh);
+  if (f->albedo && f->normal && f->depth && f->variance)
+    return 1;
+  poisson_features_free(f);
+  return 0;
 }

@@ -27,6 +27,35 @@ typedef struct poisson_data
 void poisson_data_make(poisson_data* d, int w, int h, int channels, int poison, unsigned seed);
 void poisson_data_free(poisson_data* d);
 
+/* A view of packed host floats (data NULL: no image). */
+lull_image poisson_float_view(const float* data, int channels, int w, int h);
+
+/* A progress monitor that logs its calls and cancels at call cancel_at
+ * (-1: never). */
+typedef struct poisson_progress_log
+{
+  int calls, cancel_at;
+  double last;
+  int monotone;
+} poisson_progress_log;
+
+int poisson_on_progress(void* user, double done);
+
+/* Features for GradientDomain: an albedo checker, normals of two slanted
+ * planes, a depth ramp with a step (and the matching positions), and small
+ * feature variances (3 channels: albedo, normal, depth).  Packed. */
+typedef struct poisson_features
+{
+  float *albedo, *normal, *depth, *position, *variance; /* 3, 3, 1, 3, 3 channels */
+} poisson_features;
+
+void poisson_features_make(poisson_features* f, int w, int h);
+void poisson_features_free(poisson_features* f);
+
+/* The features of an exported gradient scene (albedo, normal, depth in 3
+ * channels, feature variance); 0 (and f empty) when absent. */
+int poisson_scene_features(poisson_features* f, const char* scene, int w, int h);
+
 /* A gradient scene exported by export_gradient_testdata.py (256x192, RGB):
  * the halves, the full buffers as their means, and (when asked) the
  * reference and its direct light.  Returns 0 (and d empty) when the files

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "poisson_kernels.cuh"
+#include "pk_emulator.cuh"
 
 extern "C" {
 #include "gpu_test_util.h"
@@ -25,49 +25,7 @@ extern "C" {
 #include "test_util.h"
 }
 
-/* -- the emulating launchers -------------------------------------------------- */
-
-typedef struct emulator
-{
-  int launches;
-} emulator;
-
-static cudaError_t emu_launch(void* ctx, const lull_pk_launch* l)
-{
-  ((emulator*)ctx)->launches++;
-  unsigned char* smem = (unsigned char*)calloc(1, l->smem + 64);
-  if (!smem)
-    return cudaErrorMemoryAllocation;
-  for (int g = 0; g < l->groups; ++g)
-    for (int phase = 0; phase < l->phases; ++phase)
-      for (int tid = 0; tid < LULL_PK_THREADS; ++tid)
-        lull_pk_body(l->kind, l, smem, g, g % l->grid, phase, tid);
-  free(smem);
-  return cudaSuccess;
-}
-
-static cudaError_t emu_sync(void* ctx)
-{
-  (void)ctx;
-  return cudaSuccess;
-}
-
 /* -- running both filters ---------------------------------------------------- */
-
-static lull_image view(const float* data, int channels, int w, int h)
-{
-  lull_image im;
-  memset(&im, 0, sizeof im);
-  if (!data)
-    return im;
-  im.data = (unsigned char*)data;
-  im.format = (lull_format)(LULL_FORMAT_FLOAT + channels - 1);
-  im.width = w;
-  im.height = h;
-  im.pixel_stride = (size_t)channels * sizeof(float);
-  im.row_stride = im.pixel_stride * (size_t)w;
-  return im;
-}
 
 static lull_poisson_images images_of(const poisson_data* d, int inputs, float* out,
                                      float* variance, int variance_channels)
@@ -76,21 +34,21 @@ static lull_poisson_images images_of(const poisson_data* d, int inputs, float* o
   lull_poisson_images im;
   memset(&im, 0, sizeof im);
   if (inputs != INPUT_HALVES) {
-    im.color = view(d->color, ch, w, h);
-    im.gradient_x = view(d->gx, ch, w, h);
-    im.gradient_y = view(d->gy, ch, w, h);
+    im.color = poisson_float_view(d->color, ch, w, h);
+    im.gradient_x = poisson_float_view(d->gx, ch, w, h);
+    im.gradient_y = poisson_float_view(d->gy, ch, w, h);
   }
   if (inputs != INPUT_FULL) {
-    im.color_a = view(d->color_a, ch, w, h);
-    im.color_b = view(d->color_b, ch, w, h);
-    im.gradient_x_a = view(d->gx_a, ch, w, h);
-    im.gradient_x_b = view(d->gx_b, ch, w, h);
-    im.gradient_y_a = view(d->gy_a, ch, w, h);
-    im.gradient_y_b = view(d->gy_b, ch, w, h);
+    im.color_a = poisson_float_view(d->color_a, ch, w, h);
+    im.color_b = poisson_float_view(d->color_b, ch, w, h);
+    im.gradient_x_a = poisson_float_view(d->gx_a, ch, w, h);
+    im.gradient_x_b = poisson_float_view(d->gx_b, ch, w, h);
+    im.gradient_y_a = poisson_float_view(d->gy_a, ch, w, h);
+    im.gradient_y_b = poisson_float_view(d->gy_b, ch, w, h);
   }
-  im.output = view(out, ch, w, h);
+  im.output = poisson_float_view(out, ch, w, h);
   if (variance_channels)
-    im.output_variance = view(variance, variance_channels, w, h);
+    im.output_variance = poisson_float_view(variance, variance_channels, w, h);
   return im;
 }
 
@@ -110,8 +68,8 @@ static lull_status run_emulated(const lull_poisson_params* p, const lull_poisson
   if (!scratch)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   memset(scratch, 0xff, plan.scratch_bytes); /* NaN everywhere: nothing may read unset memory */
-  emulator emu = {0};
-  const lull_pk_launchers launchers = {&emu, emu_launch, emu_sync};
+  pk_emulator emu = {0};
+  const lull_pk_launchers launchers = {&emu, pk_emulator_launch, pk_emulator_sync};
   status = lull_pk_filter_enqueue(&plan, p, im, scratch, &launchers, progress, err);
   free(scratch);
   return status;
@@ -167,22 +125,6 @@ static void run_case(const poisson_case* c, int smem_setting)
 
 /* -- progress and cancellation ------------------------------------------------ */
 
-typedef struct progress_log
-{
-  int calls, cancel_at;
-  double last;
-  int monotone;
-} progress_log;
-
-static int on_progress(void* user, double done)
-{
-  progress_log* log = (progress_log*)user;
-  if (done < log->last)
-    log->monotone = 0;
-  log->last = done;
-  return ++log->calls != log->cancel_at;
-}
-
 static void test_progress(void)
 {
   poisson_data d;
@@ -194,8 +136,8 @@ static void test_progress(void)
   lull_poisson_params p = lull_poisson_default_params();
   p.cg_iterations = 17;
   const lull_poisson_images im = images_of(&d, INPUT_FULL, out, NULL, 0);
-  progress_log log = {0, -1, 0.0, 1};
-  const lull_progress progress = {on_progress, &log};
+  poisson_progress_log log = {0, -1, 0.0, 1};
+  const lull_progress progress = {poisson_on_progress, &log};
   lull_error err = {LULL_OK, ""};
   CHECK_EQ_INT(run_emulated(&p, &im, 96 * 1024, &progress, &err), LULL_OK);
   printf("progress: %d reports, last %.3f, monotone %d\n", log.calls, log.last, log.monotone);
@@ -205,8 +147,8 @@ static void test_progress(void)
   /* cancelled in the middle: CANCELLED, the output untouched */
   for (size_t i = 0; i < count; ++i)
     out[i] = 7.0f;
-  progress_log stop = {0, 5, 0.0, 1};
-  const lull_progress cancel = {on_progress, &stop};
+  poisson_progress_log stop = {0, 5, 0.0, 1};
+  const lull_progress cancel = {poisson_on_progress, &stop};
   CHECK_EQ_INT(run_emulated(&p, &im, 96 * 1024, &cancel, &err), LULL_ERROR_CANCELLED);
   for (size_t i = 0; i < count; ++i)
     if (out[i] != 7.0f) {

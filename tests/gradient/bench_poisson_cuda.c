@@ -1,7 +1,7 @@
 /* GPU benchmark of the Poisson filter's CUDA solver (not a test: it
  * reports, it asserts nothing about time).
  *
- *   bench_poisson_cuda [--repeats N]
+ *   bench_poisson_cuda [--repeats N] [--gd-repeats N] [--gd-only]
  *
  * The GPU counterpart of bench_poisson.c, on the same synthetic data
  * (synthetic.h: smooth shading, edges, primal noise 0.1, gradient noise
@@ -19,7 +19,10 @@
  *     the CPU from the GPU's result, lull_poisson_objective), and the
  *     fastest at or below the target is named;
  *   - the whole filter (load, repair, solve, store) on device images, L2
- *     and the default L1.
+ *     and the default L1;
+ *   - GradientDomain (the whole filter with its defaults: guide, features,
+ *     three candidates, selection) on poisson_cases.c's synthetic halves
+ *     and features, with the time per kind of kernel.
  * Times are medians of --repeats runs (cudaEvents around the enqueued
  * work); the per-kernel split comes from a separate run that waits after
  * each kernel.
@@ -37,6 +40,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gradient_domain_cuda.h"
+#include "poisson_cases.h"
 #include "poisson_cuda.h"
 #include "synthetic.h"
 #include "test_util.h"
@@ -194,6 +199,22 @@ static run_result time_solve(bench* b, const lull_poisson_params* p, int repeats
   return r;
 }
 
+static void print_split(const timing* t, const char* what)
+{
+  static const char* const names[LULL_PK_KINDS] = {
+      "clear", "dct_tables", "dct_x_forward", "dct_y_solve", "dct_x_inverse", "load",
+      "repair", "weights_reset", "cg_init", "cg_apply", "cg_update", "precond_sums",
+      "reweight", "scale_weights", "mean_weights", "primal_mean", "finite_or", "store",
+      "cg_direction", "gd_axpy", "gd_zero", "gd_gradients", "gd_half_variance", "gd_box_mean",
+      "gd_max", "gd_feature_load", "gd_feature_range", "gd_feature_normalize",
+      "gd_feature_scale", "gd_weights", "gd_stencil", "gd_score", "gd_keep_best"};
+  printf("  %s, per kernel (waiting after each):", what);
+  for (int k = 0; k < LULL_PK_KINDS; ++k)
+    if (t->count[k])
+      printf(" %s %.4f ms x %d", names[k] ? names[k] : "?", t->ms[k] / t->count[k], t->count[k]);
+  printf("\n");
+}
+
 /* Per-kernel split of one run. */
 static void split(bench* b, const lull_poisson_params* p, const char* what)
 {
@@ -202,15 +223,7 @@ static void split(bench* b, const lull_poisson_params* p, const char* what)
   b->timer.per_kernel = 1;
   (void)time_solve(b, p, 1);
   b->timer.per_kernel = 0;
-  static const char* const names[LULL_PK_KINDS] = {
-      "clear", "dct_tables", "dct_x_forward", "dct_y_solve", "dct_x_inverse", "load",
-      "repair", "weights_reset", "cg_init", "cg_apply", "cg_update", "precond_sums",
-      "reweight", "scale_weights", "mean_weights", "primal_mean", "finite_or", "store"};
-  printf("  %s, per kernel (waiting after each):", what);
-  for (int k = 0; k < LULL_PK_KINDS; ++k)
-    if (b->timer.count[k])
-      printf(" %s %.4f ms x %d", names[k], b->timer.ms[k] / b->timer.count[k], b->timer.count[k]);
-  printf("\n");
+  print_split(&b->timer, what);
 }
 
 /* Packed device images of the data for the whole filter. */
@@ -376,16 +389,110 @@ static void bench_size(int w, int h, int repeats, const struct cudaDeviceProp* p
   synthetic_free(&b.s);
 }
 
+/* A packed device image of `channels` floats per pixel (data NULL: empty). */
+static lull_image device_image(const float* data, int channels, int w, int h, float** keep)
+{
+  const size_t bytes = (size_t)w * (size_t)h * (size_t)channels * sizeof(float);
+  check_cuda(cudaMalloc((void**)keep, bytes), "cudaMalloc");
+  if (data)
+    check_cuda(cudaMemcpy(*keep, data, bytes, cudaMemcpyHostToDevice), "upload");
+  return poisson_float_view(*keep, channels, w, h);
+}
+
+/* GradientDomain with its defaults on device images: median of `repeats`
+ * whole runs, and the per-kernel split of one more. */
+static void bench_gradient_domain(int w, int h, int repeats, const struct cudaDeviceProp* prop)
+{
+  const double mp = (double)w * (double)h / 1e6;
+  poisson_data d;
+  poisson_data_make(&d, w, h, 3, 0, 29u);
+  poisson_features f;
+  poisson_features_make(&f, w, h);
+  float* keep[14];
+  int nk = 0;
+  lull_gradient_domain_images im;
+  memset(&im, 0, sizeof im);
+  const float* color[9] = {d.color, d.gx, d.gy, d.color_a, d.color_b, d.gx_a, d.gx_b, d.gy_a, d.gy_b};
+  lull_image* views[9] = {&im.color,        &im.gradient_x,   &im.gradient_y,
+                          &im.color_a,      &im.color_b,      &im.gradient_x_a,
+                          &im.gradient_x_b, &im.gradient_y_a, &im.gradient_y_b};
+  for (int k = 0; k < 9; ++k)
+    *views[k] = device_image(color[k], 3, w, h, &keep[nk++]);
+  im.albedo = device_image(f.albedo, 3, w, h, &keep[nk++]);
+  im.normal = device_image(f.normal, 3, w, h, &keep[nk++]);
+  im.depth = device_image(f.depth, 1, w, h, &keep[nk++]);
+  im.feature_variance = device_image(f.variance, 3, w, h, &keep[nk++]);
+  im.output = device_image(NULL, 3, w, h, &keep[nk++]);
+  int max_smem = 0;
+  cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+  lull_error err = {LULL_OK, ""};
+  lull_gdk_plan plan;
+  if (lull_gdk_plan_make(w, h, 3, prop->multiProcessorCount, (size_t)max_smem, &plan, &err) != LULL_OK) {
+    fprintf(stderr, "plan: %s\n", err.message);
+    exit(1);
+  }
+  unsigned char* scratch = NULL;
+  check_cuda(cudaMalloc((void**)&scratch, plan.scratch_bytes), "cudaMalloc");
+  timing timer;
+  memset(&timer, 0, sizeof timer);
+  check_cuda(cudaStreamCreate(&timer.stream), "stream");
+  cudaEventCreate(&timer.start);
+  cudaEventCreate(&timer.stop);
+  timer.inner = lull_pk_stream_launchers(&timer.stream);
+  const lull_pk_launchers launchers = {&timer, timed_launch, timer.inner.sync};
+  const lull_gradient_domain_params p = lull_gradient_domain_default_params();
+  double* t = calloc((size_t)repeats + 1, sizeof(double));
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  for (int k = 0; k <= repeats; ++k) { /* run 0 warms up */
+    cudaEventRecord(start, timer.stream);
+    if (lull_gdk_filter_enqueue(&plan, &p, &im, scratch, &launchers, NULL, &err) != LULL_OK)
+      fprintf(stderr, "GradientDomain: %s\n", err.message);
+    cudaEventRecord(stop, timer.stream);
+    check_cuda(cudaEventSynchronize(stop), "GradientDomain");
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, start, stop);
+    t[k] = ms;
+  }
+  const double ms = median(t + 1, repeats);
+  printf("\n== GradientDomain %dx%d (%.2f MP), %s ==\n", w, h, mp, prop->name);
+  printf("whole filter (defaults: 3 candidates, 7 IRLS x 50 CG, selection): %.1f ms (median of "
+         "%d) = %.3f s per MP; %.0f MB of device memory\n", ms, repeats, ms / 1e3 / mp,
+         (double)plan.scratch_bytes / 1048576.0);
+  timer.per_kernel = 1;
+  (void)lull_gdk_filter_enqueue(&plan, &p, &im, scratch, &launchers, NULL, &err);
+  check_cuda(cudaStreamSynchronize(timer.stream), "GradientDomain");
+  print_split(&timer, "GradientDomain");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaEventDestroy(timer.start);
+  cudaEventDestroy(timer.stop);
+  cudaStreamDestroy(timer.stream);
+  cudaFree(scratch);
+  for (int k = 0; k < nk; ++k)
+    cudaFree(keep[k]);
+  free(t);
+  poisson_features_free(&f);
+  poisson_data_free(&d);
+}
+
 int main(int argc, char** argv)
 {
-  int repeats = 10;
+  int repeats = 10, gd_repeats = 3, gd_only = 0;
   for (int i = 1; i < argc; ++i)
     if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
       repeats = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--gd-repeats") == 0 && i + 1 < argc)
+      gd_repeats = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--gd-only") == 0)
+      gd_only = 1;
     else {
-      fprintf(stderr, "usage: bench_poisson_cuda [--repeats N]\n");
+      fprintf(stderr, "usage: bench_poisson_cuda [--repeats N] [--gd-repeats N] [--gd-only]\n");
       return 2;
     }
+  if (gd_repeats < 1)
+    gd_repeats = 1;
   if (repeats < 1)
     repeats = 1;
   int count = 0;
@@ -395,7 +502,11 @@ int main(int argc, char** argv)
   }
   struct cudaDeviceProp prop;
   check_cuda(cudaGetDeviceProperties(&prop, 0), "device");
-  bench_size(1280, 720, repeats, &prop);
-  bench_size(1024, 1024, repeats, &prop);
+  if (!gd_only) {
+    bench_size(1280, 720, repeats, &prop);
+    bench_size(1024, 1024, repeats, &prop);
+  }
+  bench_gradient_domain(1280, 720, gd_repeats, &prop);
+  bench_gradient_domain(1024, 1024, gd_repeats, &prop);
   return 0;
 }

@@ -1,5 +1,5 @@
-/* A backend without the gradient-domain operations (the CUDA backend until
- * its kernels exist) makes the filter report UNSUPPORTED_HARDWARE with the
+/* A backend without the gradient-domain operations (a backend added
+ * without them) makes the filter report UNSUPPORTED_HARDWARE with the
  * filter's name, and never calls through a NULL pointer.  The filter type
  * is compiled into this test (its symbols are internal to the library). */
 #include <string.h>
