@@ -12,8 +12,9 @@
  *   1. guide: L1 Poisson reconstruction of the full data and of each half;
  *      its two-buffer variance (blurred, and at least the raw value)
  *      scales the colour distances;
- *   2. for each of three candidates (k_c, k_f, beta) = (0.5, 2, 0.5),
- *      (4, 8, 1), (8, 8, 2) (§5.4): patch weights and the matrix-free
+ *   2. for each of three candidates (k_c, k_f, beta) = (1, 4, 1),
+ *      (4, 8, 1), (8, 8, 2) (§5.4 has (0.5, 2, 0.5) first;
+ *      gradient_domain_planes.h says why not): patch weights and the matrix-free
  *      patch term (a 9x9 symmetric stencil of A^T D^2 A, §5.3.4); the
  *      extended problem under L1 by IRLS on the Poisson rows with Jacobi
  *      PCG, from the guide; then the second, L2 pass (alpha 0.05) on the
@@ -25,7 +26,7 @@
  *      also solved on the halves (the same weights, so one more linear
  *      solve for their difference) and compared with the unbiased L2
  *      reconstruction of the other half (gradient_domain_math.h,
- *      lull_gd_candidate_error), smoothed over a 9x9 window.
+ *      lull_gd_candidate_error), smoothed over a 17x17 window.
  *
  * Inputs are as for Poisson, except that the half-buffers are required (the
  * colour weights need their variance).  Features are optional: without any

@@ -142,7 +142,7 @@ static const lull_param_def gradient_domain_params[GP_COUNT] = {
                 "stop CG when the residual is this fraction of the right-hand side"),
     INT_PARAM("candidate", -1, -1, LULL_GD_CANDIDATES - 1,
               "-1: per-pixel choice among the three candidate filters by the error estimated "
-              "from the half-buffers; 0, 1, 2: (k_c, k_f, beta) = (0.5, 2, 0.5), (4, 8, 1), "
+              "from the half-buffers; 0, 1, 2: (k_c, k_f, beta) = (1, 4, 1), (4, 8, 1), "
               "(8, 8, 2) only"),
 };
 
