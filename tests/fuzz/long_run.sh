@@ -20,6 +20,9 @@ shift 3
 mkdir -p "$work/corpus" "$work/findings"
 # huge allocations fail (as the API promises) instead of aborting; big ones
 # (a corrupt header claiming gigapixels) fail early instead of being zeroed
+# one worker thread per device unless a program sets numThreads: the fuzzed
+# images are tiny, and two harnesses share two cores
+export OIDN_NUM_THREADS="${OIDN_NUM_THREADS:-1}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-allocator_may_return_null=1:quarantine_size_mb=16:max_allocation_size_mb=256}"
 end=$(( $(date +%s) + seconds ))
 total=0

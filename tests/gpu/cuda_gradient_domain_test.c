@@ -9,7 +9,7 @@
  *     reference within 0.5% of the CPU's;
  *   - two runs equal bit for bit; a 1024 x 1024 run gives finite output.
  * `test_cuda_gradient_domain quick` runs the synthetic cases only (for
- * compute-sanitizer).  gradient_domain_emulation_test.cu runs the same
+ * memcheck and initcheck), `tiny` one 12 x 10 case (for racecheck).  gradient_domain_emulation_test.cu runs the same
  * kernels on the CPU in CI. */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +36,9 @@ static const double OUTLIER_SHARE = 0.01;    /* values differing by > 1e-3 max |
 
 enum { FEAT_NONE, FEAT_DEPTH, FEAT_POSITION };
 
+/* `tiny`: 2 IRLS steps of 3 CG iterations (racecheck) */
+static int few_iterations = 0;
+
 /* Runs GradientDomain on dev; returns the device's error code. */
 static int run(OIDNDevice dev, const poisson_data* d, const poisson_features* f, int which,
                int depth_channels, int candidate, float* out)
@@ -56,8 +59,10 @@ static int run(OIDNDevice dev, const poisson_data* d, const poisson_features* f,
     images[n++] = (gpu_image){"normal", f->normal, 3};
     images[n++] = (gpu_image){"position", f->position, 3};
   }
-  const gpu_param params[1] = {{"candidate", 0, candidate}};
-  return gpu_run_filter(dev, "GradientDomain", d->width, d->height, images, n, ch, params, 1, out);
+  const gpu_param params[3] = {
+      {"candidate", 0, candidate}, {"irlsIterations", 0, 2}, {"cgIterations", 0, 3}};
+  return gpu_run_filter(dev, "GradientDomain", d->width, d->height, images, n, ch, params,
+                        few_iterations ? 3 : 1, out);
 }
 
 typedef struct agreement
@@ -202,14 +207,38 @@ static OIDNDevice new_device(OIDNDeviceType type)
   return d;
 }
 
+/* One small run with few iterations (racecheck instruments every access
+ * of every launch: the quick mode's 2000 launches per run take it over
+ * ten minutes). */
+static void run_tiny(OIDNDevice cpu, OIDNDevice gpu)
+{
+  poisson_data d;
+  poisson_data_make(&d, 12, 10, 3, 0, 7u);
+  poisson_features f;
+  poisson_features_make(&f, 12, 10);
+  float a[12 * 10 * 3], b[12 * 10 * 3];
+  const agreement g = compare(cpu, gpu, &d, &f, FEAT_DEPTH, 1, -1, a, b);
+  check_agreement("tiny", 12, 10, &g);
+  poisson_features_free(&f);
+  poisson_data_free(&d);
+}
+
 int main(int argc, char** argv)
 {
   const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+  const int tiny = argc > 1 && strcmp(argv[1], "tiny") == 0;
   OIDNDevice cpu = new_device(OIDN_DEVICE_TYPE_CPU);
   OIDNDevice gpu = new_device(OIDN_DEVICE_TYPE_CUDA);
   if (!gpu) {
     fprintf(stderr, "cuda_gradient_domain: no CUDA device\n");
     return 1;
+  }
+  if (tiny) {
+    few_iterations = 1;
+    run_tiny(cpu, gpu);
+    oidnReleaseDevice(cpu);
+    oidnReleaseDevice(gpu);
+    return lull_test_result("cuda_gradient_domain");
   }
   run_synthetic(cpu, gpu);
   if (!quick)
