@@ -85,11 +85,12 @@ typedef struct run_result
   double seconds;   /* median */
   double objective; /* L1 objective reached */
   int iterations;   /* CG iterations of one run */
+  double residual;  /* the last CG solve: max over channels of |A^T W^2 (b - A x)| / |A^T W^2 b| */
 } run_result;
 
 static run_result time_solve(synthetic* s, const lull_poisson_params* p, int repeats, int threads)
 {
-  run_result r = {0.0, 0.0, 0};
+  run_result r = {0.0, 0.0, 0, 0.0};
   double* t = calloc((size_t)repeats, sizeof(double));
   lull_poisson_system sys = synthetic_system(s, p->alpha);
   sys.threads = threads;
@@ -102,6 +103,10 @@ static run_result time_solve(synthetic* s, const lull_poisson_params* p, int rep
       fprintf(stderr, "solve failed: %s\n", err.message);
     t[k] = now() - t0;
     r.iterations = stats.cg_iterations;
+    r.residual = 0.0;
+    for (int c = 0; c < 3; ++c)
+      if (stats.rhs[c] > 0.0)
+        r.residual = fmax(r.residual, stats.residual[c] / stats.rhs[c]);
   }
   r.seconds = median(t, repeats);
   r.objective = lull_poisson_objective(&sys, (const float* const*)s->x, 1);
@@ -166,9 +171,10 @@ static void bench_size(int w, int h, const options* o)
     const run_result r = time_solve(&s, &p, o->repeats, o->threads);
     const int reached = r.objective <= karras.objective;
     printf("L1, DCT start, %2d IRLS x %2d CG, %-6s: %6.0f ms, objective %.6g (%s), %.2f ms per CG "
-           "iteration\n",
+           "iteration, last solve's relative residual %.1e\n",
            configs[k].irls, configs[k].cg, names[configs[k].precond], 1e3 * r.seconds, r.objective,
-           reached ? "reaches L1D" : "above L1D", 1e3 * r.seconds / LULL_MAX(r.iterations, 1));
+           reached ? "reaches L1D" : "above L1D", 1e3 * r.seconds / LULL_MAX(r.iterations, 1),
+           r.residual);
     if (reached && r.seconds < best) {
       best = r.seconds;
       best_k = (int)k;

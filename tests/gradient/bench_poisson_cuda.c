@@ -137,11 +137,25 @@ static int state_iterations(const bench* b)
   return st.iterations;
 }
 
+/* The relative residual at the end of the last CG solve (0 after a DCT
+ * solve, which keeps no residual: exact up to rounding). */
+static double state_residual(const bench* b)
+{
+  lull_pk_state st;
+  check_cuda(cudaMemcpy(&st, b->buf.state, sizeof st, cudaMemcpyDeviceToHost), "state");
+  double r = 0.0;
+  for (int c = 0; c < 3; ++c)
+    if (st.rhs2[c] > 0.0)
+      r = fmax(r, sqrt(st.rr[c] / st.rhs2[c]));
+  return r;
+}
+
 typedef struct run_result
 {
   double ms;        /* median */
   double objective; /* L1 objective of the result */
   int iterations;   /* CG iterations of one run */
+  double residual;  /* the last CG solve: max over channels of |r| / |A^T W^2 b| */
 } run_result;
 
 /* One enqueued piece of work (a solve, the filter). */
@@ -186,10 +200,11 @@ static lull_status filter(bench* b, const lull_poisson_params* p, lull_error* er
  * iterations of one run and the L1 objective of the result. */
 static run_result time_solve(bench* b, const lull_poisson_params* p, int repeats)
 {
-  run_result r = {0.0, 0.0, 0};
+  run_result r = {0.0, 0.0, 0, 0.0};
   const int before = state_iterations(b);
   r.ms = time_median(b, p, repeats, solve);
   r.iterations = (state_iterations(b) - before) / repeats;
+  r.residual = state_residual(b);
   for (int c = 0; c < 3; ++c)
     check_cuda(cudaMemcpy(b->s.x[c], b->buf.x[c], b->n * sizeof(float), cudaMemcpyDeviceToHost),
                "download");
@@ -321,8 +336,9 @@ static void bench_size(int w, int h, int repeats, const struct cudaDeviceProp* p
   const run_result cg120 = time_solve(&b, &p, repeats);
   const double per = (cg120.ms - cg20.ms) / (cg120.iterations - cg20.iterations);
   printf("Jacobi PCG: %.4f ms per iteration ((%.3f - %.3f) ms / %d iterations), %.0f GB/s (140 "
-         "B/px model)\n", per, cg120.ms, cg20.ms, cg120.iterations - cg20.iterations,
-         140.0 * (double)b.n / (per * 1e-3) / 1e9);
+         "B/px model); relative residual after 20 / 120 iterations %.1e / %.1e\n", per, cg120.ms,
+         cg20.ms, cg120.iterations - cg20.iterations, 140.0 * (double)b.n / (per * 1e-3) / 1e9,
+         cg20.residual, cg120.residual);
   split(&b, &p, "L2 by CG, 120 iterations");
 
   /* L1: Karras' L1D preset sets the target */
@@ -333,7 +349,8 @@ static void bench_size(int w, int h, int repeats, const struct cudaDeviceProp* p
   p.cg_iterations = 50;
   const run_result karras = time_solve(&b, &p, repeats);
   printf("L1, Karras L1D (20 IRLS x 50 CG, no preconditioner, %d iterations): %.2f ms, objective "
-         "%.6g\n", karras.iterations, karras.ms, karras.objective);
+         "%.6g, last solve's relative residual %.1e\n", karras.iterations, karras.ms,
+         karras.objective, karras.residual);
   /* lull's configurations: the exact first solve, warm starts; on the GPU a
    * DCT-preconditioned iteration costs three DCT passes more */
   static const int configs[][3] = {
@@ -348,16 +365,17 @@ static void bench_size(int w, int h, int repeats, const struct cudaDeviceProp* p
   static const char* const precond_names[] = {"none", "Jacobi", "DCT"};
   double best = INFINITY;
   int best_k = -1;
-  printf("  irls x cg  precond       ms  objective  vs L1D  ms/iteration\n");
+  printf("  irls x cg  precond       ms  objective  vs L1D  ms/iteration  residual\n");
   for (size_t k = 0; k < sizeof configs / sizeof configs[0]; ++k) {
     p = lull_poisson_default_params();
     p.irls_iterations = configs[k][0];
     p.cg_iterations = configs[k][1];
     p.preconditioner = configs[k][2];
     const run_result r = time_solve(&b, &p, repeats);
-    printf("  %4d x %-3d %-7s %8.3f  %.6g  %+.1e  %.4f\n", configs[k][0], configs[k][1],
-           precond_names[configs[k][2]], r.ms, r.objective,
-           (r.objective - karras.objective) / karras.objective, r.ms / LULL_MAX(r.iterations, 1));
+    printf("  %4d x %-3d %-7s %8.3f  %.6g  %+.1e  %.4f        %.1e\n", configs[k][0],
+           configs[k][1], precond_names[configs[k][2]], r.ms, r.objective,
+           (r.objective - karras.objective) / karras.objective, r.ms / LULL_MAX(r.iterations, 1),
+           r.residual);
     if (r.objective <= karras.objective && r.ms < best) {
       best = r.ms;
       best_k = (int)k;
