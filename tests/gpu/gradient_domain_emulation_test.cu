@@ -102,10 +102,9 @@ static lull_status run_emulated(const lull_gradient_domain_params* p,
                               &plan, err);
   if (status != LULL_OK)
     return status;
-  unsigned char* scratch = (unsigned char*)aligned_alloc(256, (plan.scratch_bytes + 255) / 256 * 256);
+  unsigned char* scratch = pk_emulator_scratch(plan.scratch_bytes);
   if (!scratch)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-  memset(scratch, 0xff, plan.scratch_bytes); /* NaN everywhere: nothing may read unset memory */
   pk_emulator emu = {0};
   const lull_pk_launchers launchers = {&emu, pk_emulator_launch, pk_emulator_sync};
   status = lull_gdk_filter_enqueue(&plan, p, im, scratch, &launchers, progress, err);

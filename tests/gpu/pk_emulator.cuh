@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "poisson_kernels.cuh"
 
@@ -25,6 +26,17 @@ static cudaError_t pk_emulator_launch(void* ctx, const lull_pk_launch* l)
         lull_pk_body(l->kind, l, smem, g, g % l->grid, phase, tid);
   free(smem);
   return cudaSuccess;
+}
+
+/* Scratch for an emulated run: `bytes` (rounded up to the 256-byte
+ * alignment) filled with NaN, so that reading unset memory shows. */
+static unsigned char* pk_emulator_scratch(size_t bytes)
+{
+  const size_t rounded = (bytes + 255) / 256 * 256;
+  unsigned char* scratch = (unsigned char*)aligned_alloc(256, rounded ? rounded : 256);
+  if (scratch)
+    memset(scratch, 0xff, rounded);
+  return scratch;
 }
 
 static cudaError_t pk_emulator_sync(void* ctx)
