@@ -137,7 +137,7 @@ static const lull_param_def gradient_domain_params[GP_COUNT] = {
     FLOAT_PARAM("irlsRegularization", 0.05, 1e-12, 1e30,
                 "regulariser of the first reweighting (radiance units)"),
     FLOAT_PARAM("irlsRegularizationFactor", 0.5, 1e-6, 1, "factor of the regulariser per step"),
-    INT_PARAM("cgIterations", 50, 1, 1000000, "most preconditioned CG iterations per solve"),
+    INT_PARAM("cgIterations", 20, 1, 1000000, "most preconditioned CG iterations per solve"),
     FLOAT_PARAM("cgTolerance", 1e-3, 0, 1,
                 "stop CG when the residual is this fraction of the right-hand side"),
     INT_PARAM("candidate", -1, -1, LULL_GD_CANDIDATES - 1,

@@ -475,7 +475,7 @@ static void bench_gradient_domain(int w, int h, int repeats, const struct cudaDe
   }
   const double ms = median(t + 1, repeats);
   printf("\n== GradientDomain %dx%d (%.2f MP), %s ==\n", w, h, mp, prop->name);
-  printf("whole filter (defaults: 3 candidates, 7 IRLS x 50 CG, selection): %.1f ms (median of "
+  printf("whole filter (defaults: 3 candidates, 7 IRLS x 20 CG, selection): %.1f ms (median of "
          "%d) = %.3f s per MP; %.0f MB of device memory\n", ms, repeats, ms / 1e3 / mp,
          (double)plan.scratch_bytes / 1048576.0);
   timer.per_kernel = 1;
