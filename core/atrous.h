@@ -83,3 +83,11 @@ size_t lull_atrous_cpu_scratch_bytes(const lull_atrous_images* images);
  * uses OpenMP's default. */
 lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_images* images,
                             int num_threads, const lull_progress* progress, lull_error* err);
+
+/* lull_atrous_cpu taking its working planes from `cache` and giving them
+ * back (planes.h; NULL: allocated and freed). */
+struct lull_planes_cache;
+lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
+                                   const lull_atrous_images* images, int num_threads,
+                                   struct lull_planes_cache* cache, const lull_progress* progress,
+                                   lull_error* err);

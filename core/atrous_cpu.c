@@ -1040,6 +1040,14 @@ static void finish(const lull_atrous_params* params, const lull_atrous_images* i
 lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_images* images,
                             int num_threads, const lull_progress* progress, lull_error* err)
 {
+  return lull_atrous_cpu_cached(params, images, num_threads, NULL, progress, err);
+}
+
+lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
+                                   const lull_atrous_images* images, int num_threads,
+                                   lull_planes_cache* cache, const lull_progress* progress,
+                                   lull_error* err)
+{
   lull_status status = lull_atrous_validate(params, images, err);
   if (status != LULL_OK)
     return status;
@@ -1064,12 +1072,12 @@ lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_
   s.threads = threads;
 
   lull_planes pl;
-  if (!lull_planes_init(&pl, (size_t)s.width, (size_t)s.height, P_COUNT))
+  if (!lull_planes_init_cached(&pl, (size_t)s.width, (size_t)s.height, P_COUNT, cache))
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   const size_t scratch_stride = 5 * (size_t)s.width + 16;
   float* scratch = malloc((size_t)threads * scratch_stride * sizeof(float));
   if (!scratch) {
-    lull_planes_free(&pl);
+    lull_planes_release(&pl, cache);
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   }
 
@@ -1123,6 +1131,6 @@ lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_
     (void)lull_progress_report(progress, 1.0, &ignored);
   }
   free(scratch);
-  lull_planes_free(&pl);
+  lull_planes_release(&pl, cache);
   return status;
 }

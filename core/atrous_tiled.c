@@ -11,6 +11,7 @@
 #endif
 
 #include "atrous_math.h"
+#include "planes.h"
 
 /* Radii of the stencils of one run (atrous_cpu.c), each in pixels. */
 enum
@@ -240,7 +241,8 @@ static void store_row(const lull_image* dst, int x0, int x1, int y, const unsign
 lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
                                    const lull_atrous_images* images,
                                    const lull_atrous_tiling* tiling, int num_threads,
-                                   const lull_progress* progress, lull_error* err)
+                                   lull_planes_cache* cache, const lull_progress* progress,
+                                   lull_error* err)
 {
   lull_status status = lull_atrous_validate(params, images, err);
   if (status != LULL_OK)
@@ -249,8 +251,11 @@ lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
   const size_t pixel = lull_format_size(images->output.format);
   if (tiling->columns * (long long)tiling->rows <= 1 || w < 1 || h < 1 || pixel == 0 ||
       tiling->tile_width < 1 || tiling->tile_height < 1 || tiling->overlap < 0)
-    return lull_atrous_cpu(params, images, num_threads, progress, err);
+    return lull_atrous_cpu_cached(params, images, num_threads, cache, progress, err);
 
+  /* under a memory cap: no block held from an earlier, larger run */
+  if (cache)
+    lull_planes_cache_clear(cache);
   const int tw = tiling->tile_width, th = tiling->tile_height, overlap = tiling->overlap;
   const int mode = alias_mode(images);
   const int ring = held_rows(mode, th, overlap, h);
@@ -339,11 +344,12 @@ lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
 
 lull_status lull_atrous_cpu_tiled(const lull_atrous_params* params,
                                   const lull_atrous_images* images, int num_threads,
-                                  const lull_progress* progress, lull_error* err)
+                                  lull_planes_cache* cache, const lull_progress* progress,
+                                  lull_error* err)
 {
   lull_status status = lull_atrous_validate(params, images, err);
   if (status != LULL_OK)
     return status;
   const lull_atrous_tiling tiling = lull_atrous_choose_tiling(params, images);
-  return lull_atrous_cpu_tiling(params, images, &tiling, num_threads, progress, err);
+  return lull_atrous_cpu_tiling(params, images, &tiling, num_threads, cache, progress, err);
 }

@@ -41,13 +41,17 @@ lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
 
 /* Runs the filter on the grid chosen for params->memory_cap (untiled when
  * one tile covers the image).  Same contract as lull_atrous_cpu; a
- * cancelled tiled run may leave the output partly filtered. */
+ * cancelled tiled run may leave the output partly filtered.  An untiled
+ * run takes its planes from `cache` (may be NULL) and gives them back; a
+ * tiled one, under a memory cap, first empties the cache. */
 lull_status lull_atrous_cpu_tiled(const lull_atrous_params* params,
                                   const lull_atrous_images* images, int num_threads,
-                                  const lull_progress* progress, lull_error* err);
+                                  struct lull_planes_cache* cache, const lull_progress* progress,
+                                  lull_error* err);
 
 /* Runs the filter on a given grid (tests compare grids and overlaps). */
 lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
                                    const lull_atrous_images* images,
                                    const lull_atrous_tiling* tiling, int num_threads,
-                                   const lull_progress* progress, lull_error* err);
+                                   struct lull_planes_cache* cache, const lull_progress* progress,
+                                   lull_error* err);

@@ -7,16 +7,19 @@
 
 #include "atrous_tiled.h"
 #include "backend.h"
+#include "planes.h"
 #include "threads.h"
 
 typedef struct cpu_backend
 {
   lull_backend base;
-  lull_error parked; /* first error of asynchronous work since the last sync */
+  lull_error parked;        /* first error of asynchronous work since the last sync */
+  lull_planes_cache planes; /* the last ATrous run's working planes (planes.h) */
 } cpu_backend;
 
 static void cpu_destroy(lull_backend* backend)
 {
+  lull_planes_cache_clear(&((cpu_backend*)backend)->planes);
   free(backend);
 }
 
@@ -84,8 +87,9 @@ static lull_status cpu_atrous(lull_backend* backend, const lull_atrous_params* p
   (void)schedule; /* the GPU schedules have no CPU counterpart */
   lull_error local = {LULL_OK, ""};
   /* in tiles when params->memory_cap asks for it */
-  const lull_status status = lull_atrous_cpu_tiled(params, images, backend->num_threads, progress,
-                                                   async ? &local : err);
+  const lull_status status =
+      lull_atrous_cpu_tiled(params, images, backend->num_threads, &((cpu_backend*)backend)->planes,
+                            progress, async ? &local : err);
   return async ? park((cpu_backend*)backend, status, &local) : status;
 }
 

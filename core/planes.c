@@ -3,6 +3,7 @@
 #endif
 #include "planes.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #if defined(__linux__)
@@ -73,16 +74,42 @@ size_t lull_planes_bytes(size_t width, size_t height, size_t count)
   return stride * count * sizeof(float);
 }
 
-int lull_planes_init(lull_planes* planes, size_t width, size_t height, size_t count)
+/* A block in the cache. */
+typedef struct cached_block
+{
+  float* block;
+  size_t bytes;
+} cached_block;
+
+static void cached_block_free(cached_block* c)
+{
+  if (c) {
+    free(c->block);
+    free(c);
+  }
+}
+
+int lull_planes_init_cached(lull_planes* planes, size_t width, size_t height, size_t count,
+                            lull_planes_cache* cache)
 {
   planes->block = NULL;
+  planes->bytes = 0;
   planes->count = 0;
   if (count > LULL_MAX_PLANES)
     return 0;
   const size_t bytes = lull_planes_bytes(width, height, count);
   if (bytes == SIZE_MAX || bytes == 0)
     return 0;
-  planes->block = planes_alloc(bytes);
+  cached_block* kept = cache ? atomic_exchange(&cache->slot, NULL) : NULL;
+  if (kept && kept->bytes >= bytes) {
+    planes->block = kept->block;
+    planes->bytes = kept->bytes;
+    free(kept);
+  } else {
+    cached_block_free(kept); /* too small: its memory goes back first */
+    planes->block = planes_alloc(bytes);
+    planes->bytes = bytes;
+  }
   if (!planes->block)
     return 0;
   planes->stride = plane_stride(width, height);
@@ -92,11 +119,33 @@ int lull_planes_init(lull_planes* planes, size_t width, size_t height, size_t co
   return 1;
 }
 
-void lull_planes_free(lull_planes* planes)
+int lull_planes_init(lull_planes* planes, size_t width, size_t height, size_t count)
 {
-  free(planes->block);
+  return lull_planes_init_cached(planes, width, height, count, NULL);
+}
+
+void lull_planes_release(lull_planes* planes, lull_planes_cache* cache)
+{
+  cached_block* c = cache && planes->block ? malloc(sizeof *c) : NULL;
+  if (c) {
+    c->block = planes->block;
+    c->bytes = planes->bytes;
+    cached_block_free(atomic_exchange(&cache->slot, c));
+  } else {
+    free(planes->block);
+  }
   planes->block = NULL;
   planes->count = 0;
+}
+
+void lull_planes_free(lull_planes* planes)
+{
+  lull_planes_release(planes, NULL);
+}
+
+void lull_planes_cache_clear(lull_planes_cache* cache)
+{
+  cached_block_free(atomic_exchange(&cache->slot, NULL));
 }
 
 void lull_plane_fill(lull_planes* planes, int index, float value)

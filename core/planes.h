@@ -11,6 +11,7 @@ enum { LULL_MAX_PLANES = 32 };
 typedef struct lull_planes
 {
   float* block;                 /* the one allocation */
+  size_t bytes;                 /* its size */
   float* plane[LULL_MAX_PLANES];
   size_t count;                 /* number of planes */
   size_t stride;                /* floats from one plane to the next */
@@ -22,6 +23,27 @@ size_t lull_planes_bytes(size_t width, size_t height, size_t count);
 /* Returns 0 when the memory cannot be allocated (or the size overflows). */
 int lull_planes_init(lull_planes* planes, size_t width, size_t height, size_t count);
 void lull_planes_free(lull_planes* planes);
+
+/* One block kept between runs.  The CPU backend keeps the last run's
+ * planes so that the next run of the same or a smaller size reuses their
+ * pages: fresh pages from the kernel are zeroed first, which was 8% of a
+ * 1080p ATrous run (clear_page in the profile).  Runs on several threads
+ * may take and give back at once: the slot is swapped atomically, and a
+ * run that finds it empty (or too small) allocates.  Zero-initialise;
+ * lull_planes_cache_clear frees what it holds. */
+typedef struct lull_planes_cache
+{
+  void* _Atomic slot; /* a cached block's record, or NULL */
+} lull_planes_cache;
+
+/* lull_planes_init, reusing the cached block when it is large enough
+ * (cache may be NULL). */
+int lull_planes_init_cached(lull_planes* planes, size_t width, size_t height, size_t count,
+                            lull_planes_cache* cache);
+/* Gives the block to the cache (which frees what it held), or frees it
+ * when cache is NULL. */
+void lull_planes_release(lull_planes* planes, lull_planes_cache* cache);
+void lull_planes_cache_clear(lull_planes_cache* cache);
 
 static inline float* lull_plane(lull_planes* planes, int index) { return planes->plane[index]; }
 static inline const float* lull_plane_c(const lull_planes* planes, int index)

@@ -7,6 +7,9 @@
  *     largest images OIDN allows are accepted;
  *   - buffers larger than memory give OIDN_ERROR_OUT_OF_MEMORY;
  *   - the core's size arithmetic saturates instead of wrapping;
+ *   - the CPU backend's cache of working planes reuses a block for a run of
+ *     the same or a smaller size, allocates for a larger one, keeps one
+ *     block at most and frees it when cleared (LeakSanitizer checks);
  *   - numThreads far above the processors (up to INT_MAX) runs with the
  *     processors there are (a million threads overflowed the OpenMP
  *     runtime's stack: a crash found through fuzz_api's numThreads values);
@@ -241,6 +244,35 @@ static int run_out_of_memory(void)
 }
 #endif
 
+static void test_planes_cache(void)
+{
+  lull_planes_cache cache;
+  memset(&cache, 0, sizeof cache);
+  lull_planes a, b, c, d;
+  CHECK(lull_planes_init_cached(&a, 64, 32, 4, &cache));
+  const float* first = a.block;
+  lull_planes_release(&a, &cache);
+  CHECK(cache.slot != NULL);
+  /* smaller: the cached block, and the cache is empty while it is used */
+  CHECK(lull_planes_init_cached(&b, 32, 32, 4, &cache));
+  CHECK(b.block == first);
+  CHECK(cache.slot == NULL);
+  CHECK(b.plane[3] == b.block + 3 * b.stride);
+  /* a second run meanwhile allocates its own */
+  CHECK(lull_planes_init_cached(&c, 128, 128, 4, &cache));
+  CHECK(c.block != first);
+  lull_planes_release(&b, &cache);
+  lull_planes_release(&c, &cache); /* replaces (and frees) b's */
+  /* larger than the cached block: a new one (the cached one freed) */
+  CHECK(lull_planes_init_cached(&d, 256, 256, 4, &cache));
+  CHECK(d.bytes >= lull_planes_bytes(256, 256, 4));
+  CHECK(cache.slot == NULL);
+  lull_planes_release(&d, &cache);
+  lull_planes_cache_clear(&cache);
+  CHECK(cache.slot == NULL);
+  lull_planes_cache_clear(&cache); /* clearing an empty cache is harmless */
+}
+
 int main(void)
 {
 #if !defined(LULL_ASAN)
@@ -265,5 +297,6 @@ int main(void)
   test_image_limits();
   test_thread_limits();
   test_core_arithmetic();
+  test_planes_cache();
   return lull_test_result("hardening_limits");
 }

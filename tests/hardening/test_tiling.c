@@ -185,8 +185,8 @@ static void run(const lull_atrous_params* p, const lull_atrous_images* im,
                 const lull_atrous_tiling* tiling)
 {
   lull_error err = {LULL_OK, ""};
-  const lull_status status = tiling ? lull_atrous_cpu_tiling(p, im, tiling, 2, NULL, &err)
-                                    : lull_atrous_cpu_tiled(p, im, 2, NULL, &err);
+  const lull_status status = tiling ? lull_atrous_cpu_tiling(p, im, tiling, 2, NULL, NULL, &err)
+                                    : lull_atrous_cpu_tiled(p, im, 2, NULL, NULL, &err);
   if (status != LULL_OK) {
     fprintf(stderr, "filter failed: %s\n", err.message);
     ++lull_test_failures;
@@ -337,7 +337,7 @@ static int peak_within_cap(int cap_mb)
   im.output = view(out, 3, SIDE, SIDE, 3);
   const long before = lull_peak_memory_kb();
   lull_error err;
-  const lull_status status = lull_atrous_cpu_tiled(&p, &im, 2, NULL, &err);
+  const lull_status status = lull_atrous_cpu_tiled(&p, &im, 2, NULL, NULL, &err);
   const long grown = lull_peak_memory_kb() - before;
   printf("  maxMemoryMB %d on %dx%d: peak memory grew by %.1f MB\n", cap_mb, SIDE, SIDE,
          (double)grown / 1024.0);
