@@ -38,6 +38,7 @@ struct Part
   ImageSpec spec;                  // as read: attributes, windows, channels
   std::string prefix;              // "Part." when its bare channels were given the part's name
   std::set<std::string> channels;  // full names of the channels that live here
+  std::set<std::string> prefixed;  // those of them that were bare (got the prefix)
 };
 
 // What lull_io_metadata.oiio points to.
@@ -116,7 +117,7 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   const bool exr = state->format == "openexr";
   // Every part of an EXR; the first image of anything else (TIFF pages, GIF frames).
   for (int s = 0; in->seek_subimage(s, 0); ++s) {
-    state->parts.push_back(Part{in->spec(), std::string(), {}});
+    state->parts.push_back(Part{in->spec(), std::string(), {}, {}});
     if (!exr)
       break;
   }
@@ -141,9 +142,12 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   std::vector<std::string> names;
   std::vector<TypeDesc> types;
   for (Part& part : state->parts) {
-    for (const std::string& name : part_channel_names(part.spec, multipart, &part.prefix)) {
-      part.channels.insert(name);
-      names.push_back(name);
+    const std::vector<std::string> full = part_channel_names(part.spec, multipart, &part.prefix);
+    for (size_t c = 0; c < full.size(); ++c) {
+      part.channels.insert(full[c]);
+      if (full[c] != part.spec.channelnames[c])
+        part.prefixed.insert(full[c]);
+      names.push_back(full[c]);
     }
     for (int c = 0; c < part.spec.nchannels; ++c)
       types.push_back(channel_type(part.spec, c));
@@ -265,6 +269,7 @@ struct OutPart
 {
   ImageSpec spec;
   std::string prefix;
+  std::set<std::string> prefixed;  // full names written without the prefix
   std::vector<std::pair<const lull_io_pass*, int>> sources;
 };
 
@@ -280,6 +285,7 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
       out.spec.channelnames.clear();
       out.spec.channelformats.clear();
       out.prefix = part.prefix;
+      out.prefixed = part.prefixed;
       parts->push_back(out);
     }
   } else {
@@ -332,8 +338,12 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
         }
       }
       OutPart& out = (*parts)[target];
+      // only the names that were bare in the file lose the part's prefix: a
+      // part "ViewLayer" may hold "ViewLayer.Albedo.G" beside a bare "B"
+      // (the round trip turned it into "Albedo.G": found by fuzz_io)
       std::string name = full;
-      if (!out.prefix.empty() && name.compare(0, out.prefix.size(), out.prefix) == 0)
+      if (!out.prefix.empty() && out.prefixed.count(full) &&
+          name.compare(0, out.prefix.size(), out.prefix) == 0)
         name = name.substr(out.prefix.size());
       TypeDesc type = pass->half ? OIIO::TypeHalf : OIIO::TypeFloat;
       if (state) {  // other types (uint ids) as they were
