@@ -302,32 +302,31 @@ LULL_HD float lull_gd_patch_weight_at(int width, int height, const lull_gd_guide
   return lull_gd_weight(color, feature, cand->beta, delta);
 }
 
-/* Builds, factors and scatters the constraint of pixel (x, y) (§5.3.1,
- * §5.3.4): the patch's feature matrix (constant, screen terms, features;
- * rows of weight-0 pixels zeroed: the reshaping of §5.3.2), its truncated
- * basis, the Gram matrix G of the constraint, and G's entries added to the
- * symmetric stencil (LULL_STENCIL_TAPS planes of `stride` floats at coef)
- * of the pixel pairs they couple.  weights: the 25 planes of w~. */
-LULL_HD void lull_gd_patch_constraint(int width, int x, int y, const float* const* weights,
-                                      const lull_gd_features* features, float* coef,
-                                      size_t stride)
+/* The constraint of pixel (x, y) (§5.3.1, §5.3.4): the patch's feature
+ * matrix (constant, screen terms, features; rows of weight-0 pixels
+ * zeroed: the reshaping of §5.3.2), its truncated basis, and the Gram
+ * matrix G of the constraint into g (upper triangle, lull_gd_patch_gram),
+ * the row weights into d.  weights: the 25 planes of w~.  Returns 0 when
+ * the patch has fewer than two pixels (a one-pixel patch lies in any
+ * subspace with the constant: no constraint). */
+LULL_HD int lull_gd_patch_gram_at(int width, int x, int y, const float* const* weights,
+                                  const lull_gd_features* features, float d[LULL_GD_PATCH],
+                                  float g[LULL_GD_PATCH * LULL_GD_PATCH])
 {
   const size_t i = (size_t)y * (size_t)width + (size_t)x;
-  float d[LULL_GD_PATCH];
   int active = 0;
   for (int k = 0; k < LULL_GD_PATCH; ++k) {
     d[k] = weights[k][i];
     active += d[k] > 0.0f;
   }
   if (active < 2)
-    return; /* a one-pixel patch lies in any subspace with the constant */
+    return 0;
   const int m = 1 + LULL_GD_SCREEN_TERMS + features->count;
   float cols[LULL_GD_MAX_FEATURES * LULL_GD_PATCH];
   for (int k = 0; k < LULL_GD_PATCH; ++k) {
     int dx, dy;
     lull_gd_patch_offset(k, &dx, &dy);
     const ptrdiff_t q = (ptrdiff_t)i + (ptrdiff_t)dy * width + dx;
-    /* reshaping (§5.3.2): pixels of weight 0 leave the neighbourhood */
     cols[k] = d[k] > 0.0f ? 1.0f : 0.0f;
     float terms[LULL_GD_SCREEN_TERMS];
     lull_gd_screen_terms(dx, dy, terms);
@@ -338,22 +337,39 @@ LULL_HD void lull_gd_patch_constraint(int width, int x, int y, const float* cons
           d[k] > 0.0f ? features->value[j][q] : 0.0f;
   }
   const int keep = lull_gd_feature_basis(cols, m);
-  float g[LULL_GD_PATCH * LULL_GD_PATCH];
   lull_gd_patch_gram(cols, keep, d, g);
+  return 1;
+}
+
+/* Where entry (a, b), a <= b, of the Gram matrix of pixel (x, y)'s patch
+ * goes: floats from the start of the symmetric stencil (LULL_STENCIL_TAPS
+ * planes of `stride` floats; the pair's tap, at the pixel that stores
+ * it). */
+LULL_HD size_t lull_gd_stencil_entry(int width, int x, int y, int a, int b, size_t stride)
+{
+  int ax, ay, bx, by, mirrored;
+  lull_gd_patch_offset(a, &ax, &ay);
+  lull_gd_patch_offset(b, &bx, &by);
+  const int tap = lull_stencil_tap(bx - ax, by - ay, &mirrored);
+  const int px = x + (mirrored ? bx : ax), py = y + (mirrored ? by : ay);
+  return (size_t)tap * stride + (size_t)py * (size_t)width + (size_t)px;
+}
+
+/* Adds pixel (x, y)'s constraint to the stencil at coef (the CPU's float
+ * sums; the CUDA kernels add the same entries in fixed point). */
+LULL_HD void lull_gd_patch_constraint(int width, int x, int y, const float* const* weights,
+                                      const lull_gd_features* features, float* coef,
+                                      size_t stride)
+{
+  float d[LULL_GD_PATCH];
+  float g[LULL_GD_PATCH * LULL_GD_PATCH];
+  if (!lull_gd_patch_gram_at(width, x, y, weights, features, d, g))
+    return;
   for (int a = 0; a < LULL_GD_PATCH; ++a) {
     if (d[a] == 0.0f)
       continue;
-    int ax, ay;
-    lull_gd_patch_offset(a, &ax, &ay);
-    for (int b = a; b < LULL_GD_PATCH; ++b) {
-      if (d[b] == 0.0f)
-        continue;
-      int bx, by, mirrored;
-      lull_gd_patch_offset(b, &bx, &by);
-      const int tap = lull_stencil_tap(bx - ax, by - ay, &mirrored);
-      const int px = x + (mirrored ? bx : ax), py = y + (mirrored ? by : ay);
-      coef[(size_t)tap * stride + (size_t)py * (size_t)width + (size_t)px] +=
-          g[a * LULL_GD_PATCH + b];
-    }
+    for (int b = a; b < LULL_GD_PATCH; ++b)
+      if (d[b] != 0.0f)
+        coef[lull_gd_stencil_entry(width, x, y, a, b, stride)] += g[a * LULL_GD_PATCH + b];
   }
 }

@@ -65,12 +65,7 @@ static int run(OIDNDevice dev, const poisson_data* d, const poisson_features* f,
                         few_iterations ? 3 : 1, out);
 }
 
-typedef struct agreement
-{
-  double max_rel;  /* max |cuda - cpu| / max |cpu| */
-  double mean_rel; /* mean |cuda - cpu| / mean |cpu| */
-  double outliers; /* share of values with |cuda - cpu| > 1e-3 max |cpu| */
-} agreement;
+typedef poisson_agreement agreement;
 
 static agreement compare(OIDNDevice cpu, OIDNDevice gpu, const poisson_data* d,
                          const poisson_features* f, int which, int depth_channels, int candidate,
@@ -80,20 +75,7 @@ static agreement compare(OIDNDevice cpu, OIDNDevice gpu, const poisson_data* d,
   CHECK_EQ_INT(run(gpu, d, f, which, depth_channels, candidate, on_gpu), OIDN_ERROR_NONE);
   const size_t count = (size_t)d->width * (size_t)d->height * (size_t)d->channels;
   CHECK(lull_test_all_finite(on_gpu, count));
-  agreement a;
-  a.max_rel = poisson_rel_max_diff(on_gpu, on_cpu, count);
-  double largest = 0.0, sum_diff = 0.0, sum_ref = 0.0;
-  for (size_t i = 0; i < count; ++i) {
-    largest = fmax(largest, fabs(on_cpu[i]));
-    sum_diff += fabs((double)on_gpu[i] - on_cpu[i]);
-    sum_ref += fabs(on_cpu[i]);
-  }
-  size_t beyond = 0;
-  for (size_t i = 0; i < count; ++i)
-    beyond += !(fabs((double)on_gpu[i] - on_cpu[i]) <= 1e-3 * largest);
-  a.mean_rel = sum_ref > 0.0 ? sum_diff / sum_ref : sum_diff;
-  a.outliers = (double)beyond / (double)count;
-  return a;
+  return poisson_agreement_of(on_gpu, on_cpu, count);
 }
 
 static void check_agreement(const char* name, int w, int h, const agreement* a)

@@ -74,6 +74,24 @@ void poisson_data_free(poisson_data* d)
   memset(d, 0, sizeof *d);
 }
 
+poisson_agreement poisson_agreement_of(const float* test, const float* ref, size_t n)
+{
+  poisson_agreement a;
+  a.max_rel = poisson_rel_max_diff(test, ref, n);
+  double largest = 0.0, sum_diff = 0.0, sum_ref = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    largest = fmax(largest, fabs(ref[i]));
+    sum_diff += fabs((double)test[i] - ref[i]);
+    sum_ref += fabs(ref[i]);
+  }
+  size_t beyond = 0;
+  for (size_t i = 0; i < n; ++i)
+    beyond += !(fabs((double)test[i] - ref[i]) <= 1e-3 * largest);
+  a.mean_rel = sum_ref > 0.0 ? sum_diff / sum_ref : sum_diff;
+  a.outliers = n ? (double)beyond / (double)n : 0.0;
+  return a;
+}
+
 lull_image poisson_float_view(const float* data, int channels, int w, int h)
 {
   lull_image im;

@@ -27,6 +27,18 @@ typedef struct poisson_data
 void poisson_data_make(poisson_data* d, int w, int h, int channels, int poison, unsigned seed);
 void poisson_data_free(poisson_data* d);
 
+/* How closely two GradientDomain results agree (the filter's discrete
+ * choices, which a last-bit difference can flip at a few pixels, make the
+ * largest difference a poor measure): of `test` against `ref`. */
+typedef struct poisson_agreement
+{
+  double max_rel;  /* max |test - ref| / max |ref| */
+  double mean_rel; /* mean |test - ref| / mean |ref| */
+  double outliers; /* share of values with |test - ref| > 1e-3 max |ref| (NaN counts) */
+} poisson_agreement;
+
+poisson_agreement poisson_agreement_of(const float* test, const float* ref, size_t n);
+
 /* A view of packed host floats (data NULL: no image). */
 lull_image poisson_float_view(const float* data, int channels, int w, int h);
 
