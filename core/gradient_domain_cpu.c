@@ -200,7 +200,8 @@ static lull_status second_pass(const gd_run* r, int b, const float* const x[3], 
         gy[i] = y + 1 < h ? xc[i + (size_t)w] - xc[i] : 0.0f;
       }
   }
-  return reconstruct(r, b, LULL_GD_W_DGX, LULL_GD_W_DGY, LULL_POISSON_NORM_L2, LULL_GD_SECOND_PASS_ALPHA, into, NULL, err);
+  return reconstruct(r, b, LULL_GD_W_DGX, LULL_GD_W_DGY, LULL_POISSON_NORM_L2,
+                     LULL_GD_SECOND_PASS_ALPHA, into, NULL, err);
 }
 
 /* The guide's variance (§5.3.2): the two-buffer variance of the L1
@@ -286,8 +287,8 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   float* weights[LULL_GD_PATCH];
   for (int k = 0; k < LULL_GD_PATCH; ++k)
     weights[k] = plane(r, LULL_GD_W_PATCH + k);
-  lull_gd_patch_weights(r->w, r->h, guide, features, cand, LULL_GD_WEIGHT_THRESHOLD, LULL_GD_NLM_RADIUS, weights,
-                        plane(r, LULL_GD_W_SCRATCH), r->threads);
+  lull_gd_patch_weights(r->w, r->h, guide, features, cand, LULL_GD_WEIGHT_THRESHOLD,
+                        LULL_GD_NLM_RADIUS, weights, plane(r, LULL_GD_W_SCRATCH), r->threads);
   /* The extended problem under L1 (§5.3.1; SOLVEL1 of §5.2), from the
    * guide.  IRLS reweights the Poisson rows (the data and gradient
    * residuals, where the outliers L1 is for live); the patch rows keep their
@@ -317,14 +318,18 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   if (with_halves) {
     /* x_A - x_B with the final weights: one linear solve for the
      * difference of the halves' data, from the guides' difference */
+    const int diffs[3][3] = {{LULL_GD_W_DB, LULL_GD_W_BA, LULL_GD_W_BB},
+                             {LULL_GD_W_DGX, LULL_GD_W_GXA, LULL_GD_W_GXB},
+                             {LULL_GD_W_DGY, LULL_GD_W_GYA, LULL_GD_W_GYB}};
     for (int c = 0; c < r->nc; ++c)
       for (size_t i = 0; i < r->n; ++i) {
-        plane(r, LULL_GD_W_DB + c)[i] = plane(r, LULL_GD_W_BA + c)[i] - plane(r, LULL_GD_W_BB + c)[i];
-        plane(r, LULL_GD_W_DGX + c)[i] = plane(r, LULL_GD_W_GXA + c)[i] - plane(r, LULL_GD_W_GXB + c)[i];
-        plane(r, LULL_GD_W_DGY + c)[i] = plane(r, LULL_GD_W_GYA + c)[i] - plane(r, LULL_GD_W_GYB + c)[i];
+        for (int k = 0; k < 3; ++k)
+          plane(r, diffs[k][0] + c)[i] =
+              plane(r, diffs[k][1] + c)[i] - plane(r, diffs[k][2] + c)[i];
         plane(r, LULL_GD_W_D + c)[i] = plane(r, LULL_GD_W_UD + c)[i];
       }
-    lull_poisson_system diff = system_of(r, LULL_GD_W_DB, LULL_GD_W_DGX, LULL_GD_W_DGY, params->alpha);
+    lull_poisson_system diff =
+        system_of(r, LULL_GD_W_DB, LULL_GD_W_DGX, LULL_GD_W_DGY, params->alpha);
     diff.patch = &r->stencil;
     float* d[3];
     planes3(r, LULL_GD_W_D, d);
@@ -369,8 +374,8 @@ static void candidate_score(const gd_run* r)
     }
     raw[i] = s;
   }
-  lull_gd_box_mean(r->w, r->h, raw, plane(r, LULL_GD_W_SCORE), tmp, LULL_GD_ERROR_RADIUS, 0, r->w, 0, r->h,
-                   r->threads);
+  lull_gd_box_mean(r->w, r->h, raw, plane(r, LULL_GD_W_SCORE), tmp, LULL_GD_ERROR_RADIUS, 0,
+                   r->w, 0, r->h, r->threads);
 }
 
 static void keep_best(const gd_run* r, int first)
@@ -410,14 +415,9 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
 
   const lull_progress_span whole = {progress, 0.0, 1.0};
   lull_status status = lull_progress_span_report(&whole, 0.0, err);
-  /* 1. guide and references: L1 of the full data and both halves; L2 of
-   * the halves (LULL_GD_W_FA, LULL_GD_W_FB serve as scratch for the halves' L1) */
-  const int steps[][5] = {{LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, LULL_POISSON_NORM_L1, LULL_GD_W_U},
-                          {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L1, LULL_GD_W_FA},
-                          {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L1, LULL_GD_W_FB},
-                          {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L2, LULL_GD_W_RA},
-                          {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L2, LULL_GD_W_RB}};
-  for (int s = 0; s < 5 && status == LULL_OK; ++s) {
+  /* 1. guide and references (gradient_domain_planes.h) */
+  const int steps[LULL_GD_GUIDE_STEP_COUNT][5] = LULL_GD_GUIDE_STEPS;
+  for (int s = 0; s < LULL_GD_GUIDE_STEP_COUNT && status == LULL_OK; ++s) {
     const lull_progress_span span = lull_progress_subspan(&whole, 0.03 * s, 0.03 * (s + 1));
     status = reconstruct(r, steps[s][0], steps[s][1], steps[s][2], steps[s][3], LULL_GD_GUIDE_ALPHA,
                          steps[s][4], &span, err);

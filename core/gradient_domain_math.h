@@ -298,7 +298,8 @@ LULL_HD float lull_gd_patch_weight_at(int width, int height, const lull_gd_guide
   /* the largest feature distance: eq. 5.13 takes the smallest weight */
   float feature = -INFINITY;
   for (int j = 0; j < f->count; ++j)
-    feature = LULL_MAX(feature, lull_gd_window_distance(guide, f, cand, j, width, o, xa, xb, ya, yb));
+    feature =
+        LULL_MAX(feature, lull_gd_window_distance(guide, f, cand, j, width, o, xa, xb, ya, yb));
   return lull_gd_weight(color, feature, cand->beta, delta);
 }
 

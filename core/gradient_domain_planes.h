@@ -33,6 +33,19 @@ enum
   LULL_GD_W_PLANES = LULL_GD_W_STENCIL + LULL_STENCIL_TAPS
 };
 
+/* Step 1 of a run, the guide and the references: the Poisson solves of
+ * data planes (primal, gradient x, gradient y; 3 each), each by its norm
+ * (poisson.h) into planes: L1 of the full data (the guide) and of both
+ * halves (into FA, FB as scratch: their difference gives the guide's
+ * variance), L2 of the halves (the unbiased references). */
+#define LULL_GD_GUIDE_STEPS                                                                \
+  {{LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, LULL_POISSON_NORM_L1, LULL_GD_W_U},           \
+   {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L1, LULL_GD_W_FA},       \
+   {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L1, LULL_GD_W_FB},       \
+   {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L2, LULL_GD_W_RA},       \
+   {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L2, LULL_GD_W_RB}}
+enum { LULL_GD_GUIDE_STEP_COUNT = 5 };
+
 /* The candidates (k_c, k_f, beta), the weight threshold delta (eq. 5.15),
  * the NL-means patch radius (eq. 5.10), the radii of the guide variance's
  * blur and of the error estimate's window, the alpha of the second, L2 pass

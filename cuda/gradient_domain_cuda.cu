@@ -226,7 +226,8 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
     return status;
 
   const lull_poisson_params p = lull_gradient_domain_solve_params(params);
-  lull_pk_args sys = system_of(r, LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, LULL_GD_W_X, params->alpha);
+  lull_pk_args sys =
+      system_of(r, LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, LULL_GD_W_X, params->alpha);
   sys.stencil = plane(r, LULL_GD_W_STENCIL);
   sys.stencil_stride = r->plan->plane_stride;
   status = axpy(r, LULL_GD_W_X, LULL_GD_W_U, 0.0f, -1, r->nc, err);
@@ -334,15 +335,9 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
   if (status == LULL_OK)
     status = lull_pk_report(r->launchers, &whole, 0.0, err);
 
-  /* 1. guide and references: L1 of the full data and both halves; L2 of
-   * the halves (FA, FB serve as scratch for the halves' L1) */
-  const int steps[][5] = {
-      {LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, LULL_POISSON_NORM_L1, LULL_GD_W_U},
-      {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L1, LULL_GD_W_FA},
-      {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L1, LULL_GD_W_FB},
-      {LULL_GD_W_BA, LULL_GD_W_GXA, LULL_GD_W_GYA, LULL_POISSON_NORM_L2, LULL_GD_W_RA},
-      {LULL_GD_W_BB, LULL_GD_W_GXB, LULL_GD_W_GYB, LULL_POISSON_NORM_L2, LULL_GD_W_RB}};
-  for (int s = 0; s < 5 && status == LULL_OK; ++s) {
+  /* 1. guide and references (gradient_domain_planes.h) */
+  const int steps[LULL_GD_GUIDE_STEP_COUNT][5] = LULL_GD_GUIDE_STEPS;
+  for (int s = 0; s < LULL_GD_GUIDE_STEP_COUNT && status == LULL_OK; ++s) {
     const lull_progress_span span = lull_progress_subspan(&whole, 0.03 * s, 0.03 * (s + 1));
     status = reconstruct(r, steps[s][0], steps[s][1], steps[s][2], steps[s][3],
                          LULL_GD_GUIDE_ALPHA, steps[s][4], &span, err);

@@ -56,9 +56,10 @@ LULL_BODY void lull_gdk_feature_scale_at(const lull_pk_args* a, const lull_pk_pi
   const int xl = x > 0 ? x - 1 : x, xr = x + 1 < w ? x + 1 : x;
   const int yu = y > 0 ? y - 1 : y, yd = y + 1 < h ? y + 1 : y;
   const size_t row = (size_t)y * (size_t)w;
-  const float gx = (value[row + (size_t)xr] - value[row + (size_t)xl]) / (float)LULL_MAX(1, xr - xl);
-  const float gy = (value[(size_t)yd * (size_t)w + (size_t)x] - value[(size_t)yu * (size_t)w + (size_t)x]) /
-                   (float)LULL_MAX(1, yd - yu);
+  const size_t up = (size_t)yu * (size_t)w, down = (size_t)yd * (size_t)w;
+  const float gx =
+      (value[row + (size_t)xr] - value[row + (size_t)xl]) / (float)LULL_MAX(1, xr - xl);
+  const float gy = (value[down + (size_t)x] - value[up + (size_t)x]) / (float)LULL_MAX(1, yd - yu);
   g->dst[0][px->i] = lull_gd_feature_scale(g->src2[0][px->i], gx * gx + gy * gy);
 }
 

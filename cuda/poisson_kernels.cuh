@@ -660,8 +660,8 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
     const int half = LULL_PK_THREADS >> level;
     if (tid < half)
       for (int q = 0; q < nq; ++q)
-        s[q * LULL_PK_THREADS + tid] =
-            lull_pk_combine(kind, s[q * LULL_PK_THREADS + tid], s[q * LULL_PK_THREADS + tid + half]);
+        s[q * LULL_PK_THREADS + tid] = lull_pk_combine(kind, s[q * LULL_PK_THREADS + tid],
+                                                       s[q * LULL_PK_THREADS + tid + half]);
     return;
   }
   if (phase == tree_end) {
@@ -679,7 +679,8 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
     for (int q = 0; q < nq; ++q) {
       double sum = lull_pk_identity(kind);
       for (int b = tid; b < grid; b += LULL_PK_THREADS)
-        sum = lull_pk_combine(kind, sum, lull_pk_read_partial(a->buf.partials + q * LULL_PK_MAX_GRID + b));
+        sum = lull_pk_combine(kind, sum,
+                              lull_pk_read_partial(a->buf.partials + q * LULL_PK_MAX_GRID + b));
       s[q * LULL_PK_THREADS + tid] = sum;
     }
     return;

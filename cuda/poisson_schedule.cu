@@ -9,7 +9,6 @@
 #include "backend_cuda.h"
 #include "poisson_kernels.cuh"
 
-
 enum
 {
   /* signal pairs of a DCT block at most */
@@ -242,12 +241,6 @@ lull_status lull_pk_launch_kind(const lull_pk_plan* plan, const lull_pk_launcher
   return LULL_OK;
 }
 
-static lull_status launch(const lull_pk_plan* plan, const lull_pk_launchers* launchers, int kind,
-                          const lull_pk_args* args, lull_error* err)
-{
-  return lull_pk_launch_kind(plan, launchers, kind, args, err);
-}
-
 lull_status lull_pk_report(const lull_pk_launchers* launchers, const lull_progress_span* span,
                            double done, lull_error* err)
 {
@@ -259,12 +252,6 @@ lull_status lull_pk_report(const lull_pk_launchers* launchers, const lull_progre
       return lull_cuda_fail(err, code, "CUDA error in the Poisson filter");
   }
   return lull_progress_span_report(span, done, err);
-}
-
-static lull_status report(const lull_pk_launchers* launchers, const lull_progress_span* span,
-                          double done, lull_error* err)
-{
-  return lull_pk_report(launchers, span, done, err);
 }
 
 /* The constant-weight solve (poisson_dct.c): src planes (NULL: the
@@ -283,11 +270,11 @@ static lull_status dct_solve(const lull_pk_plan* plan, const lull_pk_launchers* 
   a.dct_gate = gate;
   a.dct_a = a.alpha2;
   a.dct_c = 1.0f;
-  lull_status status = launch(plan, launchers, LULL_PK_DCT_X_FORWARD, &a, err);
+  lull_status status = lull_pk_launch_kind(plan, launchers, LULL_PK_DCT_X_FORWARD, &a, err);
   if (status == LULL_OK)
-    status = launch(plan, launchers, LULL_PK_DCT_Y_SOLVE, &a, err);
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_DCT_Y_SOLVE, &a, err);
   if (status == LULL_OK)
-    status = launch(plan, launchers, LULL_PK_DCT_X_INVERSE, &a, err);
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_DCT_X_INVERSE, &a, err);
   return status;
 }
 
@@ -300,34 +287,42 @@ static lull_status cg_solve(const lull_pk_plan* plan, const lull_poisson_params*
   const int dct = a.precond == LULL_POISSON_PRECOND_DCT;
   a.tolerance = params->cg_tolerance;
   a.initial = 1;
-  lull_status status = launch(plan, launchers, LULL_PK_CG_INIT, &a, err);
+  lull_status status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_INIT, &a, err);
   if (status == LULL_OK && dct) {
     status = dct_solve(plan, launchers, &a, a.buf.r, a.buf.z, 1, 0, err);
     if (status == LULL_OK)
-      status = launch(plan, launchers, LULL_PK_PRECOND_SUMS, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_PRECOND_SUMS, &a, err);
   }
   a.initial = 0;
   a.reduce = !dct;
   for (int it = 0; it < params->cg_iterations && status == LULL_OK; ++it) {
     if (it % 8 == 0) {
-      status = report(launchers, progress, (double)it / params->cg_iterations, err);
+      status = lull_pk_report(launchers, progress, (double)it / params->cg_iterations, err);
       if (status != LULL_OK)
         break;
     }
     a.cur = it & 1;
     if (a.stencil)
-      status = launch(plan, launchers, LULL_PK_CG_DIRECTION, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_DIRECTION, &a, err);
     if (status == LULL_OK)
-      status = launch(plan, launchers, LULL_PK_CG_APPLY, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_APPLY, &a, err);
     if (status == LULL_OK)
-      status = launch(plan, launchers, LULL_PK_CG_UPDATE, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_UPDATE, &a, err);
     if (status == LULL_OK && dct) {
       status = dct_solve(plan, launchers, &a, a.buf.r, a.buf.z, 1, 1, err);
       if (status == LULL_OK)
-        status = launch(plan, launchers, LULL_PK_PRECOND_SUMS, &a, err);
+        status = lull_pk_launch_kind(plan, launchers, LULL_PK_PRECOND_SUMS, &a, err);
     }
   }
   return status;
+}
+
+/* The preconditioner of a solve: the DCT has no constant-weight model of a
+ * patch term, so a solve with the stencil takes Jacobi (as poisson_cg.c). */
+static int preconditioner_of(const lull_poisson_params* params, const lull_pk_args* args)
+{
+  const int p = params->preconditioner;
+  return p == LULL_POISSON_PRECOND_DCT && args->stencil ? LULL_POISSON_PRECOND_JACOBI : p;
 }
 
 lull_status lull_pk_cg(const lull_pk_plan* plan, const lull_poisson_params* params,
@@ -335,12 +330,12 @@ lull_status lull_pk_cg(const lull_pk_plan* plan, const lull_poisson_params* para
                        const lull_progress_span* progress, lull_error* err)
 {
   lull_pk_args a = *args;
-  a.precond = params->preconditioner;
-  if (a.precond == LULL_POISSON_PRECOND_DCT && (!plan->dct_preconditioner || a.stencil))
-    a.precond = LULL_POISSON_PRECOND_JACOBI; /* as poisson_cg.c: no constant-weight model */
+  a.precond = preconditioner_of(params, &a);
+  if (a.precond == LULL_POISSON_PRECOND_DCT && !plan->dct_preconditioner)
+    a.precond = LULL_POISSON_PRECOND_JACOBI; /* as lull_poisson_cg without a DCT */
   lull_status status = cg_solve(plan, params, &a, launchers, progress, err);
   if (status == LULL_OK)
-    status = report(launchers, progress, 1.0, err);
+    status = lull_pk_report(launchers, progress, 1.0, err);
   return status;
 }
 
@@ -348,9 +343,9 @@ lull_status lull_pk_prepare(const lull_pk_plan* plan, const lull_pk_buffers* buf
                             const lull_pk_launchers* launchers, lull_error* err)
 {
   const lull_pk_args a = lull_pk_args_make(plan, buf, 0.0f);
-  lull_status status = launch(plan, launchers, LULL_PK_CLEAR, &a, err);
+  lull_status status = lull_pk_launch_kind(plan, launchers, LULL_PK_CLEAR, &a, err);
   if (status == LULL_OK)
-    status = launch(plan, launchers, LULL_PK_DCT_TABLES, &a, err);
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_DCT_TABLES, &a, err);
   return status;
 }
 
@@ -361,9 +356,7 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
   lull_pk_args a = *args;
   const int use_dct = params->solver == LULL_POISSON_SOLVER_DCT && !args->stencil;
   const int solves = params->norm == LULL_POISSON_NORM_L1 ? LULL_MAX(params->irls_iterations, 1) : 1;
-  a.precond = params->preconditioner;
-  if (a.precond == LULL_POISSON_PRECOND_DCT && a.stencil)
-    a.precond = LULL_POISSON_PRECOND_JACOBI; /* as poisson_cg.c: no constant-weight model */
+  a.precond = preconditioner_of(params, &a);
   if (a.precond == LULL_POISSON_PRECOND_DCT && !plan->dct_preconditioner)
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "the plan has no DCT preconditioner planes");
   a.power = params->irls_weight_power;
@@ -373,9 +366,9 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
   /* the DCT solve reads no weights, and the first reweighting rewrites
    * them all: the unweighted ones are needed when CG starts */
   if (!use_dct) {
-    status = launch(plan, launchers, LULL_PK_WEIGHTS_RESET, &a, err);
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_WEIGHTS_RESET, &a, err);
     if (status == LULL_OK && a.precond == LULL_POISSON_PRECOND_DCT)
-      status = launch(plan, launchers, LULL_PK_MEAN_WEIGHTS, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_MEAN_WEIGHTS, &a, err);
   }
   float eps = params->irls_reg_init;
   for (int k = 0; k < solves && status == LULL_OK; ++k) {
@@ -384,18 +377,18 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
     if (k > 0) {
       /* §5.2 SOLVEL1: the k-th reweighting uses regInit regIter^(k-1) */
       a.eps = eps;
-      status = launch(plan, launchers, LULL_PK_REWEIGHT, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_REWEIGHT, &a, err);
       if (status == LULL_OK)
-        status = launch(plan, launchers, LULL_PK_SCALE_WEIGHTS, &a, err);
+        status = lull_pk_launch_kind(plan, launchers, LULL_PK_SCALE_WEIGHTS, &a, err);
       if (status == LULL_OK && a.precond == LULL_POISSON_PRECOND_DCT)
-        status = launch(plan, launchers, LULL_PK_MEAN_WEIGHTS, &a, err);
+        status = lull_pk_launch_kind(plan, launchers, LULL_PK_MEAN_WEIGHTS, &a, err);
       eps *= params->irls_reg_factor;
     }
     if (status != LULL_OK)
       break;
     if (k == 0 && use_dct) {
       if (!(a.alpha2 > 0.0f))
-        status = launch(plan, launchers, LULL_PK_PRIMAL_MEAN, &a, err);
+        status = lull_pk_launch_kind(plan, launchers, LULL_PK_PRIMAL_MEAN, &a, err);
       if (status == LULL_OK)
         status = dct_solve(plan, launchers, &a, NULL, a.x, 0, 0, err);
     } else {
@@ -403,7 +396,7 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
     }
   }
   if (status == LULL_OK)
-    status = report(launchers, progress, 1.0, err);
+    status = lull_pk_report(launchers, progress, 1.0, err);
   return status;
 }
 
@@ -442,13 +435,13 @@ static lull_status solve_set(lull_pk_plan* plan, const lull_poisson_params* para
     a.repaired[c] = buf->b[c];
     a.x[c] = x[c];
   }
-  lull_status status = launch(plan, launchers, LULL_PK_LOAD, &a, err);
+  lull_status status = lull_pk_launch_kind(plan, launchers, LULL_PK_LOAD, &a, err);
   if (status == LULL_OK)
-    status = launch(plan, launchers, LULL_PK_REPAIR, &a, err);
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_REPAIR, &a, err);
   if (status == LULL_OK)
     status = lull_pk_solve(plan, params, &a, launchers, span, err);
   if (status == LULL_OK)
-    status = launch(plan, launchers, LULL_PK_FINITE_OR, &a, err);
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_FINITE_OR, &a, err);
   return status;
 }
 
@@ -463,7 +456,7 @@ lull_status lull_pk_filter_enqueue(lull_pk_plan* plan, const lull_poisson_params
   const double parts = plan->variance ? 3.0 : 1.0;
   lull_status status = lull_pk_prepare(plan, &buf, launchers, err);
   if (status == LULL_OK)
-    status = report(launchers, &whole, 0.0, err);
+    status = lull_pk_report(launchers, &whole, 0.0, err);
   const int sets[3] = {LULL_POISSON_INPUT_FULL, LULL_POISSON_INPUT_A, LULL_POISSON_INPUT_B};
   float* const* targets[3] = {buf.x, buf.xa, buf.xb};
   for (int s = 0; s < (plan->variance ? 3 : 1) && status == LULL_OK; ++s) {
@@ -475,7 +468,7 @@ lull_status lull_pk_filter_enqueue(lull_pk_plan* plan, const lull_poisson_params
     a.output = images->output;
     a.output_variance = images->output_variance;
     a.alpha = buf.alpha;
-    status = launch(plan, launchers, LULL_PK_STORE, &a, err);
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_STORE, &a, err);
   }
   return status;
 }
