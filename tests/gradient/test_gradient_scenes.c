@@ -28,8 +28,8 @@
  *    the stronger candidates flatten shading that neither the features nor
  *    the local quadratic span.  The per-pixel choice is the limit: the
  *    first candidate alone gives 0.00016 and 0.00027, a choice that knew
- *    the reference per pixel 0.00011 and 0.00016 (2.7x and 2.6x better
- *    than L1), but the estimate from two 16-spp half-buffers is too noisy
+ *    the reference per pixel 0.00011 and 0.00017 (2.6x and 2.5x better
+ *    than L1; gd_selection_oracle.c), but the estimate from two 16-spp half-buffers is too noisy
  *    to come near it; blending the candidates by their estimates measured
  *    no better.
  *
