@@ -357,12 +357,16 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   return status;
 }
 
-/* Per-pixel error estimate of the candidate in LULL_GD_W_FINAL/LULL_GD_W_FA/LULL_GD_W_FB, relative
- * to the guide (as relMSE), smoothed; into LULL_GD_W_SCORE. */
-static void candidate_score(const gd_run* r)
+/* Per-pixel error estimate of the candidate in LULL_GD_W_FINAL/LULL_GD_W_FA/
+ * LULL_GD_W_FB, relative to the guide (as relMSE).  The first candidate's
+ * goes to LULL_GD_W_RAW0; for the others, the difference D to it is
+ * smoothed with D^2 over the error window into LULL_GD_W_SCORE and
+ * LULL_GD_W_SCRATCH + 3 (lull_gd_choice_score turns them into a score). */
+static void candidate_score(const gd_run* r, int first)
 {
-  float* raw = plane(r, LULL_GD_W_SCRATCH);
-  float* tmp = plane(r, LULL_GD_W_SCRATCH + 1);
+  float* raw = first ? plane(r, LULL_GD_W_RAW0) : plane(r, LULL_GD_W_SCRATCH);
+  float* raw2 = plane(r, LULL_GD_W_SCRATCH + 2);
+  const float* raw0 = plane(r, LULL_GD_W_RAW0);
 #pragma omp parallel for schedule(static) num_threads(r->threads)
   for (ptrdiff_t i = 0; i < (ptrdiff_t)r->n; ++i) {
     float s = 0.0f;
@@ -372,22 +376,43 @@ static void candidate_score(const gd_run* r)
                                    plane(r, LULL_GD_W_RA + c)[i], plane(r, LULL_GD_W_RB + c)[i]) /
            (u * u + 0.01f);
     }
-    raw[i] = s;
+    if (first) {
+      raw[i] = s;
+    } else {
+      const float d = s - raw0[i];
+      raw[i] = d;
+      raw2[i] = d * d;
+    }
   }
+  if (first)
+    return;
+  float* tmp = plane(r, LULL_GD_W_SCRATCH + 1);
   lull_gd_box_mean(r->w, r->h, raw, plane(r, LULL_GD_W_SCORE), tmp, LULL_GD_ERROR_RADIUS, 0,
                    r->w, 0, r->h, r->threads);
+  lull_gd_box_mean(r->w, r->h, raw2, plane(r, LULL_GD_W_SCRATCH + 3), tmp, LULL_GD_ERROR_RADIUS,
+                   0, r->w, 0, r->h, r->threads);
 }
 
+/* The first candidate is the choice (score 0) until another one's score
+ * (lull_gd_choice_score) is lower. */
 static void keep_best(const gd_run* r, int first)
 {
   float* best_score = plane(r, LULL_GD_W_BEST_SCORE);
-  const float* score = plane(r, LULL_GD_W_SCORE);
-  for (size_t i = 0; i < r->n; ++i)
-    if (first || score[i] < best_score[i]) {
-      best_score[i] = score[i];
+  const float* mean_d = plane(r, LULL_GD_W_SCORE);
+  const float* mean_d2 = plane(r, LULL_GD_W_SCRATCH + 3);
+  for (size_t i = 0; i < r->n; ++i) {
+    const int x = (int)(i % (size_t)r->w), y = (int)(i / (size_t)r->w);
+    const float score =
+        first ? 0.0f
+              : lull_gd_choice_score(mean_d[i], mean_d2[i],
+                                     lull_gd_window_count(x, y, r->w, r->h, LULL_GD_ERROR_RADIUS),
+                                     LULL_GD_CHOICE_Z);
+    if (first || score < best_score[i]) {
+      best_score[i] = score;
       for (int c = 0; c < r->nc; ++c)
         plane(r, LULL_GD_W_BEST + c)[i] = plane(r, LULL_GD_W_FINAL + c)[i];
     }
+  }
 }
 
 static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
@@ -447,7 +472,7 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
         lull_progress_subspan(&whole, 0.15 + share * (k - first), 0.15 + share * (k - first + 1));
     status = run_candidate(r, params, &guide, &features, &CANDIDATES[k], !single, &span, err);
     if (status == LULL_OK && !single) {
-      candidate_score(r);
+      candidate_score(r, k == first);
       keep_best(r, k == first);
     }
   }

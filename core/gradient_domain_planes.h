@@ -28,7 +28,8 @@ enum
   LULL_GD_W_SCORE = LULL_GD_W_FB + 3, LULL_GD_W_BEST_SCORE = LULL_GD_W_SCORE + 1,
   LULL_GD_W_BEST = LULL_GD_W_BEST_SCORE + 1,
   LULL_GD_W_SCRATCH = LULL_GD_W_BEST + 3, /* 4 planes */
-  LULL_GD_W_COUNT = LULL_GD_W_SCRATCH + 4,
+  LULL_GD_W_RAW0 = LULL_GD_W_SCRATCH + 4,  /* the first candidate's error estimate */
+  LULL_GD_W_COUNT = LULL_GD_W_RAW0 + 1,
   LULL_GD_W_STENCIL = LULL_GD_W_COUNT,    /* LULL_STENCIL_TAPS planes */
   LULL_GD_W_PLANES = LULL_GD_W_STENCIL + LULL_STENCIL_TAPS
 };
@@ -60,9 +61,17 @@ enum { LULL_GD_GUIDE_STEP_COUNT = 5 };
  * 0.00020 -> 0.00017, 0.00090 -> 0.00087, 0.00035 -> 0.00031 together with
  * the wider error window (radius 8 instead of 4: the estimate from two
  * half-buffers is noisy, and a noisy choice picks the strong candidates
- * where they flatten shading). */
+ * where they flatten shading).  Even so the plain smallest estimate was
+ * worse than the first candidate alone on two scenes; the choice now
+ * leaves the first candidate only where the window's evidence is
+ * significant (lull_gd_choice_score, z = LULL_GD_CHOICE_Z): 0.00017 ->
+ * 0.00016, 0.00086 -> 0.00087, 0.00031 -> 0.00027 (z = 2: 0.00016,
+ * 0.00087, 0.00028; z = 5: as z = 3 to five digits).  The first candidate
+ * alone, swept over kc 0.5 (kf 2-16, beta 0.5-4) and kc 1 (kf 2, beta
+ * 0.5-4): none better than (1, 4, 1) on any scene to five digits. */
 #define LULL_GD_CANDIDATE_TABLE {{1.0f, 4.0f, 1.0f}, {4.0f, 8.0f, 1.0f}, {8.0f, 8.0f, 2.0f}}
 #define LULL_GD_WEIGHT_THRESHOLD 1e-11f
 #define LULL_GD_SECOND_PASS_ALPHA 0.05f
+#define LULL_GD_CHOICE_Z 3.0f
 #define LULL_GD_GUIDE_ALPHA 0.2f
 enum { LULL_GD_NLM_RADIUS = 2, LULL_GD_VARIANCE_BLUR = 1, LULL_GD_ERROR_RADIUS = 8 };

@@ -269,7 +269,9 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   return status;
 }
 
-/* The candidate's smoothed error estimate, and the best so far. */
+/* The candidate's error estimate, its score against the first candidate's,
+ * and the best so far (gradient_domain_cpu.c, candidate_score and
+ * keep_best). */
 static lull_status select_candidate(const gd_run* r, int first, lull_error* err)
 {
   lull_pk_args a = args_of(r, 0.0f);
@@ -279,11 +281,19 @@ static lull_status select_candidate(const gd_run* r, int first, lull_error* err)
       a.gd.score_sets[s][c] = plane(r, sets[s] + c);
   for (int c = 0; c < 3; ++c)
     a.gd.guide_value[c] = plane(r, LULL_GD_W_U + c);
-  a.gd.dst[0] = plane(r, LULL_GD_W_SCRATCH);
+  a.gd.src[0] = plane(r, LULL_GD_W_RAW0);
+  a.gd.dst[0] = plane(r, first ? LULL_GD_W_RAW0 : LULL_GD_W_SCRATCH);
+  a.gd.dst2[0] = plane(r, LULL_GD_W_SCRATCH + 2);
+  a.gd.first = first;
   lull_status status = run_kind(r, LULL_PK_GD_SCORE, &a, err);
-  if (status == LULL_OK)
+  if (status == LULL_OK && !first)
     status = box_mean(r, LULL_GD_W_SCRATCH, LULL_GD_W_SCORE, 1, LULL_GD_ERROR_RADIUS, err);
+  if (status == LULL_OK && !first)
+    status = box_mean(r, LULL_GD_W_SCRATCH + 2, LULL_GD_W_SCRATCH + 3, 1, LULL_GD_ERROR_RADIUS,
+                      err);
+  a = args_of(r, 0.0f);
   a.gd.src[0] = plane(r, LULL_GD_W_SCORE);
+  a.gd.src[1] = plane(r, LULL_GD_W_SCRATCH + 3);
   a.gd.dst[0] = plane(r, LULL_GD_W_BEST_SCORE);
   for (int c = 0; c < 3; ++c) {
     a.gd.src2[c] = plane(r, LULL_GD_W_FINAL + c);

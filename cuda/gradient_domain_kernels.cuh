@@ -145,18 +145,34 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
                                      g->score_sets[2][c][i], g->score_sets[3][c][i]) /
              (u * u + 0.01f);
       }
-      g->dst[0][i] = s;
+      /* first: the estimate into dst[0]; else its difference D to the
+       * first candidate's (src[0]) into dst[0], D^2 into dst2[0] */
+      if (g->first) {
+        g->dst[0][i] = s;
+      } else {
+        const float d = s - g->src[0][i];
+        g->dst[0][i] = d;
+        g->dst2[0][i] = d * d;
+      }
       break;
     }
-    case LULL_PK_GD_KEEP_BEST:
-      /* src[0] the candidate's score, dst[0] the best score so far; src2
-       * the candidate, dst2 the best result */
-      if (g->first || g->src[0][i] < g->dst[0][i]) {
-        g->dst[0][i] = g->src[0][i];
+    case LULL_PK_GD_KEEP_BEST: {
+      /* src[0], src[1] the window means of D and D^2, dst[0] the best
+       * score so far (the first candidate's is 0); src2 the candidate,
+       * dst2 the best result */
+      const float score =
+          g->first ? 0.0f
+                   : lull_gd_choice_score(g->src[0][i], g->src[1][i],
+                                          lull_gd_window_count(px->x, px->y, a->width, a->height,
+                                                               LULL_GD_ERROR_RADIUS),
+                                          LULL_GD_CHOICE_Z);
+      if (g->first || score < g->dst[0][i]) {
+        g->dst[0][i] = score;
         for (int c = 0; c < a->channels; ++c)
           g->dst2[c][i] = g->src2[c][i];
       }
       break;
+    }
     default: break;
   }
 }

@@ -75,8 +75,8 @@ typedef enum lull_pk_kind
   LULL_PK_GD_FEATURE_SCALE,/* V_j of eq. 5.12 */
   LULL_PK_GD_WEIGHTS,      /* the 25 patch weights w~ (eq. 5.9-5.15) */
   LULL_PK_GD_STENCIL,      /* the patch constraints of one of 25 pixel classes -> stencil */
-  LULL_PK_GD_SCORE,        /* a candidate's raw error estimate */
-  LULL_PK_GD_KEEP_BEST,    /* the candidate where its smoothed estimate is the smallest */
+  LULL_PK_GD_SCORE,        /* a candidate's raw error estimate, or its difference to the first's */
+  LULL_PK_GD_KEEP_BEST,    /* the candidate where its score (lull_gd_choice_score) is lowest */
   LULL_PK_KINDS
 } lull_pk_kind;
 
@@ -175,7 +175,7 @@ typedef struct lull_gdk_args
   int phase;                /* STENCIL: pixels with x % 5, y % 5 = phase % 5, phase / 5 */
   const float* score_sets[4][3]; /* SCORE: candidate on A, on B; references A, B */
   const float* guide_value[3];   /* SCORE: the guide (relative error) */
-  int first;                /* KEEP_BEST: the first candidate */
+  int first;                /* SCORE, KEEP_BEST: the first candidate */
 } lull_gdk_args;
 
 /* Everything a kernel may read: one block passed by value to every launch. */
