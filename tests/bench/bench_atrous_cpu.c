@@ -1,7 +1,7 @@
-/* Benchmark of the CPU filters through the public API: ATrous and RT at
- * 1280x720, 1920x1080 and 3840x2160 with colour + albedo + normal + depth
- * (synthetic, noisy inputs: the filter's cost does not depend on content),
- * 5 levels.  Reports the median of repeated runs, ms per megapixel and the
+/* Benchmark of the CPU filters through the public API: ATrous, RT and
+ * ATrous with colorMode 0 ("ATrous0") at 1280x720, 1920x1080 and
+ * 3840x2160 with colour + albedo + normal + depth (synthetic, noisy
+ * inputs: the filter's cost does not depend on content), 5 levels.  Reports the median of repeated runs, ms per megapixel and the
  * threads used.
  *
  *   bench_atrous_cpu [--threads N] [--runs N] [--sizes 720,1080,2160]
@@ -65,9 +65,14 @@ static int bench_size(OIDNDevice device, int w, int h, int runs)
     normal[3 * i + 2] = 1.0f;
     depth[i] = 1.0f + 0.001f * (float)(i % (size_t)w);
   }
-  const char* filters[] = {"ATrous", "RT"};
-  for (int k = 0; k < 2 && status == 0; ++k) {
+  /* ATrous with its defaults (SVGF's variance-guided colour test), RT, and
+   * ATrous with Dammertz's fixed colour sigma (colorMode 0) */
+  const char* filters[] = {"ATrous", "RT", "ATrous"};
+  const char* labels[] = {"ATrous", "RT", "ATrous0"};
+  for (int k = 0; k < 3 && status == 0; ++k) {
     OIDNFilter f = oidnNewFilter(device, filters[k]);
+    if (k == 2)
+      oidnSetFilterInt(f, "colorMode", 0);
     oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
     oidnSetSharedFilterImage(f, "albedo", albedo, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
     oidnSetSharedFilterImage(f, "normal", normal, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
@@ -84,13 +89,13 @@ static int bench_size(OIDNDevice device, int w, int h, int runs)
     }
     const char* message = NULL;
     if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
-      fprintf(stderr, "%s: %s\n", filters[k], message);
+      fprintf(stderr, "%s: %s\n", labels[k], message);
       status = 1;
     } else {
       const double ms = median(t, runs);
       char size[32];
       snprintf(size, sizeof size, "%dx%d", w, h);
-      printf("%-8s %-11s %10.1f %10.1f\n", filters[k], size, ms, ms / ((double)n * 1e-6));
+      printf("%-8s %-11s %10.1f %10.1f\n", labels[k], size, ms, ms / ((double)n * 1e-6));
     }
     oidnReleaseFilter(f);
   }
