@@ -367,15 +367,14 @@ static void candidate_score(const gd_run* r, int first)
   float* raw = first ? plane(r, LULL_GD_W_RAW0) : plane(r, LULL_GD_W_SCRATCH);
   float* raw2 = plane(r, LULL_GD_W_SCRATCH + 2);
   const float* raw0 = plane(r, LULL_GD_W_RAW0);
+#define LULL_GD_SET3(p) {plane(r, p), plane(r, (p) + 1), plane(r, (p) + 2)}
+  const float* const sets[4][3] = {LULL_GD_SET3(LULL_GD_W_FA), LULL_GD_SET3(LULL_GD_W_FB),
+                                   LULL_GD_SET3(LULL_GD_W_RA), LULL_GD_SET3(LULL_GD_W_RB)};
+  const float* const guide[3] = LULL_GD_SET3(LULL_GD_W_U);
+#undef LULL_GD_SET3
 #pragma omp parallel for schedule(static) num_threads(r->threads)
   for (ptrdiff_t i = 0; i < (ptrdiff_t)r->n; ++i) {
-    float s = 0.0f;
-    for (int c = 0; c < r->nc; ++c) {
-      const float u = plane(r, LULL_GD_W_U + c)[i];
-      s += lull_gd_candidate_error(plane(r, LULL_GD_W_FA + c)[i], plane(r, LULL_GD_W_FB + c)[i],
-                                   plane(r, LULL_GD_W_RA + c)[i], plane(r, LULL_GD_W_RB + c)[i]) /
-           (u * u + 0.01f);
-    }
+    const float s = lull_gd_pixel_error(sets, guide, r->nc, (size_t)i);
     if (first) {
       raw[i] = s;
     } else {
@@ -402,11 +401,7 @@ static void keep_best(const gd_run* r, int first)
   const float* mean_d2 = plane(r, LULL_GD_W_SCRATCH + 3);
   for (size_t i = 0; i < r->n; ++i) {
     const int x = (int)(i % (size_t)r->w), y = (int)(i / (size_t)r->w);
-    const float score =
-        first ? 0.0f
-              : lull_gd_choice_score(mean_d[i], mean_d2[i],
-                                     lull_gd_window_count(x, y, r->w, r->h, LULL_GD_ERROR_RADIUS),
-                                     LULL_GD_CHOICE_Z);
+    const float score = lull_gd_choice_at(first, mean_d[i], mean_d2[i], x, y, r->w, r->h);
     if (first || score < best_score[i]) {
       best_score[i] = score;
       for (int c = 0; c < r->nc; ++c)

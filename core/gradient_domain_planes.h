@@ -75,3 +75,32 @@ enum { LULL_GD_GUIDE_STEP_COUNT = 5 };
 #define LULL_GD_CHOICE_Z 3.0f
 #define LULL_GD_GUIDE_ALPHA 0.2f
 enum { LULL_GD_NLM_RADIUS = 2, LULL_GD_VARIANCE_BLUR = 1, LULL_GD_ERROR_RADIUS = 8 };
+
+/* The per-pixel error estimate of a candidate, relative to the guide (as
+ * relMSE): lull_gd_candidate_error summed over the channels.  sets: the
+ * candidate on half A and on half B, the references of halves A and B;
+ * guide: the guide's planes. */
+LULL_HD float lull_gd_pixel_error(const float* const sets[4][3], const float* const guide[3],
+                                  int channels, size_t i)
+{
+  float s = 0.0f;
+  for (int c = 0; c < channels; ++c) {
+    const float u = guide[c][i];
+    s += lull_gd_candidate_error(sets[0][c][i], sets[1][c][i], sets[2][c][i], sets[3][c][i]) /
+         (u * u + 0.01f);
+  }
+  return s;
+}
+
+/* The score of a candidate at pixel (x, y) against the best so far: 0 for
+ * the first candidate, else lull_gd_choice_score of the error window's
+ * means of D and D^2. */
+LULL_HD float lull_gd_choice_at(int first, float mean_d, float mean_d2, int x, int y, int width,
+                                int height)
+{
+  if (first)
+    return 0.0f;
+  return lull_gd_choice_score(mean_d, mean_d2,
+                              lull_gd_window_count(x, y, width, height, LULL_GD_ERROR_RADIUS),
+                              LULL_GD_CHOICE_Z);
+}

@@ -138,13 +138,7 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
     case LULL_PK_GD_STENCIL: lull_gdk_stencil_at(a, i); break;
     case LULL_PK_GD_SCORE: {
       /* gradient_domain_cpu.c, candidate_score */
-      float s = 0.0f;
-      for (int c = 0; c < a->channels; ++c) {
-        const float u = g->guide_value[c][i];
-        s += lull_gd_candidate_error(g->score_sets[0][c][i], g->score_sets[1][c][i],
-                                     g->score_sets[2][c][i], g->score_sets[3][c][i]) /
-             (u * u + 0.01f);
-      }
+      const float s = lull_gd_pixel_error(g->score_sets, g->guide_value, a->channels, i);
       /* first: the estimate into dst[0]; else its difference D to the
        * first candidate's (src[0]) into dst[0], D^2 into dst2[0] */
       if (g->first) {
@@ -160,12 +154,8 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
       /* src[0], src[1] the window means of D and D^2, dst[0] the best
        * score so far (the first candidate's is 0); src2 the candidate,
        * dst2 the best result */
-      const float score =
-          g->first ? 0.0f
-                   : lull_gd_choice_score(g->src[0][i], g->src[1][i],
-                                          lull_gd_window_count(px->x, px->y, a->width, a->height,
-                                                               LULL_GD_ERROR_RADIUS),
-                                          LULL_GD_CHOICE_Z);
+      const float score = lull_gd_choice_at(g->first, g->src[0][i], g->src[1][i], px->x, px->y,
+                                            a->width, a->height);
       if (g->first || score < g->dst[0][i]) {
         g->dst[0][i] = score;
         for (int c = 0; c < a->channels; ++c)
