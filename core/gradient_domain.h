@@ -88,11 +88,28 @@ lull_poisson_input lull_gradient_domain_input(const lull_gradient_domain_images*
  * Jacobi-preconditioned CG; the DCT cannot model the patch term). */
 lull_poisson_params lull_gradient_domain_solve_params(const lull_gradient_domain_params* params);
 
+/* The candidates a run tries, [*first, *last]: `candidate` alone, or all
+ * of them for -1 (automatic). */
+void lull_gd_candidate_range(int candidate, int* first, int* last);
+
+/* The progress layout of a run, the same on both backends: the guide and
+ * reference solves take 3% each (step 0..4), the candidates share the last
+ * 85% equally (candidate k of [first, last]); within a candidate the
+ * weights and patch constraints end at 10%, the extended solve at 80%
+ * (95% without the halves), the halves' difference solve at 95%, and the
+ * second passes take the rest. */
+lull_progress_span lull_gd_guide_span(const lull_progress_span* whole, int step);
+lull_progress_span lull_gd_candidate_span(const lull_progress_span* whole, int k, int first,
+                                          int last);
+#define LULL_GD_PROGRESS_CONSTRAINTS 0.1 /* of a candidate: weights and constraints done */
+lull_progress_span lull_gd_solve_span(const lull_progress_span* candidate, int with_halves);
+lull_progress_span lull_gd_halves_span(const lull_progress_span* candidate);
+
 lull_status lull_gradient_domain_validate(const lull_gradient_domain_params* params,
                                           const lull_gradient_domain_images* images,
                                           lull_error* err);
 
-/* Bytes of working memory the CPU run needs (173 floats per pixel: 725 MB
+/* Bytes of working memory the CPU run needs (174 floats per pixel: 730 MB
  * at 1 MP). */
 size_t lull_gradient_domain_cpu_memory(int width, int height);
 

@@ -58,6 +58,35 @@ int lull_gradient_domain_feature_sources(const lull_gradient_domain_images* im,
   return count;
 }
 
+void lull_gd_candidate_range(int candidate, int* first, int* last)
+{
+  *first = candidate >= 0 ? candidate : 0;
+  *last = candidate >= 0 ? candidate : LULL_GD_CANDIDATES - 1;
+}
+
+lull_progress_span lull_gd_guide_span(const lull_progress_span* whole, int step)
+{
+  return lull_progress_subspan(whole, 0.03 * step, 0.03 * (step + 1));
+}
+
+lull_progress_span lull_gd_candidate_span(const lull_progress_span* whole, int k, int first,
+                                          int last)
+{
+  const double share = 0.85 / (last - first + 1);
+  return lull_progress_subspan(whole, 0.15 + share * (k - first), 0.15 + share * (k - first + 1));
+}
+
+lull_progress_span lull_gd_solve_span(const lull_progress_span* candidate, int with_halves)
+{
+  return lull_progress_subspan(candidate, LULL_GD_PROGRESS_CONSTRAINTS,
+                               with_halves ? 0.8 : 0.95);
+}
+
+lull_progress_span lull_gd_halves_span(const lull_progress_span* candidate)
+{
+  return lull_progress_subspan(candidate, 0.8, 0.95);
+}
+
 lull_poisson_params lull_gradient_domain_solve_params(const lull_gradient_domain_params* params)
 {
   lull_poisson_params p = lull_poisson_default_params();
@@ -300,7 +329,7 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   memset(r->stencil.coef, 0, (size_t)LULL_STENCIL_TAPS * r->stencil.stride * sizeof(float));
   lull_gd_patch_stencil(r->w, r->h, features, (const float* const*)weights,
                         (lull_stencil*)&r->stencil, r->threads);
-  lull_status status = lull_progress_span_report(span, 0.1, err);
+  lull_status status = lull_progress_span_report(span, LULL_GD_PROGRESS_CONSTRAINTS, err);
   if (status != LULL_OK)
     return status;
   const lull_poisson_params p = lull_gradient_domain_solve_params(params);
@@ -310,7 +339,7 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   planes3(r, LULL_GD_W_X, x);
   for (int c = 0; c < r->nc; ++c)
     memcpy(x[c], plane(r, LULL_GD_W_U + c), r->n * sizeof(float));
-  const lull_progress_span solve = lull_progress_subspan(span, 0.1, with_halves ? 0.8 : 0.95);
+  const lull_progress_span solve = lull_gd_solve_span(span, with_halves);
   status = lull_poisson_solve(&p, &sys, x, NULL, &solve, NULL, err);
   if (status != LULL_OK)
     return status;
@@ -333,7 +362,7 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
     diff.patch = &r->stencil;
     float* d[3];
     planes3(r, LULL_GD_W_D, d);
-    const lull_progress_span sub = lull_progress_subspan(span, 0.8, 0.95);
+    const lull_progress_span sub = lull_gd_halves_span(span);
     status = lull_poisson_cg(&p, &diff, d, NULL, &sub, NULL, err);
     if (status != LULL_OK)
       return status;
@@ -438,7 +467,7 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
   /* 1. guide and references (gradient_domain_planes.h) */
   const int steps[LULL_GD_GUIDE_STEP_COUNT][5] = LULL_GD_GUIDE_STEPS;
   for (int s = 0; s < LULL_GD_GUIDE_STEP_COUNT && status == LULL_OK; ++s) {
-    const lull_progress_span span = lull_progress_subspan(&whole, 0.03 * s, 0.03 * (s + 1));
+    const lull_progress_span span = lull_gd_guide_span(&whole, s);
     status = reconstruct(r, steps[s][0], steps[s][1], steps[s][2], steps[s][3], LULL_GD_GUIDE_ALPHA,
                          steps[s][4], &span, err);
   }
@@ -459,12 +488,10 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
 
   /* 2. candidates; 3. selection */
   const int single = params->candidate >= 0;
-  const int first = single ? params->candidate : 0;
-  const int last = single ? params->candidate : LULL_GD_CANDIDATES - 1;
+  int first, last;
+  lull_gd_candidate_range(params->candidate, &first, &last);
   for (int k = first; k <= last && status == LULL_OK; ++k) {
-    const double share = 0.85 / (last - first + 1);
-    const lull_progress_span span =
-        lull_progress_subspan(&whole, 0.15 + share * (k - first), 0.15 + share * (k - first + 1));
+    const lull_progress_span span = lull_gd_candidate_span(&whole, k, first, last);
     status = run_candidate(r, params, &guide, &features, &CANDIDATES[k], !single, &span, err);
     if (status == LULL_OK && !single) {
       candidate_score(r, k == first);

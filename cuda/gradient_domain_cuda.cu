@@ -221,7 +221,7 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
     status = run_kind(r, LULL_PK_GD_STENCIL, &w, err);
   }
   if (status == LULL_OK)
-    status = lull_pk_report(r->launchers, span, 0.1, err);
+    status = lull_pk_report(r->launchers, span, LULL_GD_PROGRESS_CONSTRAINTS, err);
   if (status != LULL_OK)
     return status;
 
@@ -231,7 +231,7 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
   sys.stencil = plane(r, LULL_GD_W_STENCIL);
   sys.stencil_stride = r->plan->plane_stride;
   status = axpy(r, LULL_GD_W_X, LULL_GD_W_U, 0.0f, -1, r->nc, err);
-  const lull_progress_span solve = lull_progress_subspan(span, 0.1, with_halves ? 0.8 : 0.95);
+  const lull_progress_span solve = lull_gd_solve_span(span, with_halves);
   if (status == LULL_OK)
     status = lull_pk_solve(&r->plan->solver, &p, &sys, r->launchers, &solve, err);
   if (status != LULL_OK)
@@ -250,7 +250,7 @@ static lull_status run_candidate(const gd_run* r, const lull_gradient_domain_par
         system_of(r, LULL_GD_W_DB, LULL_GD_W_DGX, LULL_GD_W_DGY, LULL_GD_W_D, params->alpha);
     diff.stencil = sys.stencil;
     diff.stencil_stride = sys.stencil_stride;
-    const lull_progress_span sub = lull_progress_subspan(span, 0.8, 0.95);
+    const lull_progress_span sub = lull_gd_halves_span(span);
     if (status == LULL_OK)
       status = lull_pk_cg(&r->plan->solver, &p, &diff, r->launchers, &sub, err);
     if (status != LULL_OK)
@@ -348,7 +348,7 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
   /* 1. guide and references (gradient_domain_planes.h) */
   const int steps[LULL_GD_GUIDE_STEP_COUNT][5] = LULL_GD_GUIDE_STEPS;
   for (int s = 0; s < LULL_GD_GUIDE_STEP_COUNT && status == LULL_OK; ++s) {
-    const lull_progress_span span = lull_progress_subspan(&whole, 0.03 * s, 0.03 * (s + 1));
+    const lull_progress_span span = lull_gd_guide_span(&whole, s);
     status = reconstruct(r, steps[s][0], steps[s][1], steps[s][2], steps[s][3],
                          LULL_GD_GUIDE_ALPHA, steps[s][4], &span, err);
   }
@@ -369,12 +369,10 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
 
   /* 2. candidates; 3. selection */
   const int single = params->candidate >= 0;
-  const int first = single ? params->candidate : 0;
-  const int last = single ? params->candidate : LULL_GD_CANDIDATES - 1;
+  int first, last;
+  lull_gd_candidate_range(params->candidate, &first, &last);
   for (int k = first; k <= last && status == LULL_OK; ++k) {
-    const double share = 0.85 / (last - first + 1);
-    const lull_progress_span span =
-        lull_progress_subspan(&whole, 0.15 + share * (k - first), 0.15 + share * (k - first + 1));
+    const lull_progress_span span = lull_gd_candidate_span(&whole, k, first, last);
     status = run_candidate(r, params, &guide, &features, &CANDIDATES[k], !single, &span, err);
     if (status == LULL_OK && !single)
       status = select_candidate(r, k == first, err);
