@@ -52,14 +52,6 @@ typedef struct config
   int poison; /* non-finite values in the inputs */
 } config;
 
-static OIDNDevice new_device(OIDNDeviceType type)
-{
-  OIDNDevice d = oidnNewDevice(type);
-  if (d)
-    oidnCommitDevice(d);
-  return d;
-}
-
 static void run_config(OIDNDevice cpu, OIDNDevice gpu, const config* c)
 {
   gpu_scene s;
@@ -239,8 +231,8 @@ static void run_gaussian(OIDNDevice cpu, OIDNDevice gpu)
 
 int main(void)
 {
-  OIDNDevice cpu = new_device(OIDN_DEVICE_TYPE_CPU);
-  OIDNDevice gpu = new_device(OIDN_DEVICE_TYPE_CUDA);
+  OIDNDevice cpu = gpu_new_device(OIDN_DEVICE_TYPE_CPU);
+  OIDNDevice gpu = gpu_new_device(OIDN_DEVICE_TYPE_CUDA);
   if (!gpu) {
     fprintf(stderr, "cuda_atrous: no CUDA device\n");
     return 1;

@@ -181,14 +181,6 @@ static void run_repeat_and_large(OIDNDevice gpu, int quick)
   poisson_data_free(&d);
 }
 
-static OIDNDevice new_device(OIDNDeviceType type)
-{
-  OIDNDevice d = oidnNewDevice(type);
-  if (d)
-    oidnCommitDevice(d);
-  return d;
-}
-
 /* One small run with few iterations (racecheck instruments every access
  * of every launch: the quick mode's 2000 launches per run take it over
  * ten minutes). */
@@ -209,8 +201,8 @@ int main(int argc, char** argv)
 {
   const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
   const int tiny = argc > 1 && strcmp(argv[1], "tiny") == 0;
-  OIDNDevice cpu = new_device(OIDN_DEVICE_TYPE_CPU);
-  OIDNDevice gpu = new_device(OIDN_DEVICE_TYPE_CUDA);
+  OIDNDevice cpu = gpu_new_device(OIDN_DEVICE_TYPE_CPU);
+  OIDNDevice gpu = gpu_new_device(OIDN_DEVICE_TYPE_CUDA);
   if (!gpu) {
     fprintf(stderr, "cuda_gradient_domain: no CUDA device\n");
     return 1;

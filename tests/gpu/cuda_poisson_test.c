@@ -321,20 +321,12 @@ static void run_scenes(OIDNDevice cpu, OIDNDevice gpu)
   }
 }
 
-static OIDNDevice new_device(OIDNDeviceType type)
-{
-  OIDNDevice d = oidnNewDevice(type);
-  if (d)
-    oidnCommitDevice(d);
-  return d;
-}
-
 /* `quick` (for compute-sanitizer): without the scenes and 1280x720. */
 int main(int argc, char** argv)
 {
   const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
-  OIDNDevice cpu = new_device(OIDN_DEVICE_TYPE_CPU);
-  OIDNDevice gpu = new_device(OIDN_DEVICE_TYPE_CUDA);
+  OIDNDevice cpu = gpu_new_device(OIDN_DEVICE_TYPE_CPU);
+  OIDNDevice gpu = gpu_new_device(OIDN_DEVICE_TYPE_CUDA);
   if (!gpu) {
     fprintf(stderr, "cuda_poisson: no CUDA device\n");
     return 1;

@@ -14,6 +14,14 @@ static OIDNFormat float_format(int channels)
   return formats[channels];
 }
 
+OIDNDevice gpu_new_device(OIDNDeviceType type)
+{
+  OIDNDevice d = oidnNewDevice(type);
+  if (d)
+    oidnCommitDevice(d);
+  return d;
+}
+
 int gpu_run_filter(OIDNDevice device, const char* type, int width, int height,
                    const gpu_image* images, int num_images, int out_channels,
                    const gpu_param* params, int num_params, float* out)

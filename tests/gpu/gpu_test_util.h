@@ -21,6 +21,9 @@ typedef struct gpu_param
   double value;
 } gpu_param;
 
+/* A new device of `type`, committed; NULL when it cannot be created. */
+OIDNDevice gpu_new_device(OIDNDeviceType type);
+
 /* Runs `type` on device: images are copied into new buffers, the output
  * (out_channels floats per pixel) is read back into out.  Returns the
  * device's error code (OIDN_ERROR_NONE on success). */
