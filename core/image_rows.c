@@ -29,6 +29,32 @@ static void write_floats(float* LULL_RESTRICT dst, size_t stride, int width, int
     dst[(size_t)x * stride + (size_t)channel] = src[x];
 }
 
+/* Packed RGB pixels, the common case, in one pass: a loop of three
+ * interleaved streams vectorises (into permutes), the per-channel strided
+ * loops above do not (reading colour, albedo and normal of a 1080p frame
+ * took 6 ms on 2 cores). */
+LULL_TARGET_CLONES
+static void read_floats3(const float* LULL_RESTRICT src, int width, float* LULL_RESTRICT r,
+                         float* LULL_RESTRICT g, float* LULL_RESTRICT b)
+{
+  for (int x = 0; x < width; ++x) {
+    r[x] = src[3 * (size_t)x];
+    g[x] = src[3 * (size_t)x + 1];
+    b[x] = src[3 * (size_t)x + 2];
+  }
+}
+
+LULL_TARGET_CLONES
+static void write_floats3(float* LULL_RESTRICT dst, int width, const float* LULL_RESTRICT r,
+                          const float* LULL_RESTRICT g, const float* LULL_RESTRICT b)
+{
+  for (int x = 0; x < width; ++x) {
+    dst[3 * (size_t)x] = r[x];
+    dst[3 * (size_t)x + 1] = g[x];
+    dst[3 * (size_t)x + 2] = b[x];
+  }
+}
+
 void lull_image_read_row(const lull_image* image, int y, float* const planes[4], int channels)
 {
   const int have = lull_format_channels(image->format);
@@ -36,7 +62,12 @@ void lull_image_read_row(const lull_image* image, int y, float* const planes[4],
     /* casting through void: the pointer is float-aligned (checked above) */
     const float* row = (const float*)(const void*)(image->data + (size_t)y * image->row_stride);
     const size_t stride = image->pixel_stride / sizeof(float);
-    for (int c = 0; c < channels; ++c) {
+    int c = 0;
+    if (stride == 3 && have == 3 && channels >= 3 && planes[0] && planes[1] && planes[2]) {
+      read_floats3(row, image->width, planes[0], planes[1], planes[2]);
+      c = 3;
+    }
+    for (; c < channels; ++c) {
       if (!planes[c])
         continue;
       if (c < have)
@@ -61,7 +92,12 @@ void lull_image_write_row(const lull_image* image, int y, const float* const pla
   if (float_aligned(image)) {
     float* row = (float*)(void*)(image->data + (size_t)y * image->row_stride);
     const size_t stride = image->pixel_stride / sizeof(float);
-    for (int c = 0; c < channels; ++c)
+    int c = 0;
+    if (stride == 3 && channels == 3) {
+      write_floats3(row, image->width, planes[0], planes[1], planes[2]);
+      c = 3;
+    }
+    for (; c < channels; ++c)
       write_floats(row, stride, image->width, c, planes[c]);
     return;
   }
