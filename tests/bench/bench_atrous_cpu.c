@@ -40,7 +40,7 @@ static float frand(unsigned* s)
 }
 
 /* Times ATrous and RT at one size; returns 0, or 1 after printing why. */
-static int bench_size(OIDNDevice device, int w, int h, int runs)
+static int bench_size(OIDNDevice device, int w, int h, int runs, const char* only)
 {
   const size_t n = (size_t)w * (size_t)h;
   float* color = malloc(n * 3 * sizeof(float));
@@ -70,6 +70,8 @@ static int bench_size(OIDNDevice device, int w, int h, int runs)
   const char* filters[] = {"ATrous", "RT", "ATrous"};
   const char* labels[] = {"ATrous", "RT", "ATrous0"};
   for (int k = 0; k < 3 && status == 0; ++k) {
+    if (only && strcmp(only, labels[k]) != 0)
+      continue;
     OIDNFilter f = oidnNewFilter(device, filters[k]);
     if (k == 2)
       oidnSetFilterInt(f, "colorMode", 0);
@@ -112,6 +114,7 @@ int main(int argc, char** argv)
 {
   int threads = 0, runs = 7;
   const char* sizes = "720,1080,2160";
+  const char* only = NULL; /* one of the labels, for profiling */
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       threads = atoi(argv[++i]);
@@ -119,8 +122,13 @@ int main(int argc, char** argv)
       runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
       sizes = argv[++i];
+    else if (!strcmp(argv[i], "--filter") && i + 1 < argc)
+      only = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--threads N] [--runs N] [--sizes 720,1080,2160]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--threads N] [--runs N] [--sizes 720,1080,2160]"
+              " [--filter ATrous|RT|ATrous0]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -154,7 +162,7 @@ int main(int argc, char** argv)
       status = 2;
       break;
     }
-    status = bench_size(device, w, h, runs);
+    status = bench_size(device, w, h, runs, only);
   }
   oidnReleaseDevice(device);
   return status;
