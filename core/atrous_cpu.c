@@ -111,7 +111,7 @@ typedef struct atrous_setup
   int threads;                 /* OpenMP threads of every parallel loop */
   int has_alpha, has_albedo, has_normal, has_geometry, demodulate;
   int geometry_planes;         /* 3 for position, 1 for depth (or none) */
-  float k_normal;              /* 2 / sigma_n^2, 0 when disabled */
+  float k_normal;              /* 1 / sigma_n^2, 0 when disabled */
   float k_albedo;              /* 1 / sigma_a^2, 0 when disabled */
 } atrous_setup;
 
@@ -400,50 +400,58 @@ static void prepare_geometry(const lull_atrous_params* params, const lull_atrous
 
 /* -- one tap applied to one row ------------------------------------------ */
 
-/* Pointers into the planes, for the centre row (c*) and the tap row (q*,
- * already offset by the tap's dx so index x reads pixel q). */
+/* The guides' terms of a tap's exponent (normal, geometry, albedo) added to
+ * e in the rearranged form of atrous_math.h (lull_tap_constant), in the
+ * order of cuda/atrous_common.cuh: the centre's normal and flag are times
+ * minus_2k; cig = 1 / (sigma_g s_p)^2.  Depth leaves the y and z geometry
+ * at zero, which adds exactly 0. */
+static LULL_ALWAYS_INLINE float add_guide_terms(float e, float minus_2k, float cnx, float cny,
+                                                float cnz, float cnm, float qnx, float qny,
+                                                float qnz, float qnm, float cig, float cgx,
+                                                float cgy, float cgz, float qgx, float qgy,
+                                                float qgz, float inv_d2, float car, float cag,
+                                                float cab, float qar, float qag, float qab,
+                                                float k_albedo, const int position)
+{
+  e += lull_edge_normal_scaled(lull_normal_dot(cnx, cny, cnz, cnm, qnx, qny, qnz, qnm),
+                               minus_2k);
+  const float dgx = cgx - qgx;
+  float distance2 = dgx * dgx;
+  if (position) {
+    const float dgy = cgy - qgy, dgz = cgz - qgz;
+    distance2 = dgx * dgx + dgy * dgy + dgz * dgz;
+  }
+  e += lull_edge_geometry(distance2, cig, inv_d2);
+  return e + lull_edge_albedo(car - qar, cag - qag, cab - qab, k_albedo);
+}
+
+/* Pointers for the row-at-a-time path: the centre row (c*; normal and
+ * flag scaled as add_guide_terms takes them) and
+ * the tap row (q*, already offset by the tap's dx so index x reads pixel
+ * q). */
 typedef struct tap_rows
 {
-  const float *cl, *cgl, *cinv_l, *cnx, *cny, *cnz, *cnm, *cgx, *cgy, *cgz, *cinv_g, *car, *cag,
+  const float *cl, *cgl, *cinv_l, *cnx, *cny, *cnz, *cnm, *cig, *cgx, *cgy, *cgz, *car, *cag,
       *cab;
   const float *ql, *qgl, *qr, *qg, *qb, *qv, *qnx, *qny, *qnz, *qnm, *qgx, *qgy, *qgz, *qar, *qag,
       *qab;
   float *sw, *sr, *sg, *sb, *sv;
 } tap_rows;
 
-/* Variance-guided colour term.  Called for every tap and row: the hot loop. */
-LULL_TARGET_CLONES
-static void tap_row_variance(const tap_rows* t, int x0, int x1, float h, float inv_d2,
-                             float k_normal, float k_albedo)
+/* The guide arguments of add_guide_terms at pixel x of t */
+#define TAP_ROW_GUIDES(t, x)                                                                   \
+  (t)->cnx[x], (t)->cny[x], (t)->cnz[x], (t)->cnm[x], (t)->qnx[x], (t)->qny[x], (t)->qnz[x],   \
+      (t)->qnm[x], (t)->cig[x], (t)->cgx[x], (t)->cgy[x], (t)->cgz[x], (t)->qgx[x],            \
+      (t)->qgy[x], (t)->qgz[x]
+
+/* One tap over pixels [x0, x1) of a row, colour test variance-guided
+ * (fixed = 0) or fixed (k_color = 1 / sigma_i^2; cr, cg, cb the centre
+ * row's colour); c = lull_tap_constant of the tap. */
+static LULL_ALWAYS_INLINE void tap_row_body(const tap_rows* t, int x0, int x1, float c,
+                                            float inv_d2, float minus_2k, float k_albedo,
+                                            const int fixed, float k_color, const float* cr,
+                                            const float* cg, const float* cb)
 {
-  const float* LULL_RESTRICT cgl = t->cgl;
-  const float* LULL_RESTRICT cinv_l = t->cinv_l;
-  const float* LULL_RESTRICT cnx = t->cnx;
-  const float* LULL_RESTRICT cny = t->cny;
-  const float* LULL_RESTRICT cnz = t->cnz;
-  const float* LULL_RESTRICT cnm = t->cnm;
-  const float* LULL_RESTRICT cgx = t->cgx;
-  const float* LULL_RESTRICT cgy = t->cgy;
-  const float* LULL_RESTRICT cgz = t->cgz;
-  const float* LULL_RESTRICT cinv_g = t->cinv_g;
-  const float* LULL_RESTRICT car = t->car;
-  const float* LULL_RESTRICT cag = t->cag;
-  const float* LULL_RESTRICT cab = t->cab;
-  const float* LULL_RESTRICT qgl = t->qgl;
-  const float* LULL_RESTRICT qr = t->qr;
-  const float* LULL_RESTRICT qg = t->qg;
-  const float* LULL_RESTRICT qb = t->qb;
-  const float* LULL_RESTRICT qv = t->qv;
-  const float* LULL_RESTRICT qnx = t->qnx;
-  const float* LULL_RESTRICT qny = t->qny;
-  const float* LULL_RESTRICT qnz = t->qnz;
-  const float* LULL_RESTRICT qnm = t->qnm;
-  const float* LULL_RESTRICT qgx = t->qgx;
-  const float* LULL_RESTRICT qgy = t->qgy;
-  const float* LULL_RESTRICT qgz = t->qgz;
-  const float* LULL_RESTRICT qar = t->qar;
-  const float* LULL_RESTRICT qag = t->qag;
-  const float* LULL_RESTRICT qab = t->qab;
   float* LULL_RESTRICT sw = t->sw;
   float* LULL_RESTRICT sr = t->sr;
   float* LULL_RESTRICT sg = t->sg;
@@ -451,74 +459,35 @@ static void tap_row_variance(const tap_rows* t, int x0, int x1, float h, float i
   float* LULL_RESTRICT sv = t->sv;
 #pragma omp simd
   for (int x = x0; x < x1; ++x) {
-    const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
-    const float e = lull_edge_luminance(cgl[x], qgl[x], cinv_l[x]) +
-                    lull_edge_normal(lull_normal_dot(cnx[x], cny[x], cnz[x], cnm[x], qnx[x], qny[x],
-                                                     qnz[x], qnm[x]),
-                                     k_normal) +
-                    lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
-                    lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
-    const float wgt = h * lull_edge_weight(e);
+    const float e_color =
+        fixed ? lull_edge_color_fixed(cr[x] - t->qr[x], cg[x] - t->qg[x], cb[x] - t->qb[x],
+                                      k_color)
+              : lull_edge_luminance(t->cgl[x], t->qgl[x], t->cinv_l[x]);
+    const float e = add_guide_terms(e_color + c, minus_2k, TAP_ROW_GUIDES(t, x), inv_d2,
+                                    t->car[x], t->cag[x], t->cab[x], t->qar[x], t->qag[x],
+                                    t->qab[x], k_albedo, 1);
+    const float wgt = lull_edge_weight(e);
     sw[x] += wgt;
-    sr[x] += wgt * qr[x];
-    sg[x] += wgt * qg[x];
-    sb[x] += wgt * qb[x];
-    sv[x] += wgt * wgt * qv[x];
+    sr[x] += wgt * t->qr[x];
+    sg[x] += wgt * t->qg[x];
+    sb[x] += wgt * t->qb[x];
+    sv[x] += wgt * wgt * t->qv[x];
   }
 }
 
-/* Fixed-sigma colour term (Dammertz).  k_color = 1 / sigma_i^2. */
 LULL_TARGET_CLONES
-static void tap_row_fixed(const tap_rows* t, int x0, int x1, float h, float inv_d2,
-                          float k_normal, float k_albedo, float k_color, const float* cr,
+static void tap_row_variance(const tap_rows* t, int x0, int x1, float c, float inv_d2,
+                             float minus_2k, float k_albedo)
+{
+  tap_row_body(t, x0, x1, c, inv_d2, minus_2k, k_albedo, 0, 0.0f, NULL, NULL, NULL);
+}
+
+LULL_TARGET_CLONES
+static void tap_row_fixed(const tap_rows* t, int x0, int x1, float c, float inv_d2,
+                          float minus_2k, float k_albedo, float k_color, const float* cr,
                           const float* cg, const float* cb)
 {
-  const float* LULL_RESTRICT cnx = t->cnx;
-  const float* LULL_RESTRICT cny = t->cny;
-  const float* LULL_RESTRICT cnz = t->cnz;
-  const float* LULL_RESTRICT cnm = t->cnm;
-  const float* LULL_RESTRICT cgx = t->cgx;
-  const float* LULL_RESTRICT cgy = t->cgy;
-  const float* LULL_RESTRICT cgz = t->cgz;
-  const float* LULL_RESTRICT cinv_g = t->cinv_g;
-  const float* LULL_RESTRICT car = t->car;
-  const float* LULL_RESTRICT cag = t->cag;
-  const float* LULL_RESTRICT cab = t->cab;
-  const float* LULL_RESTRICT qr = t->qr;
-  const float* LULL_RESTRICT qg = t->qg;
-  const float* LULL_RESTRICT qb = t->qb;
-  const float* LULL_RESTRICT qv = t->qv;
-  const float* LULL_RESTRICT qnx = t->qnx;
-  const float* LULL_RESTRICT qny = t->qny;
-  const float* LULL_RESTRICT qnz = t->qnz;
-  const float* LULL_RESTRICT qnm = t->qnm;
-  const float* LULL_RESTRICT qgx = t->qgx;
-  const float* LULL_RESTRICT qgy = t->qgy;
-  const float* LULL_RESTRICT qgz = t->qgz;
-  const float* LULL_RESTRICT qar = t->qar;
-  const float* LULL_RESTRICT qag = t->qag;
-  const float* LULL_RESTRICT qab = t->qab;
-  float* LULL_RESTRICT sw = t->sw;
-  float* LULL_RESTRICT sr = t->sr;
-  float* LULL_RESTRICT sg = t->sg;
-  float* LULL_RESTRICT sb = t->sb;
-  float* LULL_RESTRICT sv = t->sv;
-#pragma omp simd
-  for (int x = x0; x < x1; ++x) {
-    const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
-    const float e = lull_edge_color_fixed(cr[x] - qr[x], cg[x] - qg[x], cb[x] - qb[x], k_color) +
-                    lull_edge_normal(lull_normal_dot(cnx[x], cny[x], cnz[x], cnm[x], qnx[x], qny[x],
-                                                     qnz[x], qnm[x]),
-                                     k_normal) +
-                    lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
-                    lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
-    const float wgt = h * lull_edge_weight(e);
-    sw[x] += wgt;
-    sr[x] += wgt * qr[x];
-    sg[x] += wgt * qg[x];
-    sb[x] += wgt * qb[x];
-    sv[x] += wgt * wgt * qv[x];
-  }
+  tap_row_body(t, x0, x1, c, inv_d2, minus_2k, k_albedo, 1, k_color, cr, cg, cb);
 }
 
 /* -- variance ------------------------------------------------------------ */
@@ -526,68 +495,62 @@ static void tap_row_fixed(const tap_rows* t, int x0, int x1, float h, float inv_
 /* Moments of the luminance around each pixel of a row for one tap,
  * weighted by the guides only (normal, depth/position, albedo; no colour):
  * sw += w, sd += w d, sd2 += w d^2 with d = l_q - l_p (centred, so the
- * variance E[d^2] - E[d]^2 keeps its precision in float). */
+ * variance E[d^2] - E[d]^2 keeps its precision in float); c =
+ * lull_tap_constant(k_n, 1). */
 LULL_TARGET_CLONES
-static void tap_row_moments(const tap_rows* t, int x0, int x1, float inv_d2, float k_normal,
-                            float k_albedo)
+static void tap_row_moments(const tap_rows* t, int x0, int x1, float c, float inv_d2,
+                            float minus_2k, float k_albedo)
 {
-  const float* LULL_RESTRICT cl = t->cl;
-  const float* LULL_RESTRICT cnx = t->cnx;
-  const float* LULL_RESTRICT cny = t->cny;
-  const float* LULL_RESTRICT cnz = t->cnz;
-  const float* LULL_RESTRICT cnm = t->cnm;
-  const float* LULL_RESTRICT cgx = t->cgx;
-  const float* LULL_RESTRICT cgy = t->cgy;
-  const float* LULL_RESTRICT cgz = t->cgz;
-  const float* LULL_RESTRICT cinv_g = t->cinv_g;
-  const float* LULL_RESTRICT car = t->car;
-  const float* LULL_RESTRICT cag = t->cag;
-  const float* LULL_RESTRICT cab = t->cab;
-  const float* LULL_RESTRICT ql = t->ql;
-  const float* LULL_RESTRICT qnx = t->qnx;
-  const float* LULL_RESTRICT qny = t->qny;
-  const float* LULL_RESTRICT qnz = t->qnz;
-  const float* LULL_RESTRICT qnm = t->qnm;
-  const float* LULL_RESTRICT qgx = t->qgx;
-  const float* LULL_RESTRICT qgy = t->qgy;
-  const float* LULL_RESTRICT qgz = t->qgz;
-  const float* LULL_RESTRICT qar = t->qar;
-  const float* LULL_RESTRICT qag = t->qag;
-  const float* LULL_RESTRICT qab = t->qab;
   float* LULL_RESTRICT sw = t->sw;
   float* LULL_RESTRICT sd = t->sr;
   float* LULL_RESTRICT sd2 = t->sg;
 #pragma omp simd
   for (int x = x0; x < x1; ++x) {
-    const float dgx = cgx[x] - qgx[x], dgy = cgy[x] - qgy[x], dgz = cgz[x] - qgz[x];
-    const float e =
-        lull_edge_normal(lull_normal_dot(cnx[x], cny[x], cnz[x], cnm[x], qnx[x], qny[x],
-                                                     qnz[x], qnm[x]),
-                                     k_normal) +
-        lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[x], inv_d2) +
-        lull_edge_albedo(car[x] - qar[x], cag[x] - qag[x], cab[x] - qab[x], k_albedo);
+    const float e = add_guide_terms(c, minus_2k, TAP_ROW_GUIDES(t, x), inv_d2, t->car[x],
+                                    t->cag[x], t->cab[x], t->qar[x], t->qag[x], t->qab[x],
+                                    k_albedo, 1);
     const float wgt = lull_edge_weight(e);
-    const float d = ql[x] - cl[x];
+    const float d = t->ql[x] - t->cl[x];
     sw[x] += wgt;
     sd[x] += wgt * d;
     sd2[x] += wgt * d * d;
   }
 }
 
-/* Points the centre-row pointers of t at row y. */
-static void tap_rows_center(tap_rows* t, const lull_planes* pl, size_t row)
+/* Points the centre-row pointers of t at row y: the planes, but the scaled
+ * normal and flag of the pixels [0, xa) and [xb, w) computed into the
+ * thread's scratch rows (4 rows after the 5 accumulator rows), as the
+ * interior kernels scale them per centre. */
+static void tap_rows_center(tap_rows* t, const lull_planes* pl, size_t row, float minus_2k,
+                            float* scaled, size_t width, int xa, int xb)
 {
-  t->cl = lull_plane_c(pl, P_L) + row;
-  t->cgl = lull_plane_c(pl, P_GL) + row;
-  t->cinv_l = lull_plane_c(pl, P_INV_L) + row;
-  t->cnx = lull_plane_c(pl, P_NX) + row;
-  t->cny = lull_plane_c(pl, P_NY) + row;
-  t->cnz = lull_plane_c(pl, P_NZ) + row;
-  t->cnm = lull_plane_c(pl, P_NM) + row;
+  const float* nx = lull_plane_c(pl, P_NX) + row;
+  const float* ny = lull_plane_c(pl, P_NY) + row;
+  const float* nz = lull_plane_c(pl, P_NZ) + row;
+  const float* nm = lull_plane_c(pl, P_NM) + row;
+  float* out[4];
+  for (int k = 0; k < 4; ++k)
+    out[k] = scaled + (size_t)k * width;
+  const int segments[2][2] = {{0, xa}, {xb, (int)width}};
+  for (int k = 0; k < 2; ++k)
+    for (int x = segments[k][0]; x < segments[k][1]; ++x) {
+      out[0][x] = nx[x] * minus_2k;
+      out[1][x] = ny[x] * minus_2k;
+      out[2][x] = nz[x] * minus_2k;
+      out[3][x] = nm[x] * minus_2k;
+    }
+  t->cnx = out[0];
+  t->cny = out[1];
+  t->cnz = out[2];
+  t->cnm = out[3];
+  t->cig = lull_plane_c(pl, P_INV_G) + row;
   t->cgx = lull_plane_c(pl, P_GX) + row;
   t->cgy = lull_plane_c(pl, P_GY) + row;
   t->cgz = lull_plane_c(pl, P_GZ) + row;
-  t->cinv_g = lull_plane_c(pl, P_INV_G) + row;
+
+  t->cl = lull_plane_c(pl, P_L) + row;
+  t->cgl = lull_plane_c(pl, P_GL) + row;
+  t->cinv_l = lull_plane_c(pl, P_INV_L) + row;
   t->car = lull_plane_c(pl, P_AR) + row;
   t->cag = lull_plane_c(pl, P_AG) + row;
   t->cab = lull_plane_c(pl, P_AB) + row;
@@ -615,9 +578,10 @@ static void tap_rows_tap(tap_rows* t, const lull_planes* pl, ptrdiff_t q)
 }
 
 /* Accumulator rows of the calling thread, zeroed on [0, x0) and [x1, width)
- * (the pixels the row-at-a-time path accumulates). */
-static void tap_rows_accumulators(tap_rows* t, float* scratch_rows, size_t scratch_stride,
-                                  size_t width, size_t x0, size_t x1)
+ * (the pixels the row-at-a-time path accumulates); returns the thread's
+ * rows after them (for tap_rows_center). */
+static float* tap_rows_accumulators(tap_rows* t, float* scratch_rows, size_t scratch_stride,
+                                    size_t width, size_t x0, size_t x1)
 {
   float* acc = scratch_rows + (size_t)lull_thread_index() * scratch_stride;
   for (int k = 0; k < 5; ++k) {
@@ -629,28 +593,33 @@ static void tap_rows_accumulators(tap_rows* t, float* scratch_rows, size_t scrat
   t->sg = acc + 2 * width;
   t->sb = acc + 3 * width;
   t->sv = acc + 4 * width;
+  return acc + 5 * width;
 }
 
 /* Lanes of the interior kernels: one AVX-512 vector, two AVX2 vectors. */
 enum { LANES = 16 };
 
 
-/* The 25 taps of a level as offsets into the planes, with their kernel
- * weights and inverse squared pixel distances. */
+/* The 25 taps of a level as offsets into the planes, with their constants
+ * (lull_tap_constant: 2 k_n + ln(1 / h) for the B3 weight h, or 2 k_n for
+ * the variance estimate's unweighted taps) and inverse squared pixel
+ * distances. */
 typedef struct level_taps
 {
   ptrdiff_t offset[25];
-  float h[25];
+  float c[25];
   float inv_d2[25];
 } level_taps;
 
-static void level_taps_init(level_taps* taps, int step, size_t width)
+static void level_taps_init(level_taps* taps, int step, size_t width, float k_normal,
+                            int b3_weights)
 {
   int k = 0;
   for (int dy = -2; dy <= 2; ++dy)
     for (int dx = -2; dx <= 2; ++dx, ++k) {
       taps->offset[k] = (ptrdiff_t)dy * step * (ptrdiff_t)width + (ptrdiff_t)dx * step;
-      taps->h[k] = lull_b3_tap(dx) * lull_b3_tap(dy);
+      taps->c[k] =
+          lull_tap_constant(k_normal, b3_weights ? lull_b3_tap(dx) * lull_b3_tap(dy) : 1.0f);
       const int d2 = (dx * dx + dy * dy) * step * step;
       taps->inv_d2[k] = d2 ? 1.0f / (float)d2 : 0.0f;
     }
@@ -660,8 +629,9 @@ static void level_taps_init(level_taps* taps, int step, size_t width)
  * inside): the moments of tap_row_moments kept in registers, as in
  * interior_body below. */
 static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, int xa,
-                                            int blocks, const level_taps* taps, float k_normal,
-                                            float k_albedo, float* LULL_RESTRICT v)
+                                            int blocks, const level_taps* taps, float minus_2k,
+                                            float k_albedo, float* LULL_RESTRICT v,
+                                            const int position)
 {
   const float* LULL_RESTRICT pl_ = lull_plane_c(pl, P_L);
   const float* LULL_RESTRICT pnx = lull_plane_c(pl, P_NX);
@@ -678,20 +648,20 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
   for (int b = 0; b < blocks; ++b) {
     const size_t i0 = row + (size_t)xa + (size_t)b * LANES;
     float cl[LANES], cnx[LANES], cny[LANES], cnz[LANES], cnm[LANES];
-    float cgx[LANES], cgy[LANES], cgz[LANES], cinv_g[LANES], car[LANES], cag[LANES], cab[LANES];
+    float cig[LANES], cgx[LANES], cgy[LANES], cgz[LANES], car[LANES], cag[LANES], cab[LANES];
     float sw[LANES], sd[LANES], sd2[LANES];
 #pragma omp simd
     for (int l = 0; l < LANES; ++l) {
       const size_t i = i0 + (size_t)l;
       cl[l] = pl_[i];
-      cnx[l] = pnx[i];
-      cny[l] = pny[i];
-      cnz[l] = pnz[i];
-      cnm[l] = pnm[i];
+      cnx[l] = pnx[i] * minus_2k;
+      cny[l] = pny[i] * minus_2k;
+      cnz[l] = pnz[i] * minus_2k;
+      cnm[l] = pnm[i] * minus_2k;
+      cig[l] = pinv_g[i];
       cgx[l] = pgx[i];
-      cgy[l] = pgy[i];
-      cgz[l] = pgz[i];
-      cinv_g[l] = pinv_g[i];
+      cgy[l] = position ? pgy[i] : 0.0f;
+      cgz[l] = position ? pgz[i] : 0.0f;
       car[l] = par[i];
       cag[l] = pag[i];
       cab[l] = pab[i];
@@ -700,17 +670,14 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
 #pragma GCC unroll 1
     for (int k = 0; k < 25; ++k) {
       const size_t q0 = (size_t)((ptrdiff_t)i0 + taps->offset[k]);
-      const float inv_d2 = taps->inv_d2[k];
+      const float c = taps->c[k], inv_d2 = taps->inv_d2[k];
 #pragma omp simd
       for (int l = 0; l < LANES; ++l) {
         const size_t j = q0 + (size_t)l;
-        const float dgx = cgx[l] - pgx[j], dgy = cgy[l] - pgy[j], dgz = cgz[l] - pgz[j];
-        const float e =
-            lull_edge_normal(lull_normal_dot(cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j],
-                                             pnz[j], pnm[j]),
-                             k_normal) +
-            lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[l], inv_d2) +
-            lull_edge_albedo(car[l] - par[j], cag[l] - pag[j], cab[l] - pab[j], k_albedo);
+        const float e = add_guide_terms(
+            c, minus_2k, cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j], pnz[j], pnm[j], cig[l],
+            cgx[l], cgy[l], cgz[l], pgx[j], pgy[j], pgz[j],
+            inv_d2, car[l], cag[l], cab[l], par[j], pag[j], pab[j], k_albedo, position);
         const float wgt = lull_edge_weight(e);
         const float d = pl_[j] - cl[l];
         sw[l] += wgt;
@@ -728,11 +695,13 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
   }
 }
 
+/* One kernel for depth and position (depth's y and z planes are zero):
+ * GCC does not vectorise the tap loop of a depth-only variant. */
 LULL_TARGET_CLONES
 static void moments_blocks(const lull_planes* pl, size_t row, int xa, int blocks,
-                           const level_taps* taps, float k_normal, float k_albedo, float* v)
+                           const level_taps* taps, float minus_2k, float k_albedo, float* v)
 {
-  moments_body(pl, row, xa, blocks, taps, k_normal, k_albedo, v);
+  moments_body(pl, row, xa, blocks, taps, minus_2k, k_albedo, v, 1);
 }
 
 /* Variance of the luminance of each pixel at level 0: from the variance
@@ -763,8 +732,9 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
     return;
   }
   const size_t ws = (size_t)w;
+  const float minus_2k = -2.0f * s->k_normal;
   level_taps taps;
-  level_taps_init(&taps, 1, ws);
+  level_taps_init(&taps, 1, ws, s->k_normal, 0);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
   for (int y = 0; y < h; ++y) {
     const size_t row = (size_t)y * ws;
@@ -774,11 +744,12 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
       const int blocks = (w - 4) / LANES;
       xa = 2;
       xb = 2 + blocks * LANES;
-      moments_blocks(pl, row, xa, blocks, &taps, s->k_normal, s->k_albedo, v);
+      moments_blocks(pl, row, xa, blocks, &taps, minus_2k, s->k_albedo, v);
     }
     tap_rows t;
-    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws, (size_t)xa, (size_t)xb);
-    tap_rows_center(&t, pl, row);
+    float* scaled =
+        tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws, (size_t)xa, (size_t)xb);
+    tap_rows_center(&t, pl, row, minus_2k, scaled, ws, xa, xb);
     const int segments[2][2] = {{0, xa}, {xb, w}};
     for (int dy = -2; dy <= 2; ++dy) {
       const int yy = y + dy;
@@ -786,12 +757,12 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
         continue;
       for (int dx = -2; dx <= 2; ++dx) {
         tap_rows_tap(&t, pl, (ptrdiff_t)((size_t)yy * ws) + dx);
-        const float inv_d2 = taps.inv_d2[(dy + 2) * 5 + (dx + 2)];
+        const int tap = (dy + 2) * 5 + (dx + 2);
         for (int k = 0; k < 2; ++k) {
           const int x0 = LULL_MAX(segments[k][0], dx < 0 ? -dx : 0);
           const int x1 = LULL_MIN(segments[k][1], dx > 0 ? w - dx : w);
           if (x0 < x1)
-            tap_row_moments(&t, x0, x1, inv_d2, s->k_normal, s->k_albedo);
+            tap_row_moments(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo);
         }
       }
     }
@@ -821,29 +792,23 @@ static void binomial3_row(const float* LULL_RESTRICT in, float* LULL_RESTRICT ou
   out[w - 1] = (e * in[w - 2] + c * in[w - 1]) / (c + e);
 }
 
-/* acc = k t (first row of the column), acc += k t (second) */
+/* One output row of the level guides from the binomial-filtered rows above
+ * (weight k0), at (1/2) and below (k2) */
 LULL_TARGET_CLONES
-static void binomial3_column_add(float* LULL_RESTRICT acc, const float* LULL_RESTRICT t, float k,
-                                 int w, int first)
-{
-  if (first)
-    for (int x = 0; x < w; ++x)
-      acc[x] = k * t[x];
-  else
-    for (int x = 0; x < w; ++x)
-      acc[x] = acc[x] + k * t[x];
-}
-
-/* The third row of the column, the normalisation, and the guide's outputs */
-LULL_TARGET_CLONES
-static void level_guides_row(const float* LULL_RESTRICT acc_l, const float* LULL_RESTRICT acc_v,
-                             const float* LULL_RESTRICT t_l, const float* LULL_RESTRICT t_v,
-                             float k, float norm, float sigma, int w, float* LULL_RESTRICT gl,
+static void level_guides_row(const float* const t_l[3], const float* const t_v[3], float k0,
+                             float k2, float norm, float sigma, int w, float* LULL_RESTRICT gl,
                              float* LULL_RESTRICT inv_l)
 {
+  const float c = lull_binomial3_tap(0);
+  const float* LULL_RESTRICT l0 = t_l[0];
+  const float* LULL_RESTRICT l1 = t_l[1];
+  const float* LULL_RESTRICT l2 = t_l[2];
+  const float* LULL_RESTRICT v0 = t_v[0];
+  const float* LULL_RESTRICT v1 = t_v[1];
+  const float* LULL_RESTRICT v2 = t_v[2];
   for (int x = 0; x < w; ++x) {
-    gl[x] = (acc_l[x] + k * t_l[x]) * norm;
-    const float var = (acc_v[x] + k * t_v[x]) * norm;
+    gl[x] = (k0 * l0[x] + c * l1[x] + k2 * l2[x]) * norm;
+    const float var = (k0 * v0[x] + c * v1[x] + k2 * v2[x]) * norm;
     inv_l[x] = 1.0f / (sigma * sqrtf(var) + 1e-10f);
   }
 }
@@ -852,11 +817,11 @@ static void level_guides_row(const float* LULL_RESTRICT acc_l, const float* LULL
  * variance with a 3x3 Gaussian; the luminance guide gets the same filter,
  * see atrous_math.h): g = g3x3(l) and 1 / (sigma_l sqrt(g3x3(Var)) + eps).
  * The 3x3 binomial is separable, and renormalising it at the border is
- * too (the taps inside form a product set).  Each output row filters its
- * three input rows along x into the thread's scratch rows and sums them
- * down the column: the rows are filtered three times, in cache, instead
- * of going through two whole planes (8.5 -> ~5 ms per run at 1080p on 2
- * cores over the five levels). */
+ * too (the taps inside form a product set).  Each thread takes a band of
+ * rows and keeps the last three rows filtered along x in its scratch rows
+ * (a ring), so each row is filtered once and nothing but the outputs goes
+ * through memory (two whole-plane passes took 8.5 ms of a 1080p run on 2
+ * cores, filtering three rows per output row 6.5 ms). */
 static void prepare_level_guides(const lull_atrous_params* params, const atrous_setup* s,
                                  lull_planes* pl, float* scratch_rows, size_t scratch_stride)
 {
@@ -868,28 +833,37 @@ static void prepare_level_guides(const lull_atrous_params* params, const atrous_
   float* inv_l = lull_plane(pl, P_INV_L);
   const float c = lull_binomial3_tap(0), e = lull_binomial3_tap(1);
   const float sigma = params->sigma_luminance;
+  const int bands = s->threads, band = (h + bands - 1) / bands;
 #pragma omp parallel for schedule(static) num_threads(s->threads)
-  for (int y = 0; y < h; ++y) {
-    float* acc_l = scratch_rows + (size_t)lull_thread_index() * scratch_stride;
-    float* acc_v = acc_l + ws;
-    float* t_l = acc_v + ws;
-    float* t_v = t_l + ws;
-    const int up = y > 0, down = y < h - 1;
-    /* a missing row has weight 0 and stands in as the centre row */
-    const int rows[3] = {up ? y - 1 : y, y, down ? y + 1 : y};
-    const float k[3] = {up ? e : 0.0f, c, down ? e : 0.0f};
-    const float norm = 1.0f / (c + k[0] + k[2]);
-    for (int j = 0; j < 3; ++j) {
-      const size_t src = (size_t)rows[j] * ws;
-      binomial3_row(l + src, t_l, w);
-      binomial3_row(v + src, t_v, w);
-      if (j < 2) {
-        binomial3_column_add(acc_l, t_l, k[j], w, j == 0);
-        binomial3_column_add(acc_v, t_v, k[j], w, j == 0);
+  for (int b = 0; b < bands; ++b) {
+    const int y0 = LULL_MIN(h, b * band), y1 = LULL_MIN(h, y0 + band);
+    /* rows y - 1, y, y + 1 filtered along x: l in slots 0-2, v in 3-5 */
+    float* ring = scratch_rows + (size_t)lull_thread_index() * scratch_stride;
+    int filtered = y0 - 2; /* the last row filtered into the ring */
+    for (int y = y0; y < y1; ++y) {
+      for (int yy = LULL_MAX(filtered + 1, y - 1); yy <= y + 1; ++yy) {
+        filtered = yy;
+        if (yy < 0 || yy >= h)
+          continue;
+        const size_t src = (size_t)yy * ws, slot = (size_t)(yy % 3);
+        binomial3_row(l + src, ring + slot * ws, w);
+        binomial3_row(v + src, ring + (3 + slot) * ws, w);
       }
+      /* a missing row above or below has weight 0 and stands in as row y */
+      const int up = y > 0, down = y < h - 1;
+      const int rows[3] = {up ? y - 1 : y, y, down ? y + 1 : y};
+      const float* t_l[3];
+      const float* t_v[3];
+      for (int k = 0; k < 3; ++k) {
+        const size_t slot = (size_t)(rows[k] % 3);
+        t_l[k] = ring + slot * ws;
+        t_v[k] = ring + (3 + slot) * ws;
+      }
+      const float k0 = up ? e : 0.0f, k2 = down ? e : 0.0f;
+      const size_t row = (size_t)y * ws;
+      level_guides_row(t_l, t_v, k0, k2, 1.0f / (c + k0 + k2), sigma, w, gl + row,
+                       inv_l + row);
     }
-    const size_t row = (size_t)y * ws;
-    level_guides_row(acc_l, acc_v, t_l, t_v, k[2], norm, sigma, w, gl + row, inv_l + row);
   }
 }
 
@@ -910,7 +884,7 @@ static void prepare_level_guides(const lull_atrous_params* params, const atrous_
  * only its own terms. */
 static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, int xa,
                                              int blocks, const level_taps* taps, const int fixed,
-                                             const int position, float k_color, float k_normal,
+                                             const int position, float k_color, float minus_2k,
                                              float k_albedo, int channels)
 {
   const float* LULL_RESTRICT pr = lull_plane_c(pl, P_R);
@@ -935,32 +909,30 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
   float* LULL_RESTRICT b2 = ((lull_planes*)pl)->plane[P_B2];
   float* LULL_RESTRICT l2 = ((lull_planes*)pl)->plane[P_L2];
   float* LULL_RESTRICT v2 = ((lull_planes*)pl)->plane[P_V2];
-  /* the colour term: variance-guided or fixed (the other one's factor is 0) */
-  const float k_var = fixed ? 0.0f : 1.0f;
-  const float k_fix = fixed ? k_color : 0.0f;
 
   for (int b = 0; b < blocks; ++b) {
     const size_t i0 = row + (size_t)xa + (size_t)b * LANES;
-    float cgl[LANES], cr[LANES], cg[LANES], cb[LANES], cinv_l[LANES];
+    /* the centre's values, normal and geometry scaled (add_guide_terms) */
+    float cgl[LANES], cinv_l[LANES], cr[LANES], cg[LANES], cb[LANES];
     float cnx[LANES], cny[LANES], cnz[LANES], cnm[LANES];
-    float cgx[LANES], cgy[LANES], cgz[LANES], cinv_g[LANES], car[LANES], cag[LANES], cab[LANES];
+    float cig[LANES], cgx[LANES], cgy[LANES], cgz[LANES], car[LANES], cag[LANES], cab[LANES];
     float sw[LANES], sr[LANES], sg[LANES], sb[LANES], sv[LANES];
 #pragma omp simd
     for (int l = 0; l < LANES; ++l) {
       const size_t i = i0 + (size_t)l;
       cgl[l] = pgl[i];
+      cinv_l[l] = pinv_l[i];
       cr[l] = pr[i];
       cg[l] = pg[i];
       cb[l] = pb[i];
-      cinv_l[l] = pinv_l[i] * k_var;
-      cnx[l] = pnx[i];
-      cny[l] = pny[i];
-      cnz[l] = pnz[i];
-      cnm[l] = pnm[i];
+      cnx[l] = pnx[i] * minus_2k;
+      cny[l] = pny[i] * minus_2k;
+      cnz[l] = pnz[i] * minus_2k;
+      cnm[l] = pnm[i] * minus_2k;
+      cig[l] = pinv_g[i];
       cgx[l] = pgx[i];
-      cgy[l] = pgy[i];
-      cgz[l] = pgz[i];
-      cinv_g[l] = pinv_g[i];
+      cgy[l] = position ? pgy[i] : 0.0f;
+      cgz[l] = position ? pgz[i] : 0.0f;
       car[l] = par[i];
       cag[l] = pag[i];
       cab[l] = pab[i];
@@ -969,24 +941,18 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
 #pragma GCC unroll 1
     for (int k = 0; k < 25; ++k) {
       const size_t q0 = (size_t)((ptrdiff_t)i0 + taps->offset[k]);
-      const float h = taps->h[k], inv_d2 = taps->inv_d2[k];
+      const float c = taps->c[k], inv_d2 = taps->inv_d2[k];
 #pragma omp simd
       for (int l = 0; l < LANES; ++l) {
         const size_t j = q0 + (size_t)l;
-        const float dgx = cgx[l] - pgx[j];
-        const float dgy = position ? cgy[l] - pgy[j] : 0.0f;
-        const float dgz = position ? cgz[l] - pgz[j] : 0.0f;
         const float e_color =
-            fixed ? lull_edge_color_fixed(cr[l] - pr[j], cg[l] - pg[j], cb[l] - pb[j], k_fix)
+            fixed ? lull_edge_color_fixed(cr[l] - pr[j], cg[l] - pg[j], cb[l] - pb[j], k_color)
                   : lull_edge_luminance(cgl[l], pgl[j], cinv_l[l]);
-        const float e =
-            e_color +
-            lull_edge_normal(lull_normal_dot(cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j],
-                                             pnz[j], pnm[j]),
-                             k_normal) +
-            lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, cinv_g[l], inv_d2) +
-            lull_edge_albedo(car[l] - par[j], cag[l] - pag[j], cab[l] - pab[j], k_albedo);
-        const float wgt = h * lull_edge_weight(e);
+        const float e = add_guide_terms(
+            e_color + c, minus_2k, cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j], pnz[j],
+            pnm[j], cig[l], cgx[l], cgy[l], cgz[l], pgx[j], pgy[j], pgz[j], inv_d2, car[l],
+            cag[l], cab[l], par[j], pag[j], pab[j], k_albedo, position);
+        const float wgt = lull_edge_weight(e);
         sw[l] += wgt;
         sr[l] += wgt * pr[j];
         sg[l] += wgt * pg[j];
@@ -1012,38 +978,38 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
 /* The four interior kernels; each is compiled for AVX-512, AVX2 and SSE2. */
 LULL_TARGET_CLONES
 static void interior_variance_depth(const lull_planes* pl, size_t row, int xa, int blocks,
-                                    const level_taps* taps, float k_color, float k_normal,
+                                    const level_taps* taps, float k_color, float minus_2k,
                                     float k_albedo, int channels)
 {
-  interior_body(pl, row, xa, blocks, taps, 0, 0, k_color, k_normal, k_albedo, channels);
+  interior_body(pl, row, xa, blocks, taps, 0, 0, k_color, minus_2k, k_albedo, channels);
 }
 
 LULL_TARGET_CLONES
 static void interior_variance_position(const lull_planes* pl, size_t row, int xa, int blocks,
-                                       const level_taps* taps, float k_color, float k_normal,
+                                       const level_taps* taps, float k_color, float minus_2k,
                                        float k_albedo, int channels)
 {
-  interior_body(pl, row, xa, blocks, taps, 0, 1, k_color, k_normal, k_albedo, channels);
+  interior_body(pl, row, xa, blocks, taps, 0, 1, k_color, minus_2k, k_albedo, channels);
 }
 
 LULL_TARGET_CLONES
 static void interior_fixed_depth(const lull_planes* pl, size_t row, int xa, int blocks,
-                                 const level_taps* taps, float k_color, float k_normal,
+                                 const level_taps* taps, float k_color, float minus_2k,
                                  float k_albedo, int channels)
 {
-  interior_body(pl, row, xa, blocks, taps, 1, 0, k_color, k_normal, k_albedo, channels);
+  interior_body(pl, row, xa, blocks, taps, 1, 0, k_color, minus_2k, k_albedo, channels);
 }
 
 LULL_TARGET_CLONES
 static void interior_fixed_position(const lull_planes* pl, size_t row, int xa, int blocks,
-                                    const level_taps* taps, float k_color, float k_normal,
+                                    const level_taps* taps, float k_color, float minus_2k,
                                     float k_albedo, int channels)
 {
-  interior_body(pl, row, xa, blocks, taps, 1, 1, k_color, k_normal, k_albedo, channels);
+  interior_body(pl, row, xa, blocks, taps, 1, 1, k_color, minus_2k, k_albedo, channels);
 }
 
 typedef void (*interior_kernel)(const lull_planes* pl, size_t row, int xa, int blocks,
-                                const level_taps* taps, float k_color, float k_normal,
+                                const level_taps* taps, float k_color, float minus_2k,
                                 float k_albedo, int channels);
 
 /* The row a level computes at loop index i: rows of equal y mod step in
@@ -1074,8 +1040,9 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
   const float k_color = 1.0f / (sigma_c * sigma_c);
   const int fixed = params->color_mode == LULL_ATROUS_COLOR_FIXED;
 
+  const float minus_2k = -2.0f * s->k_normal;
   level_taps taps;
-  level_taps_init(&taps, step, ws);
+  level_taps_init(&taps, step, ws, s->k_normal, 1);
   /* depth leaves the y and z geometry planes at zero: skip them */
   const int position = s->geometry_planes == 3;
   const interior_kernel interior =
@@ -1093,14 +1060,15 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
       const int blocks = (w - 2 * reach) / LANES;
       xa = reach;
       xb = reach + blocks * LANES;
-      interior(pl, row, xa, blocks, &taps, k_color, s->k_normal, s->k_albedo, s->channels);
+      interior(pl, row, xa, blocks, &taps, k_color, minus_2k, s->k_albedo, s->channels);
     }
 
     /* the border pixels [0, xa) and [xb, w): tap by tap over row segments,
      * skipping taps outside the image */
     tap_rows t;
-    tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws, (size_t)xa, (size_t)xb);
-    tap_rows_center(&t, pl, row);
+    float* scaled =
+        tap_rows_accumulators(&t, scratch_rows, scratch_stride, ws, (size_t)xa, (size_t)xb);
+    tap_rows_center(&t, pl, row, minus_2k, scaled, ws, xa, xb);
     const int segments[2][2] = {{0, xa}, {xb, w}};
     for (int dy = -2; dy <= 2; ++dy) {
       const int yy = y + dy * step;
@@ -1109,8 +1077,7 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
       for (int dx = -2; dx <= 2; ++dx) {
         const int off = dx * step;
         tap_rows_tap(&t, pl, (ptrdiff_t)((size_t)yy * ws) + off);
-        const float hw = lull_b3_tap(dx) * lull_b3_tap(dy);
-        const float inv_d2 = taps.inv_d2[(dy + 2) * 5 + (dx + 2)];
+        const int tap = (dy + 2) * 5 + (dx + 2);
         for (int k = 0; k < 2; ++k) {
           /* x + off must be in [0, w) */
           const int x0 = LULL_MAX(segments[k][0], off < 0 ? -off : 0);
@@ -1118,11 +1085,11 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
           if (x0 >= x1)
             continue;
           if (fixed)
-            tap_row_fixed(&t, x0, x1, hw, inv_d2, s->k_normal, s->k_albedo, k_color,
+            tap_row_fixed(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo, k_color,
                           lull_plane_c(pl, P_R) + row, lull_plane_c(pl, P_G) + row,
                           lull_plane_c(pl, P_B) + row);
           else
-            tap_row_variance(&t, x0, x1, hw, inv_d2, s->k_normal, s->k_albedo);
+            tap_row_variance(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo);
         }
       }
     }
@@ -1242,7 +1209,8 @@ lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
   lull_planes pl;
   if (!lull_planes_init_cached(&pl, (size_t)s.width, (size_t)s.height, P_COUNT, cache))
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-  const size_t scratch_stride = 5 * (size_t)s.width + 16;
+  /* 5 accumulator and 4 centre rows (tap_rows_center) per thread */
+  const size_t scratch_stride = 9 * (size_t)s.width + 16;
   float* scratch = malloc((size_t)threads * scratch_stride * sizeof(float));
   if (!scratch) {
     lull_planes_release(&pl, cache);

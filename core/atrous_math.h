@@ -60,8 +60,8 @@ LULL_HD float lull_b3_tap(int offset)
  * in float dominates; NaN and +inf give exp(-80)), branch-free so the CPU
  * loops vectorise; both backends call it so they agree to rounding.
  * Range reduction: -e log2(e) = n + f with n = round(...) and |f| <= 1/2,
- * 2^f by a degree-5 minimax polynomial (error 3.6e-7), 2^n by building the
- * exponent: n >= -116 after the cutoff, so 2^n is a normal float. */
+ * 2^f by a degree-5 minimax polynomial (error 3.6e-7), 2^n by the exponent
+ * field: n >= -116 after the cutoff, so p 2^n is a normal float. */
 LULL_HD float lull_exp_neg(float e)
 {
   e = e < LULL_EXP_CUTOFF ? e : LULL_EXP_CUTOFF;
@@ -76,7 +76,10 @@ LULL_HD float lull_exp_neg(float e)
   p = p * f + 2.402241297e-1f;
   p = p * f + 6.931466898e-1f;
   p = p * f + 1.0f;
-  return p * lull_bits_float((uint32_t)((int)n + 127) << 23);
+  /* p 2^n by adding n to p's exponent field: p is in [0.7, 1.42] and
+   * p 2^n normal, so this is the product exactly, one integer add instead
+   * of building 2^n and a multiply on the FMA pipes */
+  return lull_bits_float(lull_float_bits(p) + ((uint32_t)(int)n << 23));
 }
 
 /* Rec. 709 luminance, the quantity SVGF's variance and colour test use. */
@@ -105,15 +108,48 @@ LULL_HD float lull_edge_normal(float dot_pq, float inv_sigma2)
 }
 
 /* distance2: |g_p - g_q|^2 (depth or position); inv_scale2_p =
- * 1 / (sigma_g s_p)^2; inv_pixel_distance2 = 1 / |p - q|^2 (0 at p itself) */
+ * 1 / (sigma_g s_p)^2; inv_pixel_distance2 = 1 / |p - q|^2 (0 at p itself).
+ * The two factors multiply first: a kernel evaluating many taps of one
+ * centre computes their product once per centre and tap distance. */
 LULL_HD float lull_edge_geometry(float distance2, float inv_scale2_p, float inv_pixel_distance2)
 {
-  return distance2 * inv_scale2_p * inv_pixel_distance2;
+  return distance2 * (inv_scale2_p * inv_pixel_distance2);
 }
 
 LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
 {
   return (dr * dr + dg * dg + db * db) * inv_sigma2;
+}
+
+/* -- a tap's exponent with the centre's factors applied once per centre --
+ *
+ * Both backends evaluate 25 taps per centre, so they rearrange the terms
+ * above to do once per centre what depends on the centre alone (same
+ * formulas; results differ by float rounding only):
+ *   - normal: lull_edge_normal(n_p . n_q, k_n) = 2 k_n (1 - min(d, 1))
+ *       = 2 k_n + max(-2 k_n d, -2 k_n): the centre's normal and missing
+ *     flag carry the factor -2 k_n (lull_normal_dot of the scaled centre
+ *     and q gives -2 k_n d) and the constant 2 k_n joins the tap constant;
+ *   - geometry: unchanged; the difference g_p - g_q comes first (scaling
+ *     g_p and g_q by sqrt(ig_p) before subtracting would cancel: in flat
+ *     regions s g is ~1e4 times the difference, and the weights moved by
+ *     up to 1e-4 between two evaluation orders of the same tap);
+ *   - the B3 kernel weight h (Dammertz 2010 §2.2): h exp(-E) =
+ *     exp(-(E + ln(1 / h))), ln(1 / h) in the tap constant.
+ * A weight is then lull_edge_weight(colour term + lull_tap_constant +
+ * lull_edge_normal_scaled + geometry + albedo). */
+
+/* 2 k_n + ln(1 / h) for kernel weight h (1 for an unweighted tap). */
+LULL_HD float lull_tap_constant(float k_normal, float h)
+{
+  return 2.0f * k_normal - logf(h);
+}
+
+/* The normal term minus 2 k_n, from lull_normal_dot of the centre's
+ * normal and flag times minus_2k = -2 k_n and the tap's: >= minus_2k. */
+LULL_HD float lull_edge_normal_scaled(float scaled_dot, float minus_2k)
+{
+  return scaled_dot > minus_2k ? scaled_dot : minus_2k;
 }
 
 /* exp(-exponent), the weight of a tap.  On the GPU the multifunction unit's

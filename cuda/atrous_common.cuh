@@ -4,23 +4,13 @@
  * the border).  The per-pixel formulas are core/atrous_math.h's.
  *
  * Evaluating a tap.  The exponent of the weight h w(p, q) is the sum of the
- * edge-stopping exponents of atrous_math.h, evaluated with everything that
- * depends on the centre p alone computed once per centre:
- *   - colour: lull_edge_luminance (variance mode) or lull_edge_color_fixed;
- *   - normal: lull_edge_normal(lull_normal_dot(n_p, n_q), k_n)
- *       = 2 k_n (1 - min(d, 1)) = 2 k_n + max(-2 k_n d, -2 k_n),
- *     so the centre's normal (and missing flag) carries the factor -2 k_n
- *     and the constant 2 k_n joins the per-class constant;
- *   - geometry: lull_edge_geometry(|g_p - g_q|^2, ig_p, 1 / |p - q|^2)
- *       = |sqrt(ig_p) g_p - sqrt(ig_p) g_q|^2 / |p - q|^2,
- *     with sqrt(ig_p) g_p computed per centre;
- *   - albedo: lull_edge_albedo(a_p - a_q, k_a) = |a'_p - a'_q|^2 with
- *     a' = sqrt(k_a) a, scaled once when a pixel is loaded;
- *   - the B3 kernel weight h (Dammertz 2010 §2.2) as h exp(-E) =
- *     exp(-(E + ln(1 / h))), its constant joining the per-class constant
- *     (classes: dx^2 + dy^2 in {0, 1, 2, 4, 5, 8}, lull_atrous_level_args).
- * lull_edge_weight then takes the sum (on the GPU, the exp2 unit).  These
- * are the same formulas rearranged: results agree with the CPU within float
+ * edge-stopping exponents of atrous_math.h in the rearranged form both
+ * backends use (atrous_math.h, lull_tap_constant): the centre's normal and
+ * flag carry -2 k_n, the constant 2 k_n + ln(1 / h)
+ * is one per class of taps (dx^2 + dy^2 in {0, 1, 2, 4, 5, 8},
+ * lull_atrous_level_args); on the GPU the albedo is also scaled by
+ * sqrt(k_a) when a pixel is loaded.  lull_edge_weight then takes the sum
+ * (on the GPU, the exp2 unit).  Results agree with the CPU within float
  * rounding (tests/gpu: 1e-4 relative, measured ~1e-6).
  *
  * Summation order.  Each pixel sums its 25 taps in one running sum, in the
@@ -54,8 +44,8 @@ typedef struct atrous_center
   float r, g, b;           /* fixed colour test */
   float gl, il;            /* variance-guided colour test */
   float nx, ny, nz, nm;    /* normal and missing flag, times -2 k_n */
-  float gs;                /* sqrt(ig) */
-  float gx, gy, gz;        /* geometry times gs */
+  float ig;                /* 1 / (sigma_g s_p)^2 */
+  float gx, gy, gz;        /* geometry */
   float ar, ag, ab;        /* albedo times sqrt(k_a) */
 } atrous_center;
 
@@ -140,10 +130,10 @@ LULL_BODY atrous_center atrous_center_make(const atrous_tap* q, float ig, float 
   c.ny = LULL_MUL_RN(q->ny, m);
   c.nz = LULL_MUL_RN(q->nz, m);
   c.nm = LULL_MUL_RN(q->nm, m);
-  c.gs = sqrtf(ig);
-  c.gx = LULL_MUL_RN(q->gx, c.gs);
-  c.gy = LULL_MUL_RN(q->gy, c.gs);
-  c.gz = LULL_MUL_RN(q->gz, c.gs);
+  c.ig = ig;
+  c.gx = q->gx;
+  c.gy = q->gy;
+  c.gz = q->gz;
   c.ar = q->ar;
   c.ag = q->ag;
   c.ab = q->ab;
@@ -163,15 +153,15 @@ LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const a
                 : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->k_color) +
                       a->base[d2];
   const float dot = lull_normal_dot(c->nx, c->ny, c->nz, c->nm, q->nx, q->ny, q->nz, q->nm);
-  e += fmaxf(dot, a->minus_2k_normal);
+  e += lull_edge_normal_scaled(dot, a->minus_2k_normal);
   if (d2 != 0) { /* the centre's own geometry term is 0 */
-    const float dgx = c->gx - q->gx * c->gs;
+    const float dgx = c->gx - q->gx;
     float dist2 = dgx * dgx;
     if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION) {
-      const float dgy = c->gy - q->gy * c->gs, dgz = c->gz - q->gz * c->gs;
+      const float dgy = c->gy - q->gy, dgz = c->gz - q->gz;
       dist2 = dgx * dgx + dgy * dgy + dgz * dgz;
     }
-    e += lull_edge_geometry(dist2, 1.0f, a->inv_d2[d2]);
+    e += lull_edge_geometry(dist2, c->ig, a->inv_d2[d2]);
   }
   e += lull_edge_albedo(c->ar - q->ar, c->ag - q->ag, c->ab - q->ab, 1.0f);
   const float w = lull_edge_weight(e);

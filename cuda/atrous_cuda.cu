@@ -127,7 +127,7 @@ static void level_constants(lull_atrous_level_args* la, float k_normal, float k_
   /* 2 k_n + ln(1 / h) per class; h = B3(dx) B3(dy) (Dammertz 2010 §2.2) */
   for (int dy = 0; dy <= 2; ++dy)
     for (int dx = 0; dx <= 2; ++dx)
-      la->base[dx * dx + dy * dy] = 2.0f * k_normal - logf(lull_b3_tap(dx) * lull_b3_tap(dy));
+      la->base[dx * dx + dy * dy] = lull_tap_constant(k_normal, lull_b3_tap(dx) * lull_b3_tap(dy));
 }
 
 lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_params* params,
