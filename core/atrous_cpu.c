@@ -115,15 +115,6 @@ typedef struct atrous_setup
   float k_albedo;              /* 1 / sigma_a^2, 0 when disabled */
 } atrous_setup;
 
-static float luminance_of(const atrous_setup* s, float r, float g, float b)
-{
-  if (s->channels == 1)
-    return r;
-  if (s->channels == 2)
-    return 0.5f * (r + g);
-  return lull_luminance(r, g, b);
-}
-
 /* -- prepare ------------------------------------------------------------- */
 
 /* One row of prepare_color's first pass, in place on the rows read. */
@@ -159,8 +150,7 @@ static LULL_ALWAYS_INLINE int color_row(const color_row_args* a, const int srgb)
     r[x] = cr;
     g[x] = cg;
     b[x] = cb;
-    l[x] = a->channels == 1 ? cr
-                            : (a->channels == 2 ? 0.5f * (cr + cg) : lull_luminance(cr, cg, cb));
+    l[x] = lull_luminance_of(a->channels, cr, cg, cb);
   }
   return nonfinite;
 }
@@ -182,8 +172,8 @@ static int color_row_srgb(const color_row_args* a)
  * finite pixels; the (rare) non-finite ones are counted and fixed in a
  * second pass, which finds them and reads their neighbours in the input
  * again (the same function of the same input gives the same prepared
- * value), so an image without them is read and written once (the four passes before took
- * 13.6 ms at 1080p on 2 cores). */
+ * value), so an image without them is read and written once (the four
+ * passes before took 13.6 ms at 1080p on 2 cores). */
 static void prepare_color(const lull_atrous_params* params, const lull_atrous_images* images,
                           const atrous_setup* s, lull_planes* pl)
 {
@@ -249,7 +239,7 @@ static void prepare_color(const lull_atrous_params* params, const lull_atrous_im
       r[i] = c[0];
       g[i] = c[1];
       b[i] = c[2];
-      l[i] = luminance_of(s, c[0], c[1], c[2]);
+      l[i] = lull_luminance_of(s->channels, c[0], c[1], c[2]);
     }
   }
 }
@@ -385,10 +375,10 @@ static void prepare_geometry(const lull_atrous_params* params, const lull_atrous
     if (y > 0 && y < h - 1) {
       /* all four neighbours inside: no mirroring, a loop that vectorises
        * (the general path below took 8 ms at 1080p on 2 cores) */
-      if (use_depth)
+      if (use_depth) /* NULL as a constant: the inlined loop has no test */
         geometry_row_interior(&(geometry_planes){gx, NULL, NULL}, row, w, sigma, inv_g);
       else
-        geometry_row_interior(&(geometry_planes){gx, gy, gz}, row, w, sigma, inv_g);
+        geometry_row_interior(&g, row, w, sigma, inv_g);
       inv_g[row] = geometry_inv_scale2(&g, 0, y, w, h, sigma);
       inv_g[row + (size_t)w - 1] = geometry_inv_scale2(&g, w - 1, y, w, h, sigma);
       continue;
@@ -630,8 +620,7 @@ static void level_taps_init(level_taps* taps, int step, size_t width, float k_no
  * interior_body below. */
 static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, int xa,
                                             int blocks, const level_taps* taps, float minus_2k,
-                                            float k_albedo, float* LULL_RESTRICT v,
-                                            const int position)
+                                            float k_albedo, float* LULL_RESTRICT v)
 {
   const float* LULL_RESTRICT pl_ = lull_plane_c(pl, P_L);
   const float* LULL_RESTRICT pnx = lull_plane_c(pl, P_NX);
@@ -660,8 +649,8 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
       cnm[l] = pnm[i] * minus_2k;
       cig[l] = pinv_g[i];
       cgx[l] = pgx[i];
-      cgy[l] = position ? pgy[i] : 0.0f;
-      cgz[l] = position ? pgz[i] : 0.0f;
+      cgy[l] = pgy[i];
+      cgz[l] = pgz[i];
       car[l] = par[i];
       cag[l] = pag[i];
       cab[l] = pab[i];
@@ -676,8 +665,8 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
         const size_t j = q0 + (size_t)l;
         const float e = add_guide_terms(
             c, minus_2k, cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j], pnz[j], pnm[j], cig[l],
-            cgx[l], cgy[l], cgz[l], pgx[j], pgy[j], pgz[j],
-            inv_d2, car[l], cag[l], cab[l], par[j], pag[j], pab[j], k_albedo, position);
+            cgx[l], cgy[l], cgz[l], pgx[j], pgy[j], pgz[j], inv_d2, car[l], cag[l], cab[l],
+            par[j], pag[j], pab[j], k_albedo, 1);
         const float wgt = lull_edge_weight(e);
         const float d = pl_[j] - cl[l];
         sw[l] += wgt;
@@ -695,13 +684,14 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
   }
 }
 
-/* One kernel for depth and position (depth's y and z planes are zero):
- * GCC does not vectorise the tap loop of a depth-only variant. */
+/* One kernel for depth and position (depth's y and z planes are zero, and
+ * add it exactly): GCC does not vectorise the tap loop of a depth-only
+ * variant. */
 LULL_TARGET_CLONES
 static void moments_blocks(const lull_planes* pl, size_t row, int xa, int blocks,
                            const level_taps* taps, float minus_2k, float k_albedo, float* v)
 {
-  moments_body(pl, row, xa, blocks, taps, minus_2k, k_albedo, v, 1);
+  moments_body(pl, row, xa, blocks, taps, minus_2k, k_albedo, v);
 }
 
 /* Variance of the luminance of each pixel at level 0: from the variance
@@ -792,8 +782,8 @@ static void binomial3_row(const float* LULL_RESTRICT in, float* LULL_RESTRICT ou
   out[w - 1] = (e * in[w - 2] + c * in[w - 1]) / (c + e);
 }
 
-/* One output row of the level guides from the binomial-filtered rows above
- * (weight k0), at (1/2) and below (k2) */
+/* One output row of the level guides from the rows filtered along x above
+ * (weight k0), at (the centre tap) and below (k2) the row */
 LULL_TARGET_CLONES
 static void level_guides_row(const float* const t_l[3], const float* const t_v[3], float k0,
                              float k2, float norm, float sigma, int w, float* LULL_RESTRICT gl,
@@ -967,9 +957,7 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
       r2[i] = sr[l] * inv;
       g2[i] = sg[l] * inv;
       b2[i] = sb[l] * inv;
-      l2[i] = channels == 1 ? r2[i]
-                            : (channels == 2 ? 0.5f * (r2[i] + g2[i])
-                                             : lull_luminance(r2[i], g2[i], b2[i]));
+      l2[i] = lull_luminance_of(channels, r2[i], g2[i], b2[i]);
       v2[i] = sv[l] * inv * inv;
     }
   }
@@ -1085,8 +1073,8 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
           if (x0 >= x1)
             continue;
           if (fixed)
-            tap_row_fixed(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo, k_color,
-                          lull_plane_c(pl, P_R) + row, lull_plane_c(pl, P_G) + row,
+            tap_row_fixed(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo,
+                          k_color, lull_plane_c(pl, P_R) + row, lull_plane_c(pl, P_G) + row,
                           lull_plane_c(pl, P_B) + row);
           else
             tap_row_variance(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo);
@@ -1106,7 +1094,7 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
         r2[x] = t.sr[x] * inv;
         g2[x] = t.sg[x] * inv;
         b2[x] = t.sb[x] * inv;
-        l2[x] = luminance_of(s, r2[x], g2[x], b2[x]);
+        l2[x] = lull_luminance_of(s->channels, r2[x], g2[x], b2[x]);
         v2[x] = t.sv[x] * inv * inv;
       }
   }
@@ -1209,7 +1197,8 @@ lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
   lull_planes pl;
   if (!lull_planes_init_cached(&pl, (size_t)s.width, (size_t)s.height, P_COUNT, cache))
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-  /* 5 accumulator and 4 centre rows (tap_rows_center) per thread */
+  /* per thread: 5 accumulator and 4 centre rows (tap_rows_center); the
+   * level guides' ring takes 6, finish 3 */
   const size_t scratch_stride = 9 * (size_t)s.width + 16;
   float* scratch = malloc((size_t)threads * scratch_stride * sizeof(float));
   if (!scratch) {

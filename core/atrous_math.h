@@ -88,6 +88,17 @@ LULL_HD float lull_luminance(float r, float g, float b)
   return 0.2126f * r + 0.7152f * g + 0.0722f * b;
 }
 
+/* The luminance the filter tracks for 1 to 3 filtered colour channels:
+ * the channel itself, the mean of two, or Rec. 709. */
+LULL_HD float lull_luminance_of(int channels, float r, float g, float b)
+{
+  if (channels == 1)
+    return r;
+  if (channels == 2)
+    return 0.5f * (r + g);
+  return lull_luminance(r, g, b);
+}
+
 /* -- edge-stopping exponents (see the header comment for the formulas) -- */
 
 LULL_HD float lull_edge_color_fixed(float dr, float dg, float db, float inv_sigma2)

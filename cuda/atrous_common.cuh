@@ -60,16 +60,6 @@ LULL_BODY void atrous_sums_zero(atrous_sums* s)
   s->w = s->r = s->g = s->b = s->v = 0.0f;
 }
 
-/* Luminance of the filtered colour (atrous_cpu.c's luminance_of). */
-LULL_BODY float atrous_luminance(int channels, float r, float g, float b)
-{
-  if (channels == 1)
-    return r;
-  if (channels == 2)
-    return 0.5f * (r + g);
-  return lull_luminance(r, g, b);
-}
-
 /* The tap data of a pixel from its unpacked buffers (albedo scaled here,
  * rounded on its own so every kernel gets the same bits). */
 LULL_BODY atrous_tap atrous_tap_make(float4 c, float gl, float4 g0, float4 g1, float2 g2,
@@ -215,7 +205,7 @@ LULL_BODY float2 atrous_level_guides(const lull_atrous_level_args* a, int ox, in
       const size_t j = line + (size_t)col[dx];
       const float4 c = a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
       sum_v += k * c.w;
-      sum_l += k * atrous_luminance(a->channels, c.x, c.y, c.z);
+      sum_l += k * lull_luminance_of(a->channels, c.x, c.y, c.z);
       sum_w += k;
     }
   }

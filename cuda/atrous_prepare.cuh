@@ -153,7 +153,7 @@ LULL_BODY void prepare_color(const lull_atrous_prepare_args* a, prepare_tile* s,
       g /= lull_demodulation_albedo(al.y);
       b /= lull_demodulation_albedo(al.z);
     }
-    s->c[ty][tx] = make_float4(r, g, b, atrous_luminance(a->channels, r, g, b));
+    s->c[ty][tx] = make_float4(r, g, b, lull_luminance_of(a->channels, r, g, b));
   }
 }
 
