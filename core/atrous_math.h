@@ -142,9 +142,10 @@ LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
  *     flag carry the factor -2 k_n (lull_normal_dot of the scaled centre
  *     and q gives -2 k_n d) and the constant 2 k_n joins the tap constant;
  *   - geometry: unchanged; the difference g_p - g_q comes first (scaling
- *     g_p and g_q by sqrt(ig_p) before subtracting would cancel: in flat
- *     regions s g is ~1e4 times the difference, and the weights moved by
- *     up to 1e-4 between two evaluation orders of the same tap);
+ *     g_p and g_q by sqrt(ig_p) before subtracting cancels in flat regions,
+ *     where s g is many times the difference: on the dof_glossy render a
+ *     tiled and an untiled run, which evaluate some taps in different
+ *     code paths, then differed by 1.5e-5 instead of 6e-7);
  *   - the B3 kernel weight h (Dammertz 2010 §2.2): h exp(-E) =
  *     exp(-(E + ln(1 / h))), ln(1 / h) in the tap constant.
  * A weight is then lull_edge_weight(colour term + lull_tap_constant +

@@ -1,10 +1,12 @@
 /* Benchmark of the CPU filters through the public API: ATrous, RT and
  * ATrous with colorMode 0 ("ATrous0") at 1280x720, 1920x1080 and
  * 3840x2160 with colour + albedo + normal + depth (synthetic, noisy
- * inputs: the filter's cost does not depend on content), 5 levels.  Reports the median of repeated runs, ms per megapixel and the
- * threads used.
+ * inputs: the filter's cost does not depend on content), 5 levels.
+ * Reports the median of repeated runs, ms per megapixel and the threads
+ * used.  --filter runs one of the three (for profiling).
  *
  *   bench_atrous_cpu [--threads N] [--runs N] [--sizes 720,1080,2160]
+ *                    [--filter ATrous|RT|ATrous0]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
@@ -131,6 +133,11 @@ int main(int argc, char** argv)
               argv[0]);
       return 2;
     }
+  }
+  if (only && strcmp(only, "ATrous") != 0 && strcmp(only, "RT") != 0 &&
+      strcmp(only, "ATrous0") != 0) {
+    fprintf(stderr, "unknown filter '%s' (ATrous, RT or ATrous0)\n", only);
+    return 2;
   }
   if (runs < 1 || runs > 1000) {
     fprintf(stderr, "runs must be in [1, 1000]\n");
