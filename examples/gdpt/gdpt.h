@@ -130,6 +130,8 @@ typedef struct gdpt_settings
 {
   int spp;
   uint64_t seed;   /* independent renders need different seeds */
+  uint64_t first_sample; /* samples first_sample .. + spp - 1 of the seed's streams: a render
+                          * that continues another one (more reference samples) */
   int gradients;   /* 0: plain path tracing (the reference; dx, dy untouched) */
   int direct_only; /* only camera rays: primal stays 0 (the reference's direct light) */
   int threads;

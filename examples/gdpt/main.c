@@ -1,7 +1,9 @@
 /* gdpt: renders gradient-domain test data.
  *
  *   gdpt --out DIR [--scene NAME|all] [--size 256x192] [--spp 32]
- *        [--ref-spp 4096] [--seed 1] [--threads N]
+ *        [--ref-spp 4096] [--seed 1] [--threads N] [--format exr|pfm]
+ *        [--direct-only | --reference-only [--ref-first-sample K]]
+ *   gdpt --out DIR --merge-reference FROM --merge-spp M --ref-spp N [--scene ...]
  *
  * For each scene it renders two independent halves (A, B) of spp/2 samples
  * each with gradients, and a plain path-traced reference, and writes half-
@@ -17,7 +19,17 @@
  * reconstruct(primal, dx, dy) + direct.  --direct-only writes only
  * NAME-reference-direct (camera rays at --ref-spp: seconds) with the seed
  * of a full run, the same image.  After each scene it prints the
- * gradient self-check (gdpt.h).  Files are written atomically; a failed
+ * gradient self-check (gdpt.h).
+ *
+ * More reference samples, in parts and on other machines: --reference-only
+ * renders only NAME-reference and NAME-reference-direct from samples K ..
+ * K + N - 1 of the reference's streams (--ref-first-sample K, --ref-spp N;
+ * same seed), which continue a reference of K samples; --format pfm writes
+ * float PFMs (what a machine without OpenImageIO can write; full precision
+ * for merging).  --merge-reference FROM then replaces DIR's references (N
+ * samples, --ref-spp) by the sample-weighted means with FROM's (M samples,
+ * --merge-spp, as PFM or EXR): the image a single render of N + M samples
+ * gives, to float rounding.  Files are written atomically; a failed
  * run leaves existing files intact and exits non-zero. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,14 +43,21 @@ typedef struct options
   const char* out;
   const char* scene;
   int width, height, spp, ref_spp, threads;
-  int direct_only; /* only NAME-reference-direct.exr */
-  unsigned long long seed;
+  int direct_only;    /* only NAME-reference-direct */
+  int reference_only; /* only NAME-reference and NAME-reference-direct */
+  int pfm;            /* write float PFM instead of half EXR */
+  unsigned long long seed, ref_first_sample;
+  const char* merge_from; /* merge mode: the other part's folder */
+  int merge_spp;
 } options;
 
 static int usage(const char* message)
 {
   fprintf(stderr, "gdpt: %s\nusage: gdpt --out DIR [--scene cornell|window|textured|all] "
-                  "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N] [--direct-only]\n",
+                  "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N] [--format exr|pfm]\n"
+                  "            [--direct-only | --reference-only [--ref-first-sample K]]\n"
+                  "       gdpt --out DIR --merge-reference FROM --merge-spp M --ref-spp N "
+                  "[--scene NAME|all]\n",
           message);
   return 2;
 }
@@ -63,11 +82,20 @@ static int parse(int argc, char** argv, options* o)
   o->ref_spp = 4096;
   o->threads = 0;
   o->direct_only = 0;
+  o->reference_only = 0;
+  o->pfm = 0;
   o->seed = 1;
+  o->ref_first_sample = 0;
+  o->merge_from = NULL;
+  o->merge_spp = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (strcmp(a, "--direct-only") == 0) {
       o->direct_only = 1;
+      continue;
+    }
+    if (strcmp(a, "--reference-only") == 0) {
+      o->reference_only = 1;
       continue;
     }
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -93,12 +121,29 @@ static int parse(int argc, char** argv, options* o)
         return usage("bad --threads");
     } else if (strcmp(a, "--seed") == 0) {
       o->seed = strtoull(v, NULL, 10);
+    } else if (strcmp(a, "--ref-first-sample") == 0) {
+      o->ref_first_sample = strtoull(v, NULL, 10);
+    } else if (strcmp(a, "--format") == 0) {
+      if (strcmp(v, "exr") != 0 && strcmp(v, "pfm") != 0)
+        return usage("--format must be exr or pfm");
+      o->pfm = strcmp(v, "pfm") == 0;
+    } else if (strcmp(a, "--merge-reference") == 0) {
+      o->merge_from = v;
+    } else if (strcmp(a, "--merge-spp") == 0) {
+      if (!parse_int(v, 1, 1 << 30, &o->merge_spp))
+        return usage("bad --merge-spp");
     } else {
       return usage("unknown option");
     }
   }
   if (!o->out)
     return usage("--out is required");
+  if (o->direct_only && o->reference_only)
+    return usage("--direct-only and --reference-only exclude each other");
+  if (o->merge_from && (o->merge_spp <= 0 || o->ref_spp <= 0))
+    return usage("--merge-reference needs --merge-spp and --ref-spp (the samples of each part)");
+  if ((o->reference_only || o->merge_from) && o->ref_spp <= 0)
+    return usage("--ref-spp must be positive here");
   return 0;
 }
 
@@ -107,7 +152,7 @@ static int write_image(const options* o, const char* scene, const char* what, co
                        int channels)
 {
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s-%s.exr", o->out, scene, what);
+  snprintf(path, sizeof path, "%s/%s-%s.%s", o->out, scene, what, o->pfm ? "pfm" : "exr");
   lull_io_image image;
   memset(&image, 0, sizeof image);
   image.width = o->width;
@@ -119,7 +164,7 @@ static int write_image(const options* o, const char* scene, const char* what, co
     fprintf(stderr, "gdpt: out of memory\n");
     return 1;
   }
-  pass->half = 1;
+  pass->half = !o->pfm;
   char err[512];
   const int failed = lull_io_write(path, &image, 0, err, sizeof err);
   if (failed)
@@ -174,13 +219,15 @@ static void free_half(half_render* h)
     free(all[i]);
 }
 
-static void render_half(const gdpt_scene* scene, const options* o, uint64_t seed, int spp,
-                        int gradients, half_render* h, const char* label)
+static void render_half(const gdpt_scene* scene, const options* o, uint64_t seed,
+                        uint64_t first_sample, int spp, int gradients, half_render* h,
+                        const char* label)
 {
   gdpt_settings settings;
   memset(&settings, 0, sizeof settings);
   settings.spp = spp;
   settings.seed = seed;
+  settings.first_sample = first_sample;
   settings.gradients = gradients;
   settings.direct_only = o->direct_only;
   settings.threads = o->threads;
@@ -188,6 +235,21 @@ static void render_half(const gdpt_scene* scene, const options* o, uint64_t seed
                     h->normal,  h->depth,      h->albedo_var, h->normal_var, h->depth_var};
   progress_line line = {label, -1};
   gdpt_render(scene, &settings, &b, show_progress, &line);
+}
+
+/* The plain path-traced reference (its own seed stream) and its direct
+ * part: NAME-reference (primal + direct) and NAME-reference-direct. */
+static int render_reference(const gdpt_scene* scene, const options* o, const char* name,
+                            half_render* ref)
+{
+  const size_t n = (size_t)o->width * (size_t)o->height;
+  render_half(scene, o, 3 * o->seed + 3, o->ref_first_sample, o->ref_spp, 0, ref, "reference");
+  int failed = write_image(o, name, "reference-direct", ref->direct, 3);
+  for (size_t i = 0; i < 3 * n; ++i)
+    ref->primal[i] += ref->direct[i];
+  if (!failed)
+    failed = write_image(o, name, "reference", ref->primal, 3);
+  return failed;
 }
 
 static int render_scene(const options* o, const char* name)
@@ -205,8 +267,18 @@ static int render_scene(const options* o, const char* name)
     fprintf(stderr, "gdpt: out of memory\n");
   } else {
     if (o->direct_only) {
-      render_half(&scene, o, 3 * o->seed + 3, o->ref_spp, 0, &ref, "reference direct");
+      render_half(&scene, o, 3 * o->seed + 3, o->ref_first_sample, o->ref_spp, 0, &ref,
+                  "reference direct");
       failed = write_image(o, name, "reference-direct", ref.direct, 3);
+      free_half(&a);
+      free_half(&b);
+      free_half(&ref);
+      return failed;
+    }
+    if (o->reference_only) {
+      fprintf(stderr, "%s: %dx%d, reference samples %llu to %llu\n", name, o->width, o->height,
+              o->ref_first_sample, o->ref_first_sample + (unsigned long long)o->ref_spp - 1);
+      failed = render_reference(&scene, o, name, &ref);
       free_half(&a);
       free_half(&b);
       free_half(&ref);
@@ -214,8 +286,8 @@ static int render_scene(const options* o, const char* name)
     }
     fprintf(stderr, "%s: %dx%d, %d spp G-PT (two halves), reference %d spp\n", name, o->width,
             o->height, o->spp, o->ref_spp);
-    render_half(&scene, o, 3 * o->seed + 1, o->spp / 2, 1, &a, "half A");
-    render_half(&scene, o, 3 * o->seed + 2, o->spp / 2, 1, &b, "half B");
+    render_half(&scene, o, 3 * o->seed + 1, 0, o->spp / 2, 1, &a, "half A");
+    render_half(&scene, o, 3 * o->seed + 2, 0, o->spp / 2, 1, &b, "half B");
     const gdpt_check c = gdpt_gradient_check(o->width, o->height, a.primal, b.primal, a.dx, b.dx,
                                              a.dy, b.dy);
     printf("%s: self-check sum d^2 / sum Var[d]: dx %.3f, dy %.3f (about 1: unbiased); "
@@ -248,18 +320,77 @@ static int render_scene(const options* o, const char* name)
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0] && !failed; ++f)
       failed = write_image(o, name, files[f].what, files[f].data, files[f].channels);
-    if (!failed && o->ref_spp > 0) {
-      render_half(&scene, o, 3 * o->seed + 3, o->ref_spp, 0, &ref, "reference");
-      failed = write_image(o, name, "reference-direct", ref.direct, 3);
-      for (size_t i = 0; i < 3 * n; ++i)
-        ref.primal[i] += ref.direct[i];
-      if (!failed)
-        failed = write_image(o, name, "reference", ref.primal, 3);
-    }
+    if (!failed && o->ref_spp > 0)
+      failed = render_reference(&scene, o, name, &ref);
   }
   free_half(&a);
   free_half(&b);
   free_half(&ref);
+  return failed;
+}
+
+/* Reads dir/NAME-WHAT.pfm, else .exr: one pass of 3 channels, width x
+ * height of the options. */
+static int read_part(const options* o, const char* dir, const char* name, const char* what,
+                     lull_io_image* image)
+{
+  char path[4096], err[512];
+  int failed = 1;
+  for (int ext = 0; ext < 2 && failed; ++ext) {
+    snprintf(path, sizeof path, "%s/%s-%s.%s", dir, name, what, ext == 0 ? "pfm" : "exr");
+    FILE* f = fopen(path, "rb");
+    if (!f)
+      continue;
+    fclose(f);
+    failed = lull_io_read(path, image, err, sizeof err);
+    if (failed) {
+      fprintf(stderr, "gdpt: %s\n", err);
+      return 1;
+    }
+  }
+  if (failed) {
+    fprintf(stderr, "gdpt: no %s/%s-%s.pfm or .exr\n", dir, name, what);
+    return 1;
+  }
+  if (image->width != o->width || image->height != o->height || image->num_passes != 1 ||
+      image->passes[0].channels != 3) {
+    fprintf(stderr, "gdpt: %s is not a %dx%d RGB image (--size)\n", path, o->width, o->height);
+    lull_io_free(image);
+    return 1;
+  }
+  return 0;
+}
+
+/* --merge-reference: out's references (ref_spp samples) and from's
+ * (merge_spp samples) -> their sample-weighted means, written to out. */
+static int merge_scene(const options* o, const char* name)
+{
+  static const char* const whats[] = {"reference", "reference-direct"};
+  const double total = (double)o->ref_spp + (double)o->merge_spp;
+  const float wa = (float)(o->ref_spp / total), wb = (float)(o->merge_spp / total);
+  const size_t count = 3 * (size_t)o->width * (size_t)o->height;
+  float* merged[2] = {malloc(count * sizeof(float)), malloc(count * sizeof(float))};
+  int failed = !merged[0] || !merged[1];
+  for (int k = 0; k < 2 && !failed; ++k) {
+    lull_io_image a, b;
+    failed = read_part(o, o->out, name, whats[k], &a);
+    if (failed)
+      break;
+    failed = read_part(o, o->merge_from, name, whats[k], &b);
+    if (!failed) {
+      for (size_t i = 0; i < count; ++i)
+        merged[k][i] = wa * a.passes[0].data[i] + wb * b.passes[0].data[i];
+      lull_io_free(&b);
+    }
+    lull_io_free(&a);
+  }
+  /* both files are written only once both merged images exist */
+  for (int k = 0; k < 2 && !failed; ++k)
+    failed = write_image(o, name, whats[k], merged[k], 3);
+  if (!failed)
+    fprintf(stderr, "%s: reference %d + %d samples\n", name, o->ref_spp, o->merge_spp);
+  free(merged[0]);
+  free(merged[1]);
   return failed;
 }
 
@@ -269,10 +400,11 @@ int main(int argc, char** argv)
   const int bad = parse(argc, argv, &o);
   if (bad)
     return bad;
+  int (*job)(const options*, const char*) = o.merge_from ? merge_scene : render_scene;
   if (strcmp(o.scene, "all") != 0)
-    return render_scene(&o, o.scene);
+    return job(&o, o.scene);
   for (const char* const* name = gdpt_scene_names(); *name; ++name)
-    if (render_scene(&o, *name))
+    if (job(&o, *name))
       return 1;
   return 0;
 }

@@ -276,7 +276,7 @@ void gdpt_render(const gdpt_scene* s, const gdpt_settings* settings, gdpt_buffer
     for (int x = 0; x < w; ++x) {
       const size_t i = (size_t)y * (size_t)w + (size_t)x;
       for (int k = 0; k < settings->spp; ++k) {
-        rng r = rng_for(settings->seed, i, (uint64_t)k);
+        rng r = rng_for(settings->seed, i, settings->first_sample + (uint64_t)k);
         const double ux = uniform(&r), uy = uniform(&r);
         base_path b;
         trace_base(s, camera_dir(s, x + ux, y + uy), settings->direct_only, &r, &b);

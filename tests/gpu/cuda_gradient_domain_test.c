@@ -5,7 +5,7 @@
  *     single candidate: CUDA = CPU up to float rounding and the few
  *     discrete decisions it flips (see MEAN_TOLERANCE);
  *   - the gradient scenes (exported by export_gradient_testdata.py with
- *     their features): CUDA = CPU, and relMSE against the 8192-spp
+ *     their features): CUDA = CPU, and relMSE against the scene's
  *     reference within 0.5% of the CPU's;
  *   - two runs equal bit for bit; a 1024 x 1024 run gives finite output.
  * `test_cuda_gradient_domain quick` runs the synthetic cases only (for

@@ -5,7 +5,7 @@
  *     1-pixel sides, a prime length): CUDA = CPU within the documented
  *     tolerances;
  *   - the gradient scenes (exported by export_gradient_testdata.py): CUDA =
- *     CPU, and relMSE against the 8192-spp reference within 0.1% of the
+ *     CPU, and relMSE against the scene's reference within 0.1% of the
  *     CPU's;
  *   - 1280x720 (L2 and L1) and a 10000-pixel row (FFT buffers in global
  *     memory);
