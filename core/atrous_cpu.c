@@ -869,13 +869,14 @@ static void prepare_level_guides(const lull_atrous_params* params, const atrous_
  * tap order as the border path, so a pixel's value does not depend on the
  * path it takes. */
 
-/* The body, specialised below for the colour test (fixed or variance) and
- * the geometry (3 position planes or depth only) so each variant computes
- * only its own terms. */
+/* The body, specialised below for the colour test (fixed or variance),
+ * the geometry (3 position planes or depth only) and the last level (no
+ * luminance and variance for a next level) so each variant computes only
+ * its own terms. */
 static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, int xa,
                                              int blocks, const level_taps* taps, const int fixed,
-                                             const int position, float k_color, float minus_2k,
-                                             float k_albedo, int channels)
+                                             const int position, const int last, float k_color,
+                                             float minus_2k, float k_albedo, int channels)
 {
   const float* LULL_RESTRICT pr = lull_plane_c(pl, P_R);
   const float* LULL_RESTRICT pg = lull_plane_c(pl, P_G);
@@ -947,7 +948,8 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
         sr[l] += wgt * pr[j];
         sg[l] += wgt * pg[j];
         sb[l] += wgt * pb[j];
-        sv[l] += wgt * wgt * pv[j];
+        if (!last)
+          sv[l] += wgt * wgt * pv[j];
       }
     }
 #pragma omp simd
@@ -957,48 +959,44 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
       r2[i] = sr[l] * inv;
       g2[i] = sg[l] * inv;
       b2[i] = sb[l] * inv;
-      l2[i] = lull_luminance_of(channels, r2[i], g2[i], b2[i]);
-      v2[i] = sv[l] * inv * inv;
+      if (!last) {
+        l2[i] = lull_luminance_of(channels, r2[i], g2[i], b2[i]);
+        v2[i] = sv[l] * inv * inv;
+      }
     }
   }
 }
 
-/* The four interior kernels; each is compiled for AVX-512, AVX2 and SSE2. */
-LULL_TARGET_CLONES
-static void interior_variance_depth(const lull_planes* pl, size_t row, int xa, int blocks,
-                                    const level_taps* taps, float k_color, float minus_2k,
-                                    float k_albedo, int channels)
-{
-  interior_body(pl, row, xa, blocks, taps, 0, 0, k_color, minus_2k, k_albedo, channels);
-}
-
-LULL_TARGET_CLONES
-static void interior_variance_position(const lull_planes* pl, size_t row, int xa, int blocks,
-                                       const level_taps* taps, float k_color, float minus_2k,
-                                       float k_albedo, int channels)
-{
-  interior_body(pl, row, xa, blocks, taps, 0, 1, k_color, minus_2k, k_albedo, channels);
-}
-
-LULL_TARGET_CLONES
-static void interior_fixed_depth(const lull_planes* pl, size_t row, int xa, int blocks,
-                                 const level_taps* taps, float k_color, float minus_2k,
-                                 float k_albedo, int channels)
-{
-  interior_body(pl, row, xa, blocks, taps, 1, 0, k_color, minus_2k, k_albedo, channels);
-}
-
-LULL_TARGET_CLONES
-static void interior_fixed_position(const lull_planes* pl, size_t row, int xa, int blocks,
-                                    const level_taps* taps, float k_color, float minus_2k,
-                                    float k_albedo, int channels)
-{
-  interior_body(pl, row, xa, blocks, taps, 1, 1, k_color, minus_2k, k_albedo, channels);
-}
+/* The eight interior kernels; each is compiled for AVX-512, AVX2 and SSE2. */
+#define LULL_INTERIOR_KERNEL(name, fixed, position, last)                                  \
+  LULL_TARGET_CLONES                                                                        \
+  static void name(const lull_planes* pl, size_t row, int xa, int blocks,                   \
+                   const level_taps* taps, float k_color, float minus_2k, float k_albedo,    \
+                   int channels)                                                            \
+  {                                                                                         \
+    interior_body(pl, row, xa, blocks, taps, fixed, position, last, k_color, minus_2k,      \
+                  k_albedo, channels);                                                      \
+  }
+LULL_INTERIOR_KERNEL(interior_variance_depth, 0, 0, 0)
+LULL_INTERIOR_KERNEL(interior_variance_position, 0, 1, 0)
+LULL_INTERIOR_KERNEL(interior_fixed_depth, 1, 0, 0)
+LULL_INTERIOR_KERNEL(interior_fixed_position, 1, 1, 0)
+LULL_INTERIOR_KERNEL(interior_variance_depth_last, 0, 0, 1)
+LULL_INTERIOR_KERNEL(interior_variance_position_last, 0, 1, 1)
+LULL_INTERIOR_KERNEL(interior_fixed_depth_last, 1, 0, 1)
+LULL_INTERIOR_KERNEL(interior_fixed_position_last, 1, 1, 1)
+#undef LULL_INTERIOR_KERNEL
 
 typedef void (*interior_kernel)(const lull_planes* pl, size_t row, int xa, int blocks,
                                 const level_taps* taps, float k_color, float minus_2k,
                                 float k_albedo, int channels);
+
+/* indexed [last][fixed][position] */
+static const interior_kernel INTERIOR_KERNELS[2][2][2] = {
+    {{interior_variance_depth, interior_variance_position},
+     {interior_fixed_depth, interior_fixed_position}},
+    {{interior_variance_depth_last, interior_variance_position_last},
+     {interior_fixed_depth_last, interior_fixed_position_last}}};
 
 /* The row a level computes at loop index i: rows of equal y mod step in
  * turn (y = r, r + step, r + 2 step, ... for r = 0, 1, ...).  Row y reads
@@ -1017,8 +1015,63 @@ static int level_row(int i, int h, int step)
   return rem + (i - head) / q + ((i - head) % q) * step;
 }
 
-static void run_level(const lull_atrous_params* params, const atrous_setup* s, lull_planes* pl,
-                      int level, float* scratch_rows, size_t scratch_stride)
+/* -- the output ------------------------------------------------------------ */
+
+/* The output row loops, apart so that the ones without powf (sRGB)
+ * vectorise: o = c a' (a' the demodulation albedo), then o = clamp(o s). */
+LULL_TARGET_CLONES
+static void remodulate_row(float* LULL_RESTRICT o, const float* LULL_RESTRICT c,
+                           const float* LULL_RESTRICT a, int w)
+{
+  for (int x = 0; x < w; ++x)
+    o[x] = c[x] * lull_demodulation_albedo(a[x]);
+}
+
+LULL_TARGET_CLONES
+static void scale_row(float* o, int w, float inv_scale, int clamp)
+{
+  for (int x = 0; x < w; ++x) {
+    const float v = o[x] * inv_scale;
+    o[x] = clamp ? (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v)) : v;
+  }
+}
+
+/* Output row y from the last level's rows of r, g, b (planes in[3]):
+ * remodulates, applies sRGB, the inverse scale and the clamp, and writes
+ * it through 3 scratch rows.  The last level calls it as each row is done,
+ * while the row is in cache (separate output planes cost a write and a
+ * read of 24 MB at 1080p). */
+static void output_row(const lull_atrous_params* params, const lull_atrous_images* images,
+                       const atrous_setup* s, const lull_planes* pl, const float* const in[3],
+                       int y, float* out)
+{
+  const int w = s->width;
+  const size_t row = (size_t)y * (size_t)w;
+  const float* albedo[3] = {lull_plane_c(pl, P_AR), lull_plane_c(pl, P_AG),
+                            lull_plane_c(pl, P_AB)};
+  const float inv_scale = 1.0f / params->input_scale;
+  for (int k = 0; k < 3; ++k) {
+    float* o = out + (size_t)k * (size_t)w;
+    if (s->demodulate)
+      remodulate_row(o, in[k] + row, albedo[k] + row, w);
+    else
+      memcpy(o, in[k] + row, (size_t)w * sizeof(float));
+    if (params->srgb)
+      for (int x = 0; x < w; ++x)
+        o[x] = lull_linear_to_srgb(o[x] > 0.0f ? o[x] : 0.0f);
+    scale_row(o, w, inv_scale, params->clamp_output);
+  }
+  const float* const planes[4] = {out, out + w, out + 2 * (size_t)w,
+                                  lull_plane_c(pl, P_ALPHA) + row};
+  lull_image_write_row(&images->output, y, planes, lull_format_channels(images->output.format));
+}
+
+/* One level into the second planes (then swapped in); the last level
+ * (last != 0) writes each finished row to the output instead of
+ * computing the next level's luminance and variance. */
+static void run_level(const lull_atrous_params* params, const lull_atrous_images* images,
+                      const atrous_setup* s, lull_planes* pl, int level, int last,
+                      float* scratch_rows, size_t scratch_stride)
 {
   const int w = s->width, h = s->height;
   const int step = 1 << level;
@@ -1033,9 +1086,9 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
   level_taps_init(&taps, step, ws, s->k_normal, 1);
   /* depth leaves the y and z geometry planes at zero: skip them */
   const int position = s->geometry_planes == 3;
-  const interior_kernel interior =
-      fixed ? (position ? interior_fixed_position : interior_fixed_depth)
-            : (position ? interior_variance_position : interior_variance_depth);
+  const interior_kernel interior = INTERIOR_KERNELS[last != 0][fixed][position];
+  const float* const filtered[3] = {lull_plane_c(pl, P_R2), lull_plane_c(pl, P_G2),
+                                    lull_plane_c(pl, P_B2)};
   const int reach = 2 * step; /* the farthest tap */
 
 #pragma omp parallel for schedule(static) num_threads(s->threads)
@@ -1094,70 +1147,20 @@ static void run_level(const lull_atrous_params* params, const atrous_setup* s, l
         r2[x] = t.sr[x] * inv;
         g2[x] = t.sg[x] * inv;
         b2[x] = t.sb[x] * inv;
-        l2[x] = lull_luminance_of(s->channels, r2[x], g2[x], b2[x]);
-        v2[x] = t.sv[x] * inv * inv;
+        if (!last) {
+          l2[x] = lull_luminance_of(s->channels, r2[x], g2[x], b2[x]);
+          v2[x] = t.sv[x] * inv * inv;
+        }
       }
+    /* the accumulator rows are done with: they take the output rows */
+    if (last)
+      output_row(params, images, s, pl, filtered, y, t.sw);
   }
   lull_planes_swap(pl, P_R, P_R2);
   lull_planes_swap(pl, P_G, P_G2);
   lull_planes_swap(pl, P_B, P_B2);
   lull_planes_swap(pl, P_L, P_L2);
   lull_planes_swap(pl, P_V, P_V2);
-}
-
-/* -- finish -------------------------------------------------------------- */
-
-/* The output row loops, apart so that the ones without powf (sRGB)
- * vectorise: o = c a' (a' the demodulation albedo), then o = clamp(o s). */
-LULL_TARGET_CLONES
-static void remodulate_row(float* LULL_RESTRICT o, const float* LULL_RESTRICT c,
-                           const float* LULL_RESTRICT a, int w)
-{
-  for (int x = 0; x < w; ++x)
-    o[x] = c[x] * lull_demodulation_albedo(a[x]);
-}
-
-LULL_TARGET_CLONES
-static void scale_row(float* o, int w, float inv_scale, int clamp)
-{
-  for (int x = 0; x < w; ++x) {
-    const float v = o[x] * inv_scale;
-    o[x] = clamp ? (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v)) : v;
-  }
-}
-
-/* Remodulates, applies sRGB, the inverse scale and the clamp, and writes
- * the output, a row at a time through the calling thread's scratch rows
- * (whole output planes cost a write and a read of 24 MB at 1080p). */
-static void finish(const lull_atrous_params* params, const lull_atrous_images* images,
-                   const atrous_setup* s, const lull_planes* pl, float* scratch_rows,
-                   size_t scratch_stride)
-{
-  const int w = s->width, h = s->height;
-  const float* in[3] = {lull_plane_c(pl, P_R), lull_plane_c(pl, P_G), lull_plane_c(pl, P_B)};
-  const float* albedo[3] = {lull_plane_c(pl, P_AR), lull_plane_c(pl, P_AG),
-                            lull_plane_c(pl, P_AB)};
-  const float* alpha = lull_plane_c(pl, P_ALPHA);
-  const float inv_scale = 1.0f / params->input_scale;
-  const int out_channels = lull_format_channels(images->output.format);
-#pragma omp parallel for schedule(static) num_threads(s->threads)
-  for (int y = 0; y < h; ++y) {
-    const size_t row = (size_t)y * (size_t)w;
-    float* out = scratch_rows + (size_t)lull_thread_index() * scratch_stride;
-    for (int k = 0; k < 3; ++k) {
-      float* o = out + (size_t)k * (size_t)w;
-      if (s->demodulate)
-        remodulate_row(o, in[k] + row, albedo[k] + row, w);
-      else
-        memcpy(o, in[k] + row, (size_t)w * sizeof(float));
-      if (params->srgb)
-        for (int x = 0; x < w; ++x)
-          o[x] = lull_linear_to_srgb(o[x] > 0.0f ? o[x] : 0.0f);
-      scale_row(o, w, inv_scale, params->clamp_output);
-    }
-    const float* const planes[4] = {out, out + w, out + 2 * (size_t)w, alpha + row};
-    lull_image_write_row(&images->output, y, planes, out_channels);
-  }
 }
 
 lull_status lull_atrous_cpu(const lull_atrous_params* params, const lull_atrous_images* images,
@@ -1198,7 +1201,7 @@ lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
   if (!lull_planes_init_cached(&pl, (size_t)s.width, (size_t)s.height, P_COUNT, cache))
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   /* per thread: 5 accumulator and 4 centre rows (tap_rows_center); the
-   * level guides' ring takes 6, finish 3 */
+   * level guides' ring takes 6, the output rows 3 (in the accumulators) */
   const size_t scratch_stride = 9 * (size_t)s.width + 16;
   float* scratch = malloc((size_t)threads * scratch_stride * sizeof(float));
   if (!scratch) {
@@ -1244,15 +1247,18 @@ lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
     lull_planes_alias(&pl, P_INV_L, P_ZERO);
   }
 
+  /* a report after each level but the last, which writes the output: a
+   * cancelled run leaves the output untouched */
   status = lull_progress_report(progress, 0.0, err);
   for (int level = 0; level < params->iterations && status == LULL_OK; ++level) {
+    const int last = level + 1 == params->iterations;
     if (params->color_mode == LULL_ATROUS_COLOR_VARIANCE)
       prepare_level_guides(params, &s, &pl, scratch, scratch_stride);
-    run_level(params, &s, &pl, level, scratch, scratch_stride);
-    status = lull_progress_report(progress, (double)(level + 1) / (params->iterations + 1), err);
+    run_level(params, images, &s, &pl, level, last, scratch, scratch_stride);
+    if (!last)
+      status = lull_progress_report(progress, (double)(level + 1) / params->iterations, err);
   }
   if (status == LULL_OK) {
-    finish(params, images, &s, &pl, scratch, scratch_stride);
     /* the output is complete: a request to cancel now changes nothing */
     lull_error ignored;
     (void)lull_progress_report(progress, 1.0, &ignored);
