@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gradient_domain_patch.h"
+#include "gradient_domain_post.h"
 #include "gradient_domain_planes.h"
 #include "poisson_input.h"
 #include "poisson_math.h"
@@ -236,19 +237,27 @@ static lull_status second_pass(const gd_run* r, int b, const float* const x[3], 
 
 /* The guide's variance (§5.3.2): the two-buffer variance of the L1
  * reconstructions, blurred, and at least its raw value. */
-static void guide_variance(const gd_run* r)
+static void blur_variance(const gd_run* r, int var)
 {
   float* tmp = plane(r, LULL_GD_W_SCRATCH);
   float* blur = plane(r, LULL_GD_W_SCRATCH + 1);
   for (int c = 0; c < r->nc; ++c) {
-    float* v = plane(r, LULL_GD_W_VAR + c);
-    const float* d = plane(r, LULL_GD_W_UD + c);
-    for (size_t i = 0; i < r->n; ++i)
-      v[i] = 0.25f * d[i] * d[i];
+    float* v = plane(r, var + c);
     lull_gd_box_mean(r->w, r->h, v, blur, tmp, LULL_GD_VARIANCE_BLUR, 0, r->w, 0, r->h, r->threads);
     for (size_t i = 0; i < r->n; ++i)
       v[i] = LULL_MAX(v[i], blur[i]);
   }
+}
+
+static void guide_variance(const gd_run* r)
+{
+  for (int c = 0; c < r->nc; ++c) {
+    float* v = plane(r, LULL_GD_W_VAR + c);
+    const float* d = plane(r, LULL_GD_W_UD + c);
+    for (size_t i = 0; i < r->n; ++i)
+      v[i] = lull_gd_half_variance(d[i]);
+  }
+  blur_variance(r, LULL_GD_W_VAR);
 }
 
 /* Loads the features normalised to [0, 1] (§5.3.2), their variances and
@@ -434,10 +443,55 @@ static void keep_best(const gd_run* r, int first)
     const float score = lull_gd_choice_at(first, mean_d[i], mean_d2[i], x, y, r->w, r->h);
     if (first || score < best_score[i]) {
       best_score[i] = score;
-      for (int c = 0; c < r->nc; ++c)
+      for (int c = 0; c < r->nc; ++c) {
         plane(r, LULL_GD_W_BEST + c)[i] = plane(r, LULL_GD_W_FINAL + c)[i];
+        plane(r, LULL_GD_W_BEST_VAR + c)[i] = lull_gd_half_variance(
+            plane(r, LULL_GD_W_FA + c)[i] - plane(r, LULL_GD_W_FB + c)[i]);
+      }
     }
   }
+}
+
+/* The post-filter of the chosen result (gradient_domain_planes.h) into
+ * LULL_GD_W_FINAL.  The guide, the feature scales and the stencil's planes
+ * are free once the candidates are done. */
+static void post_filter(const gd_run* r, const lull_gd_features* features)
+{
+  blur_variance(r, LULL_GD_W_BEST_VAR);
+  lull_gd_features post = *features;
+  for (int j = 0; j < post.count; ++j) {
+    float* scale = plane(r, LULL_GD_W_FSCALE + j);
+    for (size_t i = 0; i < r->n; ++i)
+      scale[i] = lull_gd_post_scale(post.variance[j][i]);
+    post.scale[j] = scale;
+  }
+  lull_gd_post_sums sums;
+  for (int k = 0; k < 6; ++k)
+    sums.m[k] = plane(r, LULL_GD_W_POST_M + k);
+  sums.w2 = plane(r, LULL_GD_W_POST_W2);
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 3; ++k)
+      sums.b[c][k] = plane(r, LULL_GD_W_POST_B + 3 * c + k);
+  float *best[3], *best_var[3], *u[3], *u_var[3], *out[3];
+  planes3(r, LULL_GD_W_BEST, best);
+  planes3(r, LULL_GD_W_BEST_VAR, best_var);
+  planes3(r, LULL_GD_W_U, u);
+  planes3(r, LULL_GD_W_VAR, u_var);
+  planes3(r, LULL_GD_W_FINAL, out);
+  /* pass 1, guided by the chosen result, into the guide's planes */
+  lull_gd_guide guide = {r->nc, {best[0], best[1], best[2]}, {best_var[0], best_var[1], best_var[2]}};
+  const lull_gd_candidate pass1 = {LULL_GD_POST_KC1, LULL_GD_POST_KF, 1.0f};
+  lull_gd_post_pass(r->w, r->h, r->nc, &guide, &post, &pass1, LULL_GD_POST_RADIUS,
+                    LULL_GD_POST_NLM, LULL_GD_POST_RIDGE, (const float* const*)best,
+                    (const float* const*)best_var, u, u_var, &sums,
+                    plane(r, LULL_GD_W_POST_WEIGHT), plane(r, LULL_GD_W_SCRATCH), r->threads);
+  /* pass 2, guided by pass 1 */
+  guide = (lull_gd_guide){r->nc, {u[0], u[1], u[2]}, {u_var[0], u_var[1], u_var[2]}};
+  const lull_gd_candidate pass2 = {LULL_GD_POST_KC2, LULL_GD_POST_KF, 1.0f};
+  lull_gd_post_pass(r->w, r->h, r->nc, &guide, &post, &pass2, LULL_GD_POST_RADIUS,
+                    LULL_GD_POST_NLM, LULL_GD_POST_RIDGE, (const float* const*)best, NULL, out,
+                    NULL, &sums, plane(r, LULL_GD_W_POST_WEIGHT), plane(r, LULL_GD_W_SCRATCH),
+                    r->threads);
 }
 
 static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
@@ -501,8 +555,10 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
   }
   if (status != LULL_OK)
     return status;
+  if (!single)
+    post_filter(r, &features);
   float* result[3];
-  planes3(r, single ? LULL_GD_W_FINAL : LULL_GD_W_BEST, result);
+  planes3(r, LULL_GD_W_FINAL, result);
   lull_poisson_system sys = system_of(r, LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, params->alpha);
   float* primal[3];
   planes3(r, LULL_GD_W_B, primal);

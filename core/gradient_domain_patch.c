@@ -53,70 +53,79 @@ void lull_gd_box_mean(int width, int height, const float* in, float* out, float*
   }
 }
 
-void lull_gd_patch_weights(int width, int height, const lull_gd_guide* guide,
-                           const lull_gd_features* features, const lull_gd_candidate* candidate,
-                           float delta, int nlm_radius, float* const weights[LULL_GD_PATCH],
-                           float* scratch, int threads)
+void lull_gd_offset_weights(int width, int height, const lull_gd_guide* guide,
+                            const lull_gd_features* features, const lull_gd_candidate* candidate,
+                            float delta, int nlm_radius, int dx, int dy, float* out,
+                            float* scratch, int threads)
 {
   const size_t w = (size_t)width, n = w * (size_t)height;
   float* dist = scratch;
   float* color = scratch + n;
   float* feature = scratch + 2 * n;
   float* tmp = scratch + 3 * n;
-  for (int k = 0; k < LULL_GD_PATCH; ++k) {
-    int dx, dy;
-    lull_gd_patch_offset(k, &dx, &dy);
-    float* out = weights[k];
-    if (dx == 0 && dy == 0) {
-      /* d(p, p) < 0 (eq. 5.9), so w(p, p) = 1 */
-      const float centre = lull_gd_weight(0.0f, 0.0f, candidate->beta, delta);
-      for (size_t i = 0; i < n; ++i)
-        out[i] = centre;
-      continue;
+  /* pixels whose neighbour p + o is inside the image */
+  const int x0 = LULL_MAX(0, -dx), x1 = LULL_MIN(width, width - dx);
+  const int y0 = LULL_MAX(0, -dy), y1 = LULL_MIN(height, height - dy);
+  const ptrdiff_t o = (ptrdiff_t)dy * (ptrdiff_t)width + dx;
+  const float inv_channels = 1.0f / (float)guide->channels;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const size_t i = (size_t)y * w + (size_t)x;
+      float s = 0.0f;
+      for (int c = 0; c < guide->channels; ++c)
+        s += lull_gd_color_distance(guide->value[c][i], guide->value[c][i + o],
+                                    guide->variance[c][i], guide->variance[c][i + o],
+                                    candidate->kc);
+      dist[i] = s * inv_channels;
     }
-    /* pixels whose neighbour p + o is inside the image */
-    const int x0 = LULL_MAX(0, -dx), x1 = LULL_MIN(width, width - dx);
-    const int y0 = LULL_MAX(0, -dy), y1 = LULL_MIN(height, height - dy);
-    const ptrdiff_t o = (ptrdiff_t)dy * (ptrdiff_t)width + dx;
-    const float inv_channels = 1.0f / (float)guide->channels;
+  lull_gd_box_mean(width, height, dist, color, tmp, nlm_radius, x0, x1, y0, y1, threads);
+  /* the largest patch-averaged feature distance (eq. 5.13 takes the
+   * smallest weight) */
+  for (size_t i = 0; i < n; ++i)
+    out[i] = -INFINITY;
+  for (int j = 0; j < features->count; ++j) {
+    const float* f = features->value[j];
+    const float* v = features->variance[j];
+    const float* sc = features->scale[j];
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) {
         const size_t i = (size_t)y * w + (size_t)x;
-        float s = 0.0f;
-        for (int c = 0; c < guide->channels; ++c)
-          s += lull_gd_color_distance(guide->value[c][i], guide->value[c][i + o],
-                                      guide->variance[c][i], guide->variance[c][i + o],
-                                      candidate->kc);
-        dist[i] = s * inv_channels;
+        dist[i] = lull_gd_feature_distance(f[i], f[i + o], v[i], v[i + o], sc[i], sc[i + o],
+                                           candidate->kf);
       }
-    lull_gd_box_mean(width, height, dist, color, tmp, nlm_radius, x0, x1, y0, y1, threads);
-    /* the largest patch-averaged feature distance (eq. 5.13 takes the
-     * smallest weight) */
+    lull_gd_box_mean(width, height, dist, feature, tmp, nlm_radius, x0, x1, y0, y1, threads);
     for (size_t i = 0; i < n; ++i)
-      out[i] = -INFINITY;
-    for (int j = 0; j < features->count; ++j) {
-      const float* f = features->value[j];
-      const float* v = features->variance[j];
-      const float* sc = features->scale[j];
+      out[i] = LULL_MAX(out[i], feature[i]);
+  }
 #pragma omp parallel for schedule(static) num_threads(threads)
-      for (int y = y0; y < y1; ++y)
-        for (int x = x0; x < x1; ++x) {
-          const size_t i = (size_t)y * w + (size_t)x;
-          dist[i] = lull_gd_feature_distance(f[i], f[i + o], v[i], v[i + o], sc[i], sc[i + o],
-                                             candidate->kf);
-        }
-      lull_gd_box_mean(width, height, dist, feature, tmp, nlm_radius, x0, x1, y0, y1, threads);
-      for (size_t i = 0; i < n; ++i)
-        out[i] = LULL_MAX(out[i], feature[i]);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const size_t i = (size_t)y * w + (size_t)x;
+      const int inside = x >= x0 && x < x1 && y >= y0 && y < y1;
+      out[i] = inside ? lull_gd_weight(color[i], out[i], candidate->beta, delta) : 0.0f;
     }
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x) {
-        const size_t i = (size_t)y * w + (size_t)x;
-        const int inside = x >= x0 && x < x1 && y >= y0 && y < y1;
-        out[i] = inside ? lull_gd_weight(color[i], out[i], candidate->beta, delta) : 0.0f;
-      }
+}
+
+void lull_gd_patch_weights(int width, int height, const lull_gd_guide* guide,
+                           const lull_gd_features* features, const lull_gd_candidate* candidate,
+                           float delta, int nlm_radius, float* const weights[LULL_GD_PATCH],
+                           float* scratch, int threads)
+{
+  const size_t n = (size_t)width * (size_t)height;
+  for (int k = 0; k < LULL_GD_PATCH; ++k) {
+    int dx, dy;
+    lull_gd_patch_offset(k, &dx, &dy);
+    if (dx == 0 && dy == 0) {
+      /* d(p, p) < 0 (eq. 5.9), so w(p, p) = 1 */
+      const float centre = lull_gd_weight(0.0f, 0.0f, candidate->beta, delta);
+      for (size_t i = 0; i < n; ++i)
+        weights[k][i] = centre;
+      continue;
+    }
+    lull_gd_offset_weights(width, height, guide, features, candidate, delta, nlm_radius, dx, dy,
+                           weights[k], scratch, threads);
   }
 }
 

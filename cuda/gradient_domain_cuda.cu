@@ -138,6 +138,20 @@ static lull_status box_mean(const gd_run* r, int src, int dst, int channels, int
 
 /* The guide's variance: the two-buffer variance of the L1 reconstructions,
  * blurred, and at least its raw value (gradient_domain_cpu.c). */
+static lull_status blur_variance(const gd_run* r, int var, lull_error* err)
+{
+  lull_pk_args a = args_of(r, 0.0f);
+  lull_status status =
+      box_mean(r, var, LULL_GD_W_SCRATCH + 1, r->nc, LULL_GD_VARIANCE_BLUR, err);
+  for (int c = 0; c < 3; ++c) {
+    a.gd.src[c] = plane(r, LULL_GD_W_SCRATCH + 1 + c);
+    a.gd.dst[c] = plane(r, var + c);
+  }
+  if (status == LULL_OK)
+    status = run_kind(r, LULL_PK_GD_MAX, &a, err);
+  return status;
+}
+
 static lull_status guide_variance(const gd_run* r, lull_error* err)
 {
   lull_pk_args a = args_of(r, 0.0f);
@@ -147,13 +161,7 @@ static lull_status guide_variance(const gd_run* r, lull_error* err)
   }
   lull_status status = run_kind(r, LULL_PK_GD_HALF_VARIANCE, &a, err);
   if (status == LULL_OK)
-    status = box_mean(r, LULL_GD_W_VAR, LULL_GD_W_SCRATCH + 1, r->nc, LULL_GD_VARIANCE_BLUR, err);
-  for (int c = 0; c < 3; ++c) {
-    a.gd.src[c] = plane(r, LULL_GD_W_SCRATCH + 1 + c);
-    a.gd.dst[c] = plane(r, LULL_GD_W_VAR + c);
-  }
-  if (status == LULL_OK)
-    status = run_kind(r, LULL_PK_GD_MAX, &a, err);
+    status = blur_variance(r, LULL_GD_W_VAR, err);
   return status;
 }
 
@@ -298,10 +306,74 @@ static lull_status select_candidate(const gd_run* r, int first, lull_error* err)
   for (int c = 0; c < 3; ++c) {
     a.gd.src2[c] = plane(r, LULL_GD_W_FINAL + c);
     a.gd.dst2[c] = plane(r, LULL_GD_W_BEST + c);
+    a.gd.score_sets[0][c] = plane(r, LULL_GD_W_FA + c);
+    a.gd.score_sets[1][c] = plane(r, LULL_GD_W_FB + c);
+    a.gd.best_var[c] = plane(r, LULL_GD_W_BEST_VAR + c);
   }
   a.gd.first = first;
   if (status == LULL_OK)
     status = run_kind(r, LULL_PK_GD_KEEP_BEST, &a, err);
+  return status;
+}
+
+/* A colour guide from 3 value and 3 variance planes. */
+static lull_gd_guide guide_of(const gd_run* r, int value, int variance)
+{
+  lull_gd_guide guide;
+  memset(&guide, 0, sizeof guide);
+  guide.channels = r->nc;
+  for (int c = 0; c < 3; ++c) {
+    guide.value[c] = plane(r, value + c);
+    guide.variance[c] = plane(r, variance + c);
+  }
+  return guide;
+}
+
+/* One pass of the post-filter: regresses planes x (variance x_var) with
+ * the guide's weights into out (and out_var when >= 0). */
+static lull_status post_pass(const gd_run* r, const lull_gd_guide* guide,
+                             const lull_gd_features* features, float kc, int x, int x_var,
+                             int out, int out_var, lull_error* err)
+{
+  lull_pk_args a = args_of(r, 0.0f);
+  a.channels = r->nc;
+  a.gd.guide = *guide;
+  a.gd.features = *features;
+  a.gd.candidate.kc = kc;
+  a.gd.candidate.kf = LULL_GD_POST_KF;
+  a.gd.candidate.beta = 1.0f;
+  a.gd.count = LULL_GD_POST_RADIUS;
+  for (int c = 0; c < 3; ++c) {
+    a.gd.src[c] = plane(r, x + c);
+    a.gd.src2[c] = plane(r, x_var + c);
+    a.gd.dst[c] = plane(r, out + c);
+    a.gd.dst2[c] = out_var >= 0 ? plane(r, out_var + c) : NULL;
+  }
+  return run_kind(r, LULL_PK_GD_POST, &a, err);
+}
+
+/* The post-filter of the chosen result into LULL_GD_W_FINAL
+ * (gradient_domain_cpu.c, post_filter). */
+static lull_status post_filter(const gd_run* r, const lull_gd_features* features,
+                               lull_error* err)
+{
+  lull_status status = blur_variance(r, LULL_GD_W_BEST_VAR, err);
+  lull_gd_features post = *features;
+  for (int j = 0; j < post.count && status == LULL_OK; ++j) {
+    lull_pk_args a = args_of(r, 0.0f);
+    a.gd.src[0] = post.variance[j];
+    a.gd.dst[0] = plane(r, LULL_GD_W_FSCALE + j);
+    post.scale[j] = a.gd.dst[0];
+    status = run_kind(r, LULL_PK_GD_POST_SCALE, &a, err);
+  }
+  lull_gd_guide guide = guide_of(r, LULL_GD_W_BEST, LULL_GD_W_BEST_VAR);
+  if (status == LULL_OK)
+    status = post_pass(r, &guide, &post, LULL_GD_POST_KC1, LULL_GD_W_BEST, LULL_GD_W_BEST_VAR,
+                       LULL_GD_W_U, LULL_GD_W_VAR, err);
+  guide = guide_of(r, LULL_GD_W_U, LULL_GD_W_VAR);
+  if (status == LULL_OK)
+    status = post_pass(r, &guide, &post, LULL_GD_POST_KC2, LULL_GD_W_BEST, LULL_GD_W_BEST_VAR,
+                       LULL_GD_W_FINAL, -1, err);
   return status;
 }
 
@@ -356,13 +428,7 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
     status = axpy(r, LULL_GD_W_UD, LULL_GD_W_FA, -1.0f, LULL_GD_W_FB, r->nc, err);
   if (status == LULL_OK)
     status = guide_variance(r, err);
-  lull_gd_guide guide;
-  memset(&guide, 0, sizeof guide);
-  guide.channels = r->nc;
-  for (int c = 0; c < 3; ++c) {
-    guide.value[c] = plane(r, LULL_GD_W_U + c);
-    guide.variance[c] = plane(r, LULL_GD_W_VAR + c);
-  }
+  const lull_gd_guide guide = guide_of(r, LULL_GD_W_U, LULL_GD_W_VAR);
   lull_gd_features features;
   if (status == LULL_OK)
     status = load_features(r, images, &features, err);
@@ -377,9 +443,11 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
     if (status == LULL_OK && !single)
       status = select_candidate(r, k == first, err);
   }
+  if (status == LULL_OK && !single)
+    status = post_filter(r, &features, err);
   if (status != LULL_OK)
     return status;
-  const int result = single ? LULL_GD_W_FINAL : LULL_GD_W_BEST;
+  const int result = LULL_GD_W_FINAL;
   lull_pk_args out = system_of(r, LULL_GD_W_B, LULL_GD_W_GX, LULL_GD_W_GY, result, params->alpha);
   status = run_kind(r, LULL_PK_FINITE_OR, &out, err);
   for (int c = 0; c < 3; ++c)

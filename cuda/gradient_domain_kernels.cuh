@@ -78,6 +78,54 @@ LULL_BODY void lull_gdk_stencil_at(const lull_pk_args* a, size_t i)
   lull_gd_patch_constraint(a->width, x, y, g->weights, &g->features, g->stencil, g->plane_stride);
 }
 
+/* One pass of the post-filter at one pixel (gradient_domain_post.c sums
+ * the same terms in the same order, one offset at a time): src the
+ * regressed planes, src2 their variance, dst the result, dst2 (when set)
+ * its variance; count the window's radius. */
+LULL_BODY void lull_gdk_post_at(const lull_pk_args* a, const lull_pk_pixel* px)
+{
+  const lull_gdk_args* g = &a->gd;
+  const int radius = g->count, w = a->width;
+  const size_t i = px->i;
+  float m[6] = {1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  float w2 = 1.0f;
+  float b[3][3];
+  for (int c = 0; c < a->channels; ++c) {
+    b[c][0] = g->src[c][i];
+    b[c][1] = b[c][2] = 0.0f;
+  }
+  for (int dy = -radius; dy <= radius; ++dy)
+    for (int dx = -radius; dx <= radius; ++dx) {
+      if (dx == 0 && dy == 0)
+        continue;
+      const float wt = lull_gd_pair_weight_at(w, a->height, &g->guide, &g->features,
+                                              &g->candidate, LULL_GD_WEIGHT_THRESHOLD,
+                                              LULL_GD_POST_NLM, px->x, px->y, dx, dy);
+      if (wt == 0.0f)
+        continue; /* adds nothing (the CPU adds exact zeros) */
+      const float sx = lull_gd_post_offset(dx, radius), sy = lull_gd_post_offset(dy, radius);
+      m[0] += wt;
+      m[1] += wt * sx;
+      m[2] += wt * sy;
+      m[3] += wt * sx * sx;
+      m[4] += wt * sx * sy;
+      m[5] += wt * sy * sy;
+      w2 += wt * wt;
+      const size_t q = (size_t)((ptrdiff_t)i + (ptrdiff_t)dy * w + dx);
+      for (int c = 0; c < a->channels; ++c) {
+        const float v = wt * g->src[c][q];
+        b[c][0] += v;
+        b[c][1] += v * sx;
+        b[c][2] += v * sy;
+      }
+    }
+  for (int c = 0; c < a->channels; ++c) {
+    g->dst[c][i] = lull_gd_llr_estimate(m, b[c][0], b[c][1], b[c][2], LULL_GD_POST_RIDGE);
+    if (g->dst2[c])
+      g->dst2[c][i] = g->src2[c][i] * w2 / (m[0] * m[0]);
+  }
+}
+
 LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_pk_pixel* px,
                                    double* sum)
 {
@@ -102,8 +150,7 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
       break;
     case LULL_PK_GD_HALF_VARIANCE:
       for (int c = 0; c < a->channels; ++c) {
-        const float d = g->src[c][i];
-        g->dst[c][i] = 0.25f * d * d;
+        g->dst[c][i] = lull_gd_half_variance(g->src[c][i]);
       }
       break;
     case LULL_PK_GD_BOX_MEAN:
@@ -158,11 +205,16 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
                                             a->width, a->height);
       if (g->first || score < g->dst[0][i]) {
         g->dst[0][i] = score;
-        for (int c = 0; c < a->channels; ++c)
+        for (int c = 0; c < a->channels; ++c) {
           g->dst2[c][i] = g->src2[c][i];
+          g->best_var[c][i] =
+              lull_gd_half_variance(g->score_sets[0][c][i] - g->score_sets[1][c][i]);
+        }
       }
       break;
     }
+    case LULL_PK_GD_POST_SCALE: g->dst[0][i] = lull_gd_post_scale(g->src[0][i]); break;
+    case LULL_PK_GD_POST: lull_gdk_post_at(a, px); break;
     default: break;
   }
 }

@@ -77,6 +77,8 @@ typedef enum lull_pk_kind
   LULL_PK_GD_STENCIL,      /* the patch constraints of one of 25 pixel classes -> stencil */
   LULL_PK_GD_SCORE,        /* a candidate's raw error estimate, or its difference to the first's */
   LULL_PK_GD_KEEP_BEST,    /* the candidate where its score (lull_gd_choice_score) is lowest */
+  LULL_PK_GD_POST_SCALE,   /* dst = lull_gd_post_scale(src): a feature's post-filter scale */
+  LULL_PK_GD_POST,         /* one pass of the post-filter (lull_gd_llr_estimate) */
   LULL_PK_KINDS
 } lull_pk_kind;
 
@@ -176,6 +178,7 @@ typedef struct lull_gdk_args
   const float* score_sets[4][3]; /* SCORE: candidate on A, on B; references A, B */
   const float* guide_value[3];   /* SCORE: the guide (relative error) */
   int first;                /* SCORE, KEEP_BEST: the first candidate */
+  float* best_var[3];       /* KEEP_BEST: the chosen candidate's variance (from score_sets[0], [1]) */
 } lull_gdk_args;
 
 /* Everything a kernel may read: one block passed by value to every launch. */

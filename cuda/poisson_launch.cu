@@ -101,6 +101,8 @@ static cudaError_t stream_launch(void* ctx, const lull_pk_launch* l)
     LULL_PK_CASE(LULL_PK_GD_STENCIL)
     LULL_PK_CASE(LULL_PK_GD_SCORE)
     LULL_PK_CASE(LULL_PK_GD_KEEP_BEST)
+    LULL_PK_CASE(LULL_PK_GD_POST_SCALE)
+    LULL_PK_CASE(LULL_PK_GD_POST)
 #undef LULL_PK_CASE
     default: return cudaErrorInvalidValue;
   }

@@ -222,7 +222,8 @@ static void print_split(const timing* t, const char* what)
       "reweight", "scale_weights", "mean_weights", "primal_mean", "finite_or", "store",
       "cg_direction", "gd_axpy", "gd_zero", "gd_gradients", "gd_half_variance", "gd_box_mean",
       "gd_max", "gd_feature_load", "gd_feature_range", "gd_feature_normalize",
-      "gd_feature_scale", "gd_weights", "gd_stencil", "gd_score", "gd_keep_best"};
+      "gd_feature_scale", "gd_weights", "gd_stencil", "gd_score", "gd_keep_best",
+      "gd_post_scale", "gd_post"};
   printf("  %s, per kernel (waiting after each):", what);
   for (int k = 0; k < LULL_PK_KINDS; ++k)
     if (t->count[k])
