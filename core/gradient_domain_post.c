@@ -28,35 +28,49 @@ void lull_gd_post_pass(int width, int height, int nc, const lull_gd_guide* guide
       sums->b[c][1][i] = sums->b[c][2][i] = 0.0f;
     }
   }
-  for (int dy = -radius; dy <= radius; ++dy)
+  /* The weight is symmetric (lull_gd_pair_weight_at: the distances of
+   * (p, p + o) and (p + o, p) are the same terms, the NL-means windows the
+   * same pixels in the same order), so one plane serves o and -o: each
+   * offset of the half-window dy > 0 or dy = 0 < dx adds p + o to p, then
+   * p to p + o (the CUDA kernel sums in the same order). */
+  for (int dy = 0; dy <= radius; ++dy)
     for (int dx = -radius; dx <= radius; ++dx) {
-      if (dx == 0 && dy == 0)
+      if (dy == 0 && dx <= 0)
         continue;
       lull_gd_offset_weights(width, height, guide, features, cand, LULL_GD_WEIGHT_THRESHOLD,
                              nlm_radius, dx, dy, weight, scratch, threads);
+      /* pixels p whose neighbour p + o is inside: [x0, x1) x [y0, y1) */
       const int x0 = LULL_MAX(0, -dx), x1 = LULL_MIN(width, width - dx);
       const int y0 = LULL_MAX(0, -dy), y1 = LULL_MIN(height, height - dy);
       const ptrdiff_t o = (ptrdiff_t)dy * (ptrdiff_t)width + dx;
       const float sx = lull_gd_post_offset(dx, radius), sy = lull_gd_post_offset(dy, radius);
+      for (int sign = 1; sign >= -1; sign -= 2) {
+        /* sign 1: p += (p + o); sign -1: q += (q - o) with the weight of
+         * p = q - o (one loop each: their rows overlap) */
+        const ptrdiff_t so = sign * o;
+        const float ssx = (float)sign * sx, ssy = (float)sign * sy;
 #pragma omp parallel for schedule(static) num_threads(threads)
-      for (int y = y0; y < y1; ++y)
-        for (int px = x0; px < x1; ++px) {
-          const size_t i = (size_t)y * w + (size_t)px;
-          const float wt = weight[i];
-          sums->m[0][i] += wt;
-          sums->m[1][i] += wt * sx;
-          sums->m[2][i] += wt * sy;
-          sums->m[3][i] += wt * sx * sx;
-          sums->m[4][i] += wt * sx * sy;
-          sums->m[5][i] += wt * sy * sy;
-          sums->w2[i] += wt * wt;
-          for (int c = 0; c < nc; ++c) {
-            const float v = wt * x[c][(size_t)((ptrdiff_t)i + o)];
-            sums->b[c][0][i] += v;
-            sums->b[c][1][i] += v * sx;
-            sums->b[c][2][i] += v * sy;
+        for (int y = y0; y < y1; ++y)
+          for (int px = x0; px < x1; ++px) {
+            const size_t p = (size_t)y * w + (size_t)px;
+            const size_t i = sign > 0 ? p : (size_t)((ptrdiff_t)p + o);
+            const size_t q = (size_t)((ptrdiff_t)i + so);
+            const float wt = weight[p];
+            sums->m[0][i] += wt;
+            sums->m[1][i] += wt * ssx;
+            sums->m[2][i] += wt * ssy;
+            sums->m[3][i] += wt * ssx * ssx;
+            sums->m[4][i] += wt * ssx * ssy;
+            sums->m[5][i] += wt * ssy * ssy;
+            sums->w2[i] += wt * wt;
+            for (int c = 0; c < nc; ++c) {
+              const float v = wt * x[c][q];
+              sums->b[c][0][i] += v;
+              sums->b[c][1][i] += v * ssx;
+              sums->b[c][2][i] += v * ssy;
+            }
           }
-        }
+      }
     }
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (ptrdiff_t ii = 0; ii < (ptrdiff_t)n; ++ii) {

@@ -94,29 +94,35 @@ LULL_BODY void lull_gdk_post_at(const lull_pk_args* a, const lull_pk_pixel* px)
     b[c][0] = g->src[c][i];
     b[c][1] = b[c][2] = 0.0f;
   }
-  for (int dy = -radius; dy <= radius; ++dy)
+  /* offsets o of the half-window (dy > 0 or dy = 0 < dx), each then -o:
+   * gradient_domain_post.c's order */
+  for (int dy = 0; dy <= radius; ++dy)
     for (int dx = -radius; dx <= radius; ++dx) {
-      if (dx == 0 && dy == 0)
+      if (dy == 0 && dx <= 0)
         continue;
-      const float wt = lull_gd_pair_weight_at(w, a->height, &g->guide, &g->features,
-                                              &g->candidate, LULL_GD_WEIGHT_THRESHOLD,
-                                              LULL_GD_POST_NLM, px->x, px->y, dx, dy);
-      if (wt == 0.0f)
-        continue; /* adds nothing (the CPU adds exact zeros) */
       const float sx = lull_gd_post_offset(dx, radius), sy = lull_gd_post_offset(dy, radius);
-      m[0] += wt;
-      m[1] += wt * sx;
-      m[2] += wt * sy;
-      m[3] += wt * sx * sx;
-      m[4] += wt * sx * sy;
-      m[5] += wt * sy * sy;
-      w2 += wt * wt;
-      const size_t q = (size_t)((ptrdiff_t)i + (ptrdiff_t)dy * w + dx);
-      for (int c = 0; c < a->channels; ++c) {
-        const float v = wt * g->src[c][q];
-        b[c][0] += v;
-        b[c][1] += v * sx;
-        b[c][2] += v * sy;
+      for (int sign = 1; sign >= -1; sign -= 2) {
+        const float wt = lull_gd_pair_weight_at(w, a->height, &g->guide, &g->features,
+                                                &g->candidate, LULL_GD_WEIGHT_THRESHOLD,
+                                                LULL_GD_POST_NLM, px->x, px->y, sign * dx,
+                                                sign * dy);
+        if (wt == 0.0f)
+          continue; /* adds nothing (the CPU adds exact zeros) */
+        const float ssx = (float)sign * sx, ssy = (float)sign * sy;
+        m[0] += wt;
+        m[1] += wt * ssx;
+        m[2] += wt * ssy;
+        m[3] += wt * ssx * ssx;
+        m[4] += wt * ssx * ssy;
+        m[5] += wt * ssy * ssy;
+        w2 += wt * wt;
+        const size_t q = (size_t)((ptrdiff_t)i + sign * ((ptrdiff_t)dy * w + dx));
+        for (int c = 0; c < a->channels; ++c) {
+          const float v = wt * g->src[c][q];
+          b[c][0] += v;
+          b[c][1] += v * ssx;
+          b[c][2] += v * ssy;
+        }
       }
     }
   for (int c = 0; c < a->channels; ++c) {
