@@ -47,8 +47,11 @@ extern "C" {
 #define LULL_PRECONDITIONER_JACOBI 1 /* default */
 #define LULL_PRECONDITIONER_DCT 2    /* DCT solve of the mean-weight operator */
 
-/* Values of the GradientDomain int parameter "candidate". */
-#define LULL_CANDIDATE_AUTO -1 /* per pixel, by the error estimated from the half-buffers */
+/* Values of the GradientDomain int parameter "candidate": LULL_CANDIDATE_AUTO
+ * chooses among the three candidates per pixel, by the error estimated from
+ * the half-buffers, then post-filters the result (README, "Gradient-domain
+ * reconstruction"); 0, 1 or 2 gives that candidate alone, unfiltered. */
+#define LULL_CANDIDATE_AUTO -1
 
 /* Values of the ATrous int parameter "colorMode". */
 #define LULL_COLOR_MODE_FIXED 0    /* Dammertz: sigmaColor, halved per level */
