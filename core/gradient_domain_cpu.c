@@ -452,6 +452,18 @@ static void keep_best(const gd_run* r, int first)
   }
 }
 
+/* A colour guide from 3 value and 3 variance planes. */
+static lull_gd_guide guide_of(const gd_run* r, int value, int variance)
+{
+  lull_gd_guide guide;
+  guide.channels = r->nc;
+  for (int c = 0; c < 3; ++c) {
+    guide.value[c] = plane(r, value + c);
+    guide.variance[c] = plane(r, variance + c);
+  }
+  return guide;
+}
+
 /* The post-filter of the chosen result (gradient_domain_planes.h) into
  * LULL_GD_W_FINAL.  The guide, the feature scales and the stencil's planes
  * are free once the candidates are done. */
@@ -465,13 +477,7 @@ static void post_filter(const gd_run* r, const lull_gd_features* features)
       scale[i] = lull_gd_post_scale(post.variance[j][i]);
     post.scale[j] = scale;
   }
-  lull_gd_post_sums sums;
-  for (int k = 0; k < 6; ++k)
-    sums.m[k] = plane(r, LULL_GD_W_POST_M + k);
-  sums.w2 = plane(r, LULL_GD_W_POST_W2);
-  for (int c = 0; c < 3; ++c)
-    for (int k = 0; k < 3; ++k)
-      sums.b[c][k] = plane(r, LULL_GD_W_POST_B + 3 * c + k);
+  lull_gd_llr* sums = (lull_gd_llr*)plane(r, LULL_GD_W_POST_SUMS);
   float *best[3], *best_var[3], *u[3], *u_var[3], *out[3];
   planes3(r, LULL_GD_W_BEST, best);
   planes3(r, LULL_GD_W_BEST_VAR, best_var);
@@ -479,18 +485,18 @@ static void post_filter(const gd_run* r, const lull_gd_features* features)
   planes3(r, LULL_GD_W_VAR, u_var);
   planes3(r, LULL_GD_W_FINAL, out);
   /* pass 1, guided by the chosen result, into the guide's planes */
-  lull_gd_guide guide = {r->nc, {best[0], best[1], best[2]}, {best_var[0], best_var[1], best_var[2]}};
+  lull_gd_guide guide = guide_of(r, LULL_GD_W_BEST, LULL_GD_W_BEST_VAR);
   const lull_gd_candidate pass1 = {LULL_GD_POST_KC1, LULL_GD_POST_KF, 1.0f};
   lull_gd_post_pass(r->w, r->h, r->nc, &guide, &post, &pass1, LULL_GD_POST_RADIUS,
                     LULL_GD_POST_NLM, LULL_GD_POST_RIDGE, (const float* const*)best,
-                    (const float* const*)best_var, u, u_var, &sums,
+                    (const float* const*)best_var, u, u_var, sums,
                     plane(r, LULL_GD_W_POST_WEIGHT), plane(r, LULL_GD_W_SCRATCH), r->threads);
   /* pass 2, guided by pass 1 */
-  guide = (lull_gd_guide){r->nc, {u[0], u[1], u[2]}, {u_var[0], u_var[1], u_var[2]}};
+  guide = guide_of(r, LULL_GD_W_U, LULL_GD_W_VAR);
   const lull_gd_candidate pass2 = {LULL_GD_POST_KC2, LULL_GD_POST_KF, 1.0f};
   lull_gd_post_pass(r->w, r->h, r->nc, &guide, &post, &pass2, LULL_GD_POST_RADIUS,
                     LULL_GD_POST_NLM, LULL_GD_POST_RIDGE, (const float* const*)best, NULL, out,
-                    NULL, &sums, plane(r, LULL_GD_W_POST_WEIGHT), plane(r, LULL_GD_W_SCRATCH),
+                    NULL, sums, plane(r, LULL_GD_W_POST_WEIGHT), plane(r, LULL_GD_W_SCRATCH),
                     r->threads);
 }
 
@@ -532,12 +538,7 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
     for (size_t i = 0; i < r->n; ++i)
       plane(r, LULL_GD_W_UD + c)[i] = plane(r, LULL_GD_W_FA + c)[i] - plane(r, LULL_GD_W_FB + c)[i];
   guide_variance(r);
-  lull_gd_guide guide;
-  guide.channels = r->nc;
-  for (int c = 0; c < 3; ++c) {
-    guide.value[c] = plane(r, LULL_GD_W_U + c);
-    guide.variance[c] = plane(r, LULL_GD_W_VAR + c);
-  }
+  const lull_gd_guide guide = guide_of(r, LULL_GD_W_U, LULL_GD_W_VAR);
   lull_gd_features features;
   load_features(r, images, &features);
 

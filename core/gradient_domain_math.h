@@ -374,6 +374,48 @@ LULL_HD float lull_gd_post_offset(int d, int radius)
   return (float)d / (float)radius;
 }
 
+/* One pixel's regression sums: the weighted moments sum w, sum w sx,
+ * sum w sy, sum w sx^2, sum w sx sy, sum w sy^2, sum w^2 (for the result's
+ * variance), and per channel sum w v, w v sx, w v sy. */
+typedef struct lull_gd_llr
+{
+  float m[6];
+  float w2;
+  float b[3][3];
+} lull_gd_llr;
+
+/* The sums of the centre alone: weight 1 at offset (0, 0), values v. */
+LULL_HD void lull_gd_llr_centre(lull_gd_llr* s, int channels, const float v[3])
+{
+  s->m[0] = 1.0f;
+  for (int k = 1; k < 6; ++k)
+    s->m[k] = 0.0f;
+  s->w2 = 1.0f;
+  for (int c = 0; c < channels; ++c) {
+    s->b[c][0] = v[c];
+    s->b[c][1] = s->b[c][2] = 0.0f;
+  }
+}
+
+/* Adds a tap of weight wt at the scaled offset (sx, sy) with values v. */
+LULL_HD void lull_gd_llr_add(lull_gd_llr* s, int channels, float wt, float sx, float sy,
+                             const float v[3])
+{
+  s->m[0] += wt;
+  s->m[1] += wt * sx;
+  s->m[2] += wt * sy;
+  s->m[3] += wt * sx * sx;
+  s->m[4] += wt * sx * sy;
+  s->m[5] += wt * sy * sy;
+  s->w2 += wt * wt;
+  for (int c = 0; c < channels; ++c) {
+    const float wv = wt * v[c];
+    s->b[c][0] += wv;
+    s->b[c][1] += wv * sx;
+    s->b[c][2] += wv * sy;
+  }
+}
+
 /* The regression's value at the centre: m the weighted moments sum w,
  * sum w sx, sum w sy, sum w sx^2, sum w sx sy, sum w sy^2 and b the sums
  * w v, w v sx, w v sy of one channel; ridge (relative to sum w) on the
@@ -389,6 +431,14 @@ LULL_HD float lull_gd_llr_estimate(const float m[6], float b0, float b1, float b
   if (!(det > 1e-12 * a * a * a))
     return b0 / m[0];
   return (float)((c0 * b0 + c1 * b1 + c2 * b2) / det);
+}
+
+/* The variance of a regression's result from the variance var of the
+ * centre's value (the values' variances taken equal): var sum w^2 /
+ * (sum w)^2. */
+LULL_HD float lull_gd_llr_variance(const lull_gd_llr* s, float var)
+{
+  return var * s->w2 / (s->m[0] * s->m[0]);
 }
 
 /* The constraint of pixel (x, y) (§5.3.1, §5.3.4): the patch's feature

@@ -34,10 +34,10 @@ enum
   LULL_GD_W_STENCIL = LULL_GD_W_COUNT,    /* LULL_STENCIL_TAPS planes */
   LULL_GD_W_PLANES = LULL_GD_W_STENCIL + LULL_STENCIL_TAPS,
   /* the post-filter's sums (CPU), in the stencil's planes once the
-   * candidates are done: the moments, sum w^2, 3 sums per channel, and one
+   * candidates are done: one lull_gd_llr (16 floats) per pixel, then one
    * offset's weights */
-  LULL_GD_W_POST_M = LULL_GD_W_STENCIL, LULL_GD_W_POST_W2 = LULL_GD_W_POST_M + 6,
-  LULL_GD_W_POST_B = LULL_GD_W_POST_W2 + 1, LULL_GD_W_POST_WEIGHT = LULL_GD_W_POST_B + 9
+  LULL_GD_W_POST_SUMS = LULL_GD_W_STENCIL,
+  LULL_GD_W_POST_WEIGHT = LULL_GD_W_POST_SUMS + 16
 };
 
 /* Step 1 of a run, the guide and the references: the Poisson solves of

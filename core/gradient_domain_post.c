@@ -8,25 +8,26 @@
 #include "gradient_domain_patch.h"
 #include "gradient_domain_planes.h"
 
+/* The values of the nc planes x at pixel i (unused channels 0). */
+static void values_at(const float* const x[3], int nc, size_t i, float v[3])
+{
+  for (int c = 0; c < 3; ++c)
+    v[c] = c < nc ? x[c][i] : 0.0f;
+}
+
 void lull_gd_post_pass(int width, int height, int nc, const lull_gd_guide* guide,
                        const lull_gd_features* features, const lull_gd_candidate* cand,
                        int radius, int nlm_radius, float ridge, const float* const x[3],
                        const float* const var[3], float* const out[3], float* const out_var[3],
-                       const lull_gd_post_sums* sums, float* weight, float* scratch, int threads)
+                       lull_gd_llr* sums, float* weight, float* scratch, int threads)
 {
   const size_t w = (size_t)width, n = w * (size_t)height;
-  /* the centre: weight 1 at offset (0, 0) */
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (ptrdiff_t ii = 0; ii < (ptrdiff_t)n; ++ii) {
     const size_t i = (size_t)ii;
-    sums->m[0][i] = 1.0f;
-    for (int k = 1; k < 6; ++k)
-      sums->m[k][i] = 0.0f;
-    sums->w2[i] = 1.0f;
-    for (int c = 0; c < nc; ++c) {
-      sums->b[c][0][i] = x[c][i];
-      sums->b[c][1][i] = sums->b[c][2][i] = 0.0f;
-    }
+    float v[3];
+    values_at(x, nc, i, v);
+    lull_gd_llr_centre(&sums[i], nc, v);
   }
   /* The weight is symmetric (lull_gd_pair_weight_at: the distances of
    * (p, p + o) and (p + o, p) are the same terms, the NL-means windows the
@@ -55,33 +56,20 @@ void lull_gd_post_pass(int width, int height, int nc, const lull_gd_guide* guide
             const size_t p = (size_t)y * w + (size_t)px;
             const size_t i = sign > 0 ? p : (size_t)((ptrdiff_t)p + o);
             const size_t q = (size_t)((ptrdiff_t)i + so);
-            const float wt = weight[p];
-            sums->m[0][i] += wt;
-            sums->m[1][i] += wt * ssx;
-            sums->m[2][i] += wt * ssy;
-            sums->m[3][i] += wt * ssx * ssx;
-            sums->m[4][i] += wt * ssx * ssy;
-            sums->m[5][i] += wt * ssy * ssy;
-            sums->w2[i] += wt * wt;
-            for (int c = 0; c < nc; ++c) {
-              const float v = wt * x[c][q];
-              sums->b[c][0][i] += v;
-              sums->b[c][1][i] += v * ssx;
-              sums->b[c][2][i] += v * ssy;
-            }
+            float v[3];
+            values_at(x, nc, q, v);
+            lull_gd_llr_add(&sums[i], nc, weight[p], ssx, ssy, v);
           }
       }
     }
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (ptrdiff_t ii = 0; ii < (ptrdiff_t)n; ++ii) {
     const size_t i = (size_t)ii;
-    const float m[6] = {sums->m[0][i], sums->m[1][i], sums->m[2][i],
-                        sums->m[3][i], sums->m[4][i], sums->m[5][i]};
+    const lull_gd_llr* s = &sums[i];
     for (int c = 0; c < nc; ++c) {
-      out[c][i] = lull_gd_llr_estimate(m, sums->b[c][0][i], sums->b[c][1][i], sums->b[c][2][i],
-                                       ridge);
+      out[c][i] = lull_gd_llr_estimate(s->m, s->b[c][0], s->b[c][1], s->b[c][2], ridge);
       if (out_var)
-        out_var[c][i] = var[c][i] * sums->w2[i] / (m[0] * m[0]);
+        out_var[c][i] = lull_gd_llr_variance(s, var[c][i]);
     }
   }
 }

@@ -87,13 +87,11 @@ LULL_BODY void lull_gdk_post_at(const lull_pk_args* a, const lull_pk_pixel* px)
   const lull_gdk_args* g = &a->gd;
   const int radius = g->count, w = a->width;
   const size_t i = px->i;
-  float m[6] = {1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-  float w2 = 1.0f;
-  float b[3][3];
-  for (int c = 0; c < a->channels; ++c) {
-    b[c][0] = g->src[c][i];
-    b[c][1] = b[c][2] = 0.0f;
-  }
+  float v[3] = {0.0f, 0.0f, 0.0f};
+  for (int c = 0; c < a->channels; ++c)
+    v[c] = g->src[c][i];
+  lull_gd_llr s;
+  lull_gd_llr_centre(&s, a->channels, v);
   /* offsets o of the half-window (dy > 0 or dy = 0 < dx), each then -o:
    * gradient_domain_post.c's order */
   for (int dy = 0; dy <= radius; ++dy)
@@ -108,27 +106,16 @@ LULL_BODY void lull_gdk_post_at(const lull_pk_args* a, const lull_pk_pixel* px)
                                                 sign * dy);
         if (wt == 0.0f)
           continue; /* adds nothing (the CPU adds exact zeros) */
-        const float ssx = (float)sign * sx, ssy = (float)sign * sy;
-        m[0] += wt;
-        m[1] += wt * ssx;
-        m[2] += wt * ssy;
-        m[3] += wt * ssx * ssx;
-        m[4] += wt * ssx * ssy;
-        m[5] += wt * ssy * ssy;
-        w2 += wt * wt;
         const size_t q = (size_t)((ptrdiff_t)i + sign * ((ptrdiff_t)dy * w + dx));
-        for (int c = 0; c < a->channels; ++c) {
-          const float v = wt * g->src[c][q];
-          b[c][0] += v;
-          b[c][1] += v * ssx;
-          b[c][2] += v * ssy;
-        }
+        for (int c = 0; c < a->channels; ++c)
+          v[c] = g->src[c][q];
+        lull_gd_llr_add(&s, a->channels, wt, (float)sign * sx, (float)sign * sy, v);
       }
     }
   for (int c = 0; c < a->channels; ++c) {
-    g->dst[c][i] = lull_gd_llr_estimate(m, b[c][0], b[c][1], b[c][2], LULL_GD_POST_RIDGE);
+    g->dst[c][i] = lull_gd_llr_estimate(s.m, s.b[c][0], s.b[c][1], s.b[c][2], LULL_GD_POST_RIDGE);
     if (g->dst2[c])
-      g->dst2[c][i] = g->src2[c][i] * w2 / (m[0] * m[0]);
+      g->dst2[c][i] = lull_gd_llr_variance(&s, g->src2[c][i]);
   }
 }
 

@@ -178,7 +178,7 @@ typedef struct lull_gdk_args
   const float* score_sets[4][3]; /* SCORE: candidate on A, on B; references A, B */
   const float* guide_value[3];   /* SCORE: the guide (relative error) */
   int first;                /* SCORE, KEEP_BEST: the first candidate */
-  float* best_var[3];       /* KEEP_BEST: the chosen candidate's variance (from score_sets[0], [1]) */
+  float* best_var[3];       /* KEEP_BEST: the chosen one's variance (score_sets[0], [1]) */
 } lull_gdk_args;
 
 /* Everything a kernel may read: one block passed by value to every launch. */

@@ -54,7 +54,8 @@ typedef struct options
 static int usage(const char* message)
 {
   fprintf(stderr, "gdpt: %s\nusage: gdpt --out DIR [--scene cornell|window|textured|all] "
-                  "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N] [--format exr|pfm]\n"
+                  "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N]\n"
+                  "            [--format exr|pfm]\n"
                   "            [--direct-only | --reference-only [--ref-first-sample K]]\n"
                   "       gdpt --out DIR --merge-reference FROM --merge-spp M --ref-spp N "
                   "[--scene NAME|all]\n",
