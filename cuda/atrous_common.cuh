@@ -175,43 +175,6 @@ LULL_BODY float4 atrous_normalise(const atrous_sums* t)
   return o;
 }
 
-/* The colour test's inputs at original pixel (ox, oy) for the current level
- * (atrous_cpu.c, prepare_level_guides): the luminance guide g3x3(l) and
- * 1 / (sigma_l sqrt(g3x3(Var)) + eps), both with SVGF's 3x3 binomial
- * (§4.4), read from the original 3x3 neighbourhood wherever the layout put
- * it (fwd_x/y NULL: original layout).  Same order and border rule as the
- * CPU. */
-LULL_BODY float2 atrous_level_guides(const lull_atrous_level_args* a, int ox, int oy)
-{
-  /* the neighbourhood's three columns and rows in the layout, each looked
-   * up once instead of once per neighbour (the kernel is bound by issue) */
-  int col[3], row[3], in_x[3], in_y[3];
-  LULL_UNROLL for (int d = 0; d < 3; ++d) {
-    const int xx = ox + d - 1, yy = oy + d - 1;
-    in_x[d] = xx >= 0 && xx < a->width;
-    in_y[d] = yy >= 0 && yy < a->height;
-    col[d] = !in_x[d] ? 0 : (a->fwd_x ? LULL_LDG(a->fwd_x + xx) : xx);
-    row[d] = !in_y[d] ? 0 : (a->fwd_y ? LULL_LDG(a->fwd_y + yy) : yy);
-  }
-  float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
-  LULL_UNROLL for (int dy = 0; dy < 3; ++dy) {
-    if (!in_y[dy])
-      continue;
-    const size_t line = (size_t)row[dy] * (size_t)a->width;
-    LULL_UNROLL for (int dx = 0; dx < 3; ++dx) {
-      if (!in_x[dx])
-        continue;
-      const float k = lull_binomial3_tap(dx - 1) * lull_binomial3_tap(dy - 1);
-      const size_t j = line + (size_t)col[dx];
-      const float4 c = a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
-      sum_v += k * c.w;
-      sum_l += k * lull_luminance_of(a->channels, c.x, c.y, c.z);
-      sum_w += k;
-    }
-  }
-  return make_float2(sum_l / sum_w, 1.0f / (a->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f));
-}
-
 /* The finish step of core/atrous.h in two halves: multiply the albedo back
  * (in the last level, which has the albedo at hand) ... */
 LULL_BODY float4 atrous_remodulate(const lull_atrous_level_args* a, float4 rgbv, float ar,
@@ -241,16 +204,4 @@ LULL_UNROLL
       c[k] = c[k] < 0.0f ? 0.0f : (c[k] > 1.0f ? 1.0f : c[k]);
   }
   lull_cuda_image_store_n(&a->output, x, y, c, a->out_channels);
-}
-
-/* The guide kernel's body: (gl, il) of every pixel of the level's layout. */
-LULL_BODY void level_guides_body(const lull_atrous_level_args* a, lull_thread t)
-{
-  const int px = t.bx * 32 + t.tx;
-  const int py = t.by * 8 + t.ty;
-  if (px >= a->width || py >= a->height)
-    return;
-  const int ox = a->inv_x ? LULL_LDG(a->inv_x + px) : px;
-  const int oy = a->inv_y ? LULL_LDG(a->inv_y + py) : py;
-  a->lg[(size_t)py * (size_t)a->width + (size_t)px] = atrous_level_guides(a, ox, oy);
 }

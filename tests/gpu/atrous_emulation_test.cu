@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "atrous_baseline.cuh"
+#include "atrous_level_guides.cuh"
 #include "atrous_permuted.cuh"
 #include "atrous_prepare.cuh"
 
@@ -80,12 +81,16 @@ static cudaError_t emu_level(void* ctx, const lull_atrous_level_args* a, int per
 {
   (void)ctx;
   const int gx = (a->width + 31) / 32, gy = (a->height + 7) / 8;
-  if (variance_mode)
-    for (int by = 0; by < gy; ++by)
-      for (int bx = 0; bx < gx; ++bx)
-        for (int ty = 0; ty < 8; ++ty)
-          for (int tx = 0; tx < 32; ++tx)
-            level_guides_body(a, lull_thread{bx, by, tx, ty});
+  if (variance_mode) {
+    guide_tile* g = (guide_tile*)emu_alloc(sizeof *g);
+    for (int by = 0; by < (a->height + GUIDE_BH - 1) / GUIDE_BH; ++by)
+      for (int bx = 0; bx < (a->width + GUIDE_BW - 1) / GUIDE_BW; ++bx)
+        for (int phase = 0; phase < GUIDE_PHASES; ++phase)
+          for (int ty = 0; ty < GUIDE_TY; ++ty)
+            for (int tx = 0; tx < GUIDE_BW; ++tx)
+              level_guides_body(a, g, phase, lull_thread{bx, by, tx, ty});
+    free(g);
+  }
   if (!permuted) {
     for (int by = 0; by < (a->height + BASE_BH - 1) / BASE_BH; ++by)
       for (int bx = 0; bx < (a->width + BASE_BW - 1) / BASE_BW; ++bx)

@@ -1,0 +1,123 @@
+/* The colour test's per-level inputs (atrous_cpu.c, prepare_level_guides)
+ * as a kernel body (kernel_body.cuh): before each level of the
+ * variance-guided filter, every pixel gets the 3x3-binomial-smoothed
+ * luminance gl (the guide the colour test compares) and
+ * il = 1 / (sigma_l sqrt(g3x3 Var) + eps) (SVGF §4.4), from its original
+ * 3x3 neighbourhood, stored at the pixel's place in the level's layout.
+ *
+ * Why a tile of the original image: in the permuted layouts (Dolp et al.
+ * 2024 §3) the original neighbours of a pixel lie in other sub-images, so a
+ * thread per layout pixel gathered its 9 neighbours with a table look-up,
+ * bounds checks and an unpack each (about 45 instructions per neighbour,
+ * instruction-bound: 0.037-0.054 ms per 1080p level).  Here a block covers
+ * 64 x 8 pixels of the original image: phase 0 loads each pixel of the tile
+ * and its 1-pixel ring once (one look-up per row and column of the tile),
+ * unpacks it and keeps its luminance and variance in shared memory; phase 1
+ * sums the 9 taps from there.  64 columns: at level 4 (16 sub-images per
+ * axis) a block still reads and writes 4 neighbouring pixels of each
+ * sub-image, a whole 32-byte sector of the packed colour.  The baseline
+ * (original layout, no tables) runs the same body.
+ *
+ * The sums are the old kernel's, in the same order (rows, then columns,
+ * out-of-image taps skipped and the weights renormalised), so the output
+ * is bit for bit what the per-pixel gather computed. */
+#pragma once
+
+#include "atrous_common.cuh"
+
+enum
+{
+  GUIDE_BW = 64,                   /* original columns per block = threads per row */
+  GUIDE_TY = 4,                    /* thread rows */
+  GUIDE_ROWS = 2,                  /* pixels per thread, GUIDE_TY apart */
+  GUIDE_BH = GUIDE_TY * GUIDE_ROWS, /* original rows per block */
+  GUIDE_THREADS = GUIDE_BW * GUIDE_TY,
+  GUIDE_TW = GUIDE_BW + 2,
+  GUIDE_TH = GUIDE_BH + 2,
+  GUIDE_TN = GUIDE_TW * GUIDE_TH,
+  GUIDE_PHASES = 2,
+};
+
+typedef struct guide_tile
+{
+  float2 lv[GUIDE_TH][GUIDE_TW]; /* luminance, variance; (0, 0) outside the image */
+  int col[GUIDE_TW];             /* layout column of each tile column */
+  int row[GUIDE_TH];             /* layout row of each tile row */
+} guide_tile;
+
+/* Layout position of original column (axis 0) or row (axis 1) v, inside
+ * the image. */
+LULL_BODY int guide_position(const lull_atrous_level_args* a, int axis, int v)
+{
+  const int* fwd = axis == 0 ? a->fwd_x : a->fwd_y;
+  return fwd ? LULL_LDG(fwd + v) : v;
+}
+
+/* Phase 0: luminance and variance of the tile and its ring. */
+LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_thread t)
+{
+  const int w = a->width, h = a->height;
+  const int x0 = t.bx * GUIDE_BW - 1, y0 = t.by * GUIDE_BH - 1;
+  const int tid = t.ty * GUIDE_BW + t.tx;
+  if (tid < GUIDE_TW) {
+    const int x = x0 + tid;
+    s->col[tid] = x >= 0 && x < w ? guide_position(a, 0, x) : -1;
+  }
+  if (tid < GUIDE_TH) {
+    const int y = y0 + tid;
+    s->row[tid] = y >= 0 && y < h ? guide_position(a, 1, y) : -1;
+  }
+  for (int e = tid; e < GUIDE_TN; e += GUIDE_THREADS) {
+    const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
+    const int x = x0 + tx, y = y0 + ty;
+    float2 lv = make_float2(0.0f, 0.0f);
+    if (x >= 0 && x < w && y >= 0 && y < h) {
+      const size_t j = (size_t)guide_position(a, 1, y) * (size_t)w + (size_t)guide_position(a, 0, x);
+      const float4 c = a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
+      lv = make_float2(lull_luminance_of(a->channels, c.x, c.y, c.z), c.w);
+    }
+    s->lv[ty][tx] = lv;
+  }
+}
+
+/* Phase 1: (gl, il) of the thread's pixels. */
+LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, lull_thread t)
+{
+  const int w = a->width, h = a->height;
+  const int x = t.bx * GUIDE_BW + t.tx;
+  if (x >= w)
+    return;
+  int in_x[3];
+  LULL_UNROLL for (int d = 0; d < 3; ++d) in_x[d] = s->col[t.tx + d] >= 0;
+  LULL_UNROLL for (int k = 0; k < GUIDE_ROWS; ++k) {
+    const int ly = t.ty + k * GUIDE_TY; /* tile row of the pixel, less 1 */
+    if (t.by * GUIDE_BH + ly >= h)
+      break;
+    float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
+    LULL_UNROLL for (int dy = 0; dy < 3; ++dy) {
+      if (s->row[ly + dy] < 0)
+        continue;
+      LULL_UNROLL for (int dx = 0; dx < 3; ++dx) {
+        if (!in_x[dx])
+          continue;
+        const float kw = lull_binomial3_tap(dx - 1) * lull_binomial3_tap(dy - 1);
+        const float2 lv = s->lv[ly + dy][t.tx + dx];
+        sum_v += kw * lv.y;
+        sum_l += kw * lv.x;
+        sum_w += kw;
+      }
+    }
+    const size_t o = (size_t)s->row[ly + 1] * (size_t)w + (size_t)s->col[t.tx + 1];
+    a->lg[o] = make_float2(sum_l / sum_w,
+                           1.0f / (a->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f));
+  }
+}
+
+LULL_BODY void level_guides_body(const lull_atrous_level_args* a, guide_tile* s, int phase,
+                                 lull_thread t)
+{
+  if (phase == 0)
+    guide_stage(a, s, t);
+  else
+    guide_sum(a, s, t);
+}
