@@ -84,25 +84,64 @@ LULL_BODY atrous_tap atrous_tap_make(float4 c, float gl, float4 g0, float4 g1, f
   return q;
 }
 
-/* Tap data of pixel i of the level's input (fp32 or packed buffers;
- * `packed` is a compile-time constant of the caller). */
+/* The words a tap is made of, as loaded: fetching and decoding are apart
+ * so that a kernel staging a tile issues the loads of several pixels
+ * before it waits for the first (the staging loop stalled on every
+ * pixel's loads in turn).  Only the fields of the buffers in use are
+ * filled. */
+typedef struct atrous_raw
+{
+  float4 c, g0, g1; /* fp32 buffers */
+  uint2 cp;         /* packed buffers */
+  uint4 gp;
+  float gl;
+  float2 g2;
+} atrous_raw;
+
+/* The words of pixel i of the level's input (`variance_mode`,
+ * `geometry_kind` and `packed` are compile-time constants of the caller). */
+LULL_BODY atrous_raw atrous_tap_fetch(const lull_atrous_level_args* a, size_t i,
+                                      const int variance_mode, const int geometry_kind,
+                                      const int packed)
+{
+  atrous_raw r;
+  if (packed) {
+    r.cp = LULL_LDG(a->in.cp + i);
+    r.gp = LULL_LDG(a->in.gp + i);
+  } else {
+    r.c = LULL_LDG(a->in.c + i);
+    r.g0 = LULL_LDG(a->in.g0 + i);
+    r.g1 = LULL_LDG(a->in.g1 + i);
+  }
+  r.gl = variance_mode ? LULL_LDG(&a->lg[i].x) : 0.0f;
+  r.g2 = geometry_kind == LULL_ATROUS_GEOMETRY_POSITION ? LULL_LDG(a->in.g2 + i)
+                                                        : make_float2(0.0f, 0.0f);
+  return r;
+}
+
+/* The tap data of fetched words. */
+LULL_BODY atrous_tap atrous_tap_decode(const lull_atrous_level_args* a, const atrous_raw* r,
+                                       const int packed)
+{
+  float4 c, g0, g1;
+  if (packed) {
+    c = lull_unpack_color(r->cp);
+    lull_unpack_guides(r->gp, &g0, &g1);
+  } else {
+    c = r->c;
+    g0 = r->g0;
+    g1 = r->g1;
+  }
+  return atrous_tap_make(c, r->gl, g0, g1, r->g2, a->sqrt_k_albedo);
+}
+
+/* Tap data of pixel i of the level's input (fp32 or packed buffers). */
 LULL_BODY atrous_tap atrous_tap_load(const lull_atrous_level_args* a, size_t i,
                                      const int variance_mode, const int geometry_kind,
                                      const int packed)
 {
-  float4 c, g0, g1;
-  if (packed) {
-    c = lull_unpack_color(LULL_LDG(a->in.cp + i));
-    lull_unpack_guides(LULL_LDG(a->in.gp + i), &g0, &g1);
-  } else {
-    c = LULL_LDG(a->in.c + i);
-    g0 = LULL_LDG(a->in.g0 + i);
-    g1 = LULL_LDG(a->in.g1 + i);
-  }
-  const float gl = variance_mode ? LULL_LDG(&a->lg[i].x) : 0.0f;
-  const float2 g2 = geometry_kind == LULL_ATROUS_GEOMETRY_POSITION ? LULL_LDG(a->in.g2 + i)
-                                                                   : make_float2(0.0f, 0.0f);
-  return atrous_tap_make(c, gl, g0, g1, g2, a->sqrt_k_albedo);
+  const atrous_raw r = atrous_tap_fetch(a, i, variance_mode, geometry_kind, packed);
+  return atrous_tap_decode(a, &r, packed);
 }
 
 /* The centre's terms from its own tap data, ig and (variance mode) il. */

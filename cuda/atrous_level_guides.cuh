@@ -72,8 +72,10 @@ LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_
     const int x = x0 + tx, y = y0 + ty;
     float2 lv = make_float2(0.0f, 0.0f);
     if (x >= 0 && x < w && y >= 0 && y < h) {
-      const size_t j = (size_t)guide_position(a, 1, y) * (size_t)w + (size_t)guide_position(a, 0, x);
-      const float4 c = a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
+      const size_t j =
+          (size_t)guide_position(a, 1, y) * (size_t)w + (size_t)guide_position(a, 0, x);
+      const float4 c =
+          a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
       lv = make_float2(lull_luminance_of(a->channels, c.x, c.y, c.z), c.w);
     }
     s->lv[ty][tx] = lv;

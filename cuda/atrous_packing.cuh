@@ -86,22 +86,22 @@ LULL_BODY unsigned lull_oct_encode(float nx, float ny, float nz, float missing)
   return ((unsigned)lull_snorm16(u) & 0xffffu) | (((unsigned)lull_snorm16(v) & 0xffffu) << 16);
 }
 
-/* (nx, ny, nz, missing flag), as G0 holds it. */
+/* (nx, ny, nz, missing flag), as G0 holds it.  Without branches (the
+ * fold and the missing code are selects), so that a kernel staging a tile
+ * can issue the loads of several pixels before it decodes the first. */
 LULL_BODY float4 lull_oct_decode(unsigned bits)
 {
   const int iu = (int)(short)(unsigned short)(bits & 0xffffu);
   const int iv = (int)(short)(unsigned short)(bits >> 16);
-  if (iu == -32768)
-    return make_float4(0.0f, 0.0f, 0.0f, 1.0f);
-  float u = (float)iu * (1.0f / 32767.0f), v = (float)iv * (1.0f / 32767.0f);
+  const float u = (float)iu * (1.0f / 32767.0f), v = (float)iv * (1.0f / 32767.0f);
   const float z = 1.0f - fabsf(u) - fabsf(v);
-  if (z < 0.0f) {
-    const float fu = (1.0f - fabsf(v)) * lull_sign_not_zero(u);
-    v = (1.0f - fabsf(u)) * lull_sign_not_zero(v);
-    u = fu;
-  }
-  const float inv = 1.0f / sqrtf(u * u + v * v + z * z);
-  return make_float4(u * inv, v * inv, z * inv, 0.0f);
+  const int fold = z < 0.0f;
+  const float fu = fold ? (1.0f - fabsf(v)) * lull_sign_not_zero(u) : u;
+  const float fv = fold ? (1.0f - fabsf(u)) * lull_sign_not_zero(v) : v;
+  /* the missing code decodes to a finite vector too, which is discarded */
+  const float inv = LULL_RSQRT(fu * fu + fv * fv + z * z);
+  return iu == -32768 ? make_float4(0.0f, 0.0f, 0.0f, 1.0f)
+                      : make_float4(fu * inv, fv * inv, z * inv, 0.0f);
 }
 
 /* -- all guides of a pixel ------------------------------------------------- */

@@ -1,18 +1,19 @@
 /* The permuted-schedule kernels (atrous_permuted.cuh) and their launchers. */
 #include "atrous_permuted.cuh"
 
-/* min_blocks 5 (96 registers, 20 warps per multiprocessor) where the
- * stencil fits without spilling (packed); the position kernels' tile
- * (47 KB) allows 4 blocks anyway, and the fixed colour test needs more
- * registers.  The fp32 variance kernel also takes 4 since the geometry
- * term subtracts before scaling (atrous_math.h) and keeps the centre's
- * 1 / (sigma_g s_p)^2 / |p - q|^2 per class: at 1080p its five levels took
- * 1.010 ms with 5 blocks and 0.902 ms with 4 (bench_atrous_cuda, H100). */
+/* min_blocks 4 (128 registers, 16 warps per multiprocessor) for every
+ * kernel.  The fp32 variance kernel keeps the centre's
+ * 1 / (sigma_g s_p)^2 / |p - q|^2 per class (atrous_math.h subtracts the
+ * geometry before scaling): at 1080p its five levels took 1.010 ms with 5
+ * blocks and 0.902 ms with 4.  The packed depth kernel spilled a little
+ * with 5 blocks (96 registers, 0.59 M local-memory requests per 1080p
+ * level); once its staging loads overlapped, 4 blocks were faster: 0.711
+ * against 0.729 ms for the five levels (bench_atrous_cuda, H100). */
 LULL_PERMUTED_KERNEL(permuted_variance_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0, 4)
 LULL_PERMUTED_KERNEL(permuted_variance_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 0, 4)
 LULL_PERMUTED_KERNEL(permuted_fixed_depth, 0, LULL_ATROUS_GEOMETRY_DEPTH, 0, 4)
 LULL_PERMUTED_KERNEL(permuted_fixed_position, 0, LULL_ATROUS_GEOMETRY_POSITION, 0, 4)
-LULL_PERMUTED_KERNEL(permuted_packed_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1, 5)
+LULL_PERMUTED_KERNEL(permuted_packed_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1, 4)
 LULL_PERMUTED_KERNEL(permuted_packed_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 1, 4)
 
 cudaError_t lull_atrous_kernels_configure(void)

@@ -8,7 +8,8 @@
  *     (32 + 4) x (16 + 4) pixels with their guides in shared memory, fp32
  *     (packed buffers are unpacked here), taps that leave the embedded image
  *     mirrored back (§3.4), plus the centre-only inputs il and ig of its
- *     pixels; every global load is issued before the first store;
+ *     pixels; the loads of a thread's pixels are issued before the first
+ *     is decoded;
  *   - phase 1 (stencil): each thread filters a vertical strip of 4 pixels,
  *     streaming the 8 tap rows it needs once and applying each tap to every
  *     centre of the strip it reaches (register blocking: 10 instead of 25
@@ -98,9 +99,8 @@ LULL_BODY void permuted_stage(const lull_atrous_level_args* a, permuted_tile* s,
   const int w = a->width, h = a->height;
   const int px0 = t.bx * PERM_BW, py0 = t.by * PERM_OUT_H;
   const int tid = t.ty * PERM_BW + t.tx;
-  /* the centre-only inputs first, then the tile in two batches of loads
-   * (all loads of a batch in flight before its stores; two batches keep
-   * the staged values within the stencil's register budget) */
+  /* the centre-only inputs first, then the tile: all loads of a batch in
+   * flight before the first pixel is decoded and stored */
   const int px = px0 + t.tx;
   float il[PERM_STRIP], ig[PERM_STRIP];
 LULL_UNROLL
@@ -111,32 +111,35 @@ LULL_UNROLL
     il[j] = variance_mode ? LULL_LDG(&a->lg[i].y) : 0.0f;
     ig[j] = LULL_LDG(a->in.ig + i);
   }
+  /* packed words take 7 registers a pixel, so all PERM_LOADS pixels of a
+   * thread are fetched at once; fp32 ones (13) in batches of PERM_BATCH */
+  const int batch_n = packed ? PERM_LOADS : PERM_BATCH;
 LULL_UNROLL
-  for (int batch = 0; batch < PERM_LOADS; batch += PERM_BATCH) {
-    atrous_tap staged[PERM_BATCH];
+  for (int batch = 0; batch < PERM_LOADS; batch += batch_n) {
+    atrous_raw raw[PERM_LOADS];
 LULL_UNROLL
-    for (int k = 0; k < PERM_BATCH; ++k) {
+    for (int k = 0; k < batch_n; ++k) {
       const int e = tid + (batch + k) * PERM_THREADS;
       if (e < PERM_TN) {
         const int ty = e / PERM_TW, tx = e - ty * PERM_TW;
         const int sx = lull_layout_reflect(px0 + tx - 2, w);
         const int sy = lull_layout_reflect(py0 + ty - 2, h);
-        staged[k] = atrous_tap_load(a, (size_t)sy * (size_t)w + (size_t)sx, variance_mode,
-                                    geometry_kind, packed);
+        raw[k] = atrous_tap_fetch(a, (size_t)sy * (size_t)w + (size_t)sx, variance_mode,
+                                  geometry_kind, packed);
       }
     }
 LULL_UNROLL
-    for (int k = 0; k < PERM_BATCH; ++k) {
+    for (int k = 0; k < batch_n; ++k) {
       const int e = tid + (batch + k) * PERM_THREADS;
       if (e < PERM_TN) {
         const int ty = e / PERM_TW, tx = e - ty * PERM_TW;
-        const atrous_tap* q = &staged[k];
-        s->c[ty][tx] = make_float4(q->r, q->g, q->b, q->v);
-        s->n[ty][tx] = make_float4(q->nx, q->ny, q->nz, q->nm);
-        s->a[ty][tx] = make_float4(q->ar, q->ag, q->ab, q->gx);
-        s->gl[ty][tx] = q->gl;
+        const atrous_tap q = atrous_tap_decode(a, &raw[k], packed);
+        s->c[ty][tx] = make_float4(q.r, q.g, q.b, q.v);
+        s->n[ty][tx] = make_float4(q.nx, q.ny, q.nz, q.nm);
+        s->a[ty][tx] = make_float4(q.ar, q.ag, q.ab, q.gx);
+        s->gl[ty][tx] = q.gl;
         if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
-          s->p[ty][tx] = make_float2(q->gy, q->gz);
+          s->p[ty][tx] = make_float2(q.gy, q.gz);
       }
     }
   }
@@ -145,6 +148,39 @@ LULL_UNROLL
     s->il[t.ty * PERM_STRIP + j][t.tx] = il[j];
     s->ig[t.ty * PERM_STRIP + j][t.tx] = ig[j];
   }
+}
+
+/* The words of a pixel that its level passes on unchanged: the guides and
+ * ig, which move to the next layout with the pixel, or in the last level
+ * the albedo the output is multiplied with (§3.3). */
+typedef struct permuted_moving
+{
+  uint4 gp;      /* packed guides */
+  float4 g0, g1; /* fp32 guides */
+  float2 g2;
+  float ig;
+} permuted_moving;
+
+LULL_BODY permuted_moving permuted_moving_fetch(const lull_atrous_level_args* a, size_t i,
+                                                const int geometry_kind, const int packed)
+{
+  permuted_moving m;
+  m.gp = make_uint4(0u, 0u, 0u, 0u);
+  m.g0 = m.g1 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  m.g2 = make_float2(0.0f, 0.0f);
+  m.ig = 0.0f;
+  if (packed)
+    m.gp = LULL_LDG(a->in.gp + i);
+  else
+    m.g1 = LULL_LDG(a->in.g1 + i);
+  if (!a->last) {
+    if (!packed)
+      m.g0 = LULL_LDG(a->in.g0 + i);
+    m.ig = LULL_LDG(a->in.ig + i);
+    if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
+      m.g2 = LULL_LDG(a->in.g2 + i);
+  }
+  return m;
 }
 
 /* Phase 1: the stencil and the scatter to the next layout. */
@@ -183,21 +219,30 @@ LULL_UNROLL
     }
   }
 
+  /* what moves with each pixel to the next layout (the last level: its
+   * albedo), loaded for the whole strip before the first store, so that
+   * the loads overlap (each store waited for its own load) */
+  permuted_moving moving[PERM_STRIP];
+LULL_UNROLL
+  for (int j = 0; j < PERM_STRIP; ++j)
+    if (px < w && py0 + j < h)
+      moving[j] = permuted_moving_fetch(a, (size_t)(py0 + j) * (size_t)w + (size_t)px,
+                                        geometry_kind, packed);
+
 LULL_UNROLL
   for (int j = 0; j < PERM_STRIP; ++j) {
     const int py = py0 + j;
     if (px >= w || py >= h)
       continue;
     const float4 out = atrous_normalise(&sums[j]);
-    const size_t i = (size_t)py * (size_t)w + (size_t)px;
+    const permuted_moving* m = &moving[j];
     if (a->last) {
       /* §3.3: the original layout, with the (unscaled) albedo multiplied back */
-      float4 g0, g1;
+      float4 g0, g1 = m->g1;
       if (packed)
-        lull_unpack_guides(LULL_LDG(a->in.gp + i), &g0, &g1);
-      else
-        g1 = LULL_LDG(a->in.g1 + i);
-      const size_t o = (size_t)LULL_LDG(a->inv_y + py) * (size_t)w + (size_t)LULL_LDG(a->inv_x + px);
+        lull_unpack_guides(m->gp, &g0, &g1);
+      const size_t o =
+          (size_t)LULL_LDG(a->inv_y + py) * (size_t)w + (size_t)LULL_LDG(a->inv_x + px);
       a->final_c[o] = atrous_remodulate(a, out, g1.x, g1.y, g1.z);
       continue;
     }
@@ -205,15 +250,15 @@ LULL_UNROLL
                      (size_t)lull_layout_step(px, w, a->level);
     if (packed) {
       a->out.cp[o] = lull_pack_color(out);
-      a->out.gp[o] = LULL_LDG(a->in.gp + i);
+      a->out.gp[o] = m->gp;
     } else {
       a->out.c[o] = out;
-      a->out.g0[o] = LULL_LDG(a->in.g0 + i);
-      a->out.g1[o] = LULL_LDG(a->in.g1 + i);
+      a->out.g0[o] = m->g0;
+      a->out.g1[o] = m->g1;
     }
-    a->out.ig[o] = LULL_LDG(a->in.ig + i);
+    a->out.ig[o] = m->ig;
     if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
-      a->out.g2[o] = LULL_LDG(a->in.g2 + i);
+      a->out.g2[o] = m->g2;
   }
 }
 

@@ -27,10 +27,15 @@ typedef struct lull_thread
    * so that both schedules compute bitwise the same values */
   #define LULL_MUL_RN(a, b) __fmul_rn((a), (b))
   #define LULL_UNROLL _Pragma("unroll")
+  /* 1 / sqrt(x) in one multifunction-unit instruction (about 2 ulp), where
+   * a few ulp do not matter: IEEE 1.0f / sqrtf(x) costs a Newton step and
+   * two slow-path branches each */
+  #define LULL_RSQRT(x) rsqrtf(x)
 #else
   #define LULL_LDG(p) (*(p))
   #define LULL_MUL_RN(a, b) ((a) * (b))
   #define LULL_UNROLL
+  #define LULL_RSQRT(x) (1.0f / sqrtf(x))
 #endif
 
 /* The calling thread's index, in a __global__ wrapper. */

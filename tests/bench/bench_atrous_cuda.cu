@@ -33,16 +33,12 @@
     }                                                                                   \
   } while (0)
 
-/* modes: baseline, permuted, permuted with packedGuides, and two variants
- * of the permuted kernel with other register budgets than the library's:
- * packed with 4 blocks per multiprocessor (128 registers; the library's 5
- * allow 96, and Nsight Compute counts 0.59 M local-memory spill requests
- * per 1080p level with them), fp32 with 5 (96 registers; the library's 4
- * allow 128) */
-enum { LEVELS = 5, MAX_REPEATS = 1000, MODES = 5, TABLE_MODES = 3 };
+/* modes: baseline, permuted, permuted with packedGuides, and the packed
+ * run with the level kernel built for 5 blocks per multiprocessor (96
+ * registers, some spilled) instead of the library's 4 (128 registers) */
+enum { LEVELS = 5, MAX_REPEATS = 1000, MODES = 4, TABLE_MODES = 3 };
 
-LULL_PERMUTED_KERNEL(bench_packed_occ4, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1, 4)
-LULL_PERMUTED_KERNEL(bench_permuted_occ5, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0, 5)
+LULL_PERMUTED_KERNEL(bench_packed_occ5, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1, 5)
 
 static __global__ void bench_finish(const lull_atrous_level_args a)
 {
@@ -82,7 +78,7 @@ typedef struct timed
   cudaEvent_t ev[LEVELS + 2];
   cudaEvent_t mid[LEVELS]; /* between a level's guide kernel and its filter */
   int level;
-  int variant;             /* 0: the library's kernels; 4: bench_packed_occ4, 5: bench_permuted_occ5 */
+  int variant; /* 0: the library's kernels; 1: bench_packed_occ5 */
 } timed;
 
 static cudaError_t timed_prepare(void* ctx, const lull_atrous_prepare_args* a)
@@ -119,7 +115,7 @@ static cudaError_t timed_level(void* ctx, const lull_atrous_level_args* a, int p
   const dim3 block(PERM_BW, PERM_BH);
   const dim3 grid((unsigned)((a->width + PERM_BW - 1) / PERM_BW),
                   (unsigned)((a->height + PERM_OUT_H - 1) / PERM_OUT_H));
-  (t->variant == 4 ? bench_packed_occ4 : bench_permuted_occ5)<<<grid, block, 0, t->stream>>>(*a);
+  bench_packed_occ5<<<grid, block, 0, t->stream>>>(*a);
   if (a->last)
     bench_finish<<<dim3((unsigned)((a->width + 31) / 32), (unsigned)((a->height + 7) / 8)),
                    dim3(32, 8), 0, t->stream>>>(*a);
@@ -194,10 +190,9 @@ int main(int argc, char** argv)
     CHECK_CUDA(cudaEventCreate(&t.ev[i]));
   for (int i = 0; i < LEVELS; ++i)
     CHECK_CUDA(cudaEventCreate(&t.mid[i]));
-  const void* variants[2] = {(const void*)bench_packed_occ4, (const void*)bench_permuted_occ5};
-  for (int i = 0; i < 2; ++i)
-    CHECK_CUDA(cudaFuncSetAttribute(variants[i], cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared));
+  CHECK_CUDA(cudaFuncSetAttribute((const void*)bench_packed_occ5,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared));
   lull_atrous_launchers timing;
   memset(&timing, 0, sizeof timing);
   timing.ctx = &t;
@@ -267,8 +262,8 @@ int main(int argc, char** argv)
     float step_ms[MODES][LEVELS + 1], guide_ms[MODES][LEVELS], total_ms[MODES];
     int finite[MODES];
     for (int mode = 0; mode < MODES; ++mode) {
-      params.packed_guides = mode == 2 || mode == 3;
-      t.variant = mode == 3 ? 4 : (mode == 4 ? 5 : 0);
+      params.packed_guides = mode >= 2;
+      t.variant = mode == 3;
       lull_atrous_plan plan;
       lull_error err = {LULL_OK, ""};
       if (lull_atrous_plan_make(&params, &images, mode == 0 ? 0 : 1, &plan, &err) != LULL_OK) {
@@ -347,7 +342,7 @@ int main(int argc, char** argv)
              step_ms[0][k], step_ms[1][k], step_ms[2][k], step_ms[0][k] / step_ms[1][k],
              step_ms[1][k] / step_ms[2][k], gbs[0], gbs[1], gbs[2], bytes[0], bytes[1], bytes[2]);
     }
-    float lv[MODES] = {0, 0, 0, 0, 0};
+    float lv[MODES] = {0, 0, 0, 0};
     for (int m = 0; m < MODES; ++m)
       for (int k = 1; k <= LEVELS; ++k)
         lv[m] += step_ms[m][k];
@@ -362,14 +357,11 @@ int main(int argc, char** argv)
       for (int k = 0; k < LEVELS; ++k)
         printf(" %.4f", guide_ms[m][k]);
     }
-    printf("\n  variants (levels 0..4, ms): packed, 4 blocks/SM");
+    printf("\n  packed, level kernels with 5 blocks/SM (ms):");
     for (int k = 1; k <= LEVELS; ++k)
       printf(" %.4f", step_ms[3][k]);
-    printf(" = %.4f (library: %.4f); fp32, 5 blocks/SM", lv[3], lv[2]);
-    for (int k = 1; k <= LEVELS; ++k)
-      printf(" %.4f", step_ms[4][k]);
-    printf(" = %.4f (library: %.4f); outputs finite: %s %s\n", lv[4], lv[1], finite[3] ? "yes" : "NO",
-           finite[4] ? "yes" : "NO");
+    printf(" = %.4f (library, 4 blocks/SM: %.4f); output finite: %s\n", lv[3], lv[2],
+           finite[3] ? "yes" : "NO");
     printf("  H2D inputs %.3f ms (%.1f GB/s), D2H output %.3f ms; output finite: %s %s %s\n\n",
            median(h2d, 7), px * 40 / (median(h2d, 7) * 1e6), median(d2h, 7),
            finite[0] ? "yes" : "NO", finite[1] ? "yes" : "NO", finite[2] ? "yes" : "NO");
