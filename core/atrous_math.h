@@ -49,6 +49,9 @@
 /* Largest exponent evaluated; exp(-80) is below the smallest normal float. */
 #define LULL_EXP_CUTOFF 80.0f
 
+/* log2(e), the factor between exp and the GPU's 2^x */
+#define LULL_LOG2E 1.44269504088896341f
+
 /* 1-D B3-spline taps (1/16, 1/4, 3/8, 1/4, 1/16), Dammertz 2010 §2.2. */
 LULL_HD float lull_b3_tap(int offset)
 {
@@ -65,7 +68,7 @@ LULL_HD float lull_b3_tap(int offset)
 LULL_HD float lull_exp_neg(float e)
 {
   e = e < LULL_EXP_CUTOFF ? e : LULL_EXP_CUTOFF;
-  const float t = -e * 1.44269504088896341f; /* in [-115.5, 0] */
+  const float t = -e * LULL_LOG2E; /* in [-115.5, 0] */
   /* round to nearest by the 1.5 * 2^23 trick: no libm call, no compare
    * (a compare here stops GCC from vectorising the loops that inline this) */
   const float n = (t + 12582912.0f) - 12582912.0f;
@@ -149,7 +152,8 @@ LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
  *   - the B3 kernel weight h (Dammertz 2010 §2.2): h exp(-E) =
  *     exp(-(E + ln(1 / h))), ln(1 / h) in the tap constant.
  * A weight is then lull_edge_weight(colour term + lull_tap_constant +
- * lull_edge_normal_scaled + geometry + albedo). */
+ * lull_edge_normal_scaled + geometry + albedo); the GPU carries the same
+ * sum times -log2(e) (lull_edge_weight_log2). */
 
 /* 2 k_n + ln(1 / h) for kernel weight h (1 for an unweighted tap). */
 LULL_HD float lull_tap_constant(float k_normal, float h)
@@ -174,10 +178,30 @@ LULL_HD float lull_edge_weight(float exponent)
 #if defined(__CUDA_ARCH__)
   const float e = exponent < LULL_EXP_CUTOFF ? exponent : LULL_EXP_CUTOFF;
   float w;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(w) : "f"(-1.44269504088896341f * e));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(w) : "f"(-LULL_LOG2E * e));
   return w;
 #else
   return lull_exp_neg(exponent);
+#endif
+}
+
+/* The same weight from n = -log2(e) E, the form the GPU's level kernels
+ * carry the exponent in: the factor -log2(e) is folded into their
+ * per-level and per-centre constants (cuda/atrous_common.cuh), so the 2^x
+ * takes n as it is (2 instructions instead of 3).  The clamp is
+ * lull_exp_neg's (NaN and -inf give exp(-80)).  On the host (the kernels'
+ * CPU emulation) exp2f. */
+LULL_HD float lull_edge_weight_log2(float n)
+{
+  /* fmaxf: NaN gives the other operand, as the select n > lo ? n : lo
+   * would, in one instruction instead of a compare and a select */
+  n = fmaxf(n, -LULL_LOG2E * LULL_EXP_CUTOFF);
+#if defined(__CUDA_ARCH__)
+  float w;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(w) : "f"(n));
+  return w;
+#else
+  return exp2f(n);
 #endif
 }
 

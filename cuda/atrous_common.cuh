@@ -5,13 +5,14 @@
  *
  * Evaluating a tap.  The exponent of the weight h w(p, q) is the sum of the
  * edge-stopping exponents of atrous_math.h in the rearranged form both
- * backends use (atrous_math.h, lull_tap_constant): the centre's normal and
- * flag carry -2 k_n, the constant 2 k_n + ln(1 / h)
- * is one per class of taps (dx^2 + dy^2 in {0, 1, 2, 4, 5, 8},
- * lull_atrous_level_args); on the GPU the albedo is also scaled by
- * sqrt(k_a) when a pixel is loaded.  lull_edge_weight then takes the sum
- * (on the GPU, the exp2 unit).  Results agree with the CPU within float
- * rounding (tests/gpu: 1e-4 relative, measured ~1e-6).
+ * backends use (atrous_math.h, lull_tap_constant), carried as
+ * n = -log2(e) E so that the exp2 unit takes it as it is
+ * (lull_edge_weight_log2): the constant -log2(e) (2 k_n + ln(1 / h)) is
+ * one per class of taps (dx^2 + dy^2 in {0, 1, 2, 4, 5, 8},
+ * lull_atrous_level_args), the centre's normal and flag carry
+ * 2 k_n log2(e), its il and ig carry -log2(e), and the albedo is scaled
+ * by sqrt(k_a log2(e)) when a pixel is loaded.  Results agree with the CPU
+ * within float rounding (tests/gpu: 1e-4 relative, measured ~1e-6).
  *
  * Summation order.  Each pixel sums its 25 taps in one running sum, in the
  * order the permuted layout stores them: tap rows by increasing memory
@@ -29,7 +30,7 @@
 #include "image_access.cuh"
 #include "kernel_body.cuh"
 
-/* The data of one tap; albedo times sqrt(k_a). */
+/* The data of one tap; albedo times sqrt(k_a log2(e)). */
 typedef struct atrous_tap
 {
   float r, g, b, v, gl;
@@ -42,11 +43,11 @@ typedef struct atrous_tap
 typedef struct atrous_center
 {
   float r, g, b;           /* fixed colour test */
-  float gl, il;            /* variance-guided colour test */
-  float nx, ny, nz, nm;    /* normal and missing flag, times -2 k_n */
-  float ig;                /* 1 / (sigma_g s_p)^2 */
+  float gl, il;            /* variance-guided colour test; il times -log2(e) */
+  float nx, ny, nz, nm;    /* normal and missing flag, times 2 k_n log2(e) */
+  float ig;                /* -log2(e) / (sigma_g s_p)^2 */
   float gx, gy, gz;        /* geometry */
-  float ar, ag, ab;        /* albedo times sqrt(k_a) */
+  float ar, ag, ab;        /* albedo times sqrt(k_a log2(e)) */
 } atrous_center;
 
 /* Weighted sums of a pixel's taps. */
@@ -153,13 +154,13 @@ LULL_BODY atrous_center atrous_center_make(const atrous_tap* q, float ig, float 
   c.g = q->g;
   c.b = q->b;
   c.gl = q->gl;
-  c.il = il;
-  const float m = a->minus_2k_normal;
+  c.il = LULL_MUL_RN(il, -LULL_LOG2E);
+  const float m = a->normal_scale;
   c.nx = LULL_MUL_RN(q->nx, m);
   c.ny = LULL_MUL_RN(q->ny, m);
   c.nz = LULL_MUL_RN(q->nz, m);
   c.nm = LULL_MUL_RN(q->nm, m);
-  c.ig = ig;
+  c.ig = LULL_MUL_RN(ig, -LULL_LOG2E);
   c.gx = q->gx;
   c.gy = q->gy;
   c.gz = q->gz;
@@ -171,18 +172,22 @@ LULL_BODY atrous_center atrous_center_make(const atrous_tap* q, float ig, float 
 
 /* One tap of class d2 = dx^2 + dy^2 (in steps; a compile-time constant
  * after unrolling): Dammertz 2010 eq. 2-5, SVGF eq. 3-4 as rearranged in
- * the header comment; the variance is carried as sum h^2 w^2 Var (SVGF
- * §4.4). */
+ * atrous_math.h, as n = -log2(e) E: the factor is in the constants (the
+ * tap class's base, the centre's il and ig, atrous_cuda.h), the centre's
+ * normal carries +2 k_n log2(e) (so the clamp of the normal term is a
+ * minimum), and the albedo, scaled by sqrt(k_a log2(e)) when loaded, is
+ * subtracted channel by channel (one FFMA each).  26.5 SASS instructions
+ * per tap instead of 28 (tests/gpu/sass_per_tap.sh).  The variance is carried as sum h^2 w^2 Var (SVGF §4.4). */
 LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const atrous_tap* q,
                                  const int d2, const lull_atrous_level_args* a,
                                  const int variance_mode, const int geometry_kind)
 {
-  float e = variance_mode
+  float n = variance_mode
                 ? lull_edge_luminance(c->gl, q->gl, c->il) + a->base[d2]
-                : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->k_color) +
+                : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->color_scale) +
                       a->base[d2];
   const float dot = lull_normal_dot(c->nx, c->ny, c->nz, c->nm, q->nx, q->ny, q->nz, q->nm);
-  e += lull_edge_normal_scaled(dot, a->minus_2k_normal);
+  n += fminf(dot, a->normal_scale); /* one instruction; the select took two */
   if (d2 != 0) { /* the centre's own geometry term is 0 */
     const float dgx = c->gx - q->gx;
     float dist2 = dgx * dgx;
@@ -190,10 +195,13 @@ LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const a
       const float dgy = c->gy - q->gy, dgz = c->gz - q->gz;
       dist2 = dgx * dgx + dgy * dgy + dgz * dgz;
     }
-    e += lull_edge_geometry(dist2, c->ig, a->inv_d2[d2]);
+    n += lull_edge_geometry(dist2, c->ig, a->inv_d2[d2]);
   }
-  e += lull_edge_albedo(c->ar - q->ar, c->ag - q->ag, c->ab - q->ab, 1.0f);
-  const float w = lull_edge_weight(e);
+  const float dar = c->ar - q->ar, dag = c->ag - q->ag, dab = c->ab - q->ab;
+  n -= dar * dar;
+  n -= dag * dag;
+  n -= dab * dab;
+  const float w = lull_edge_weight_log2(n);
   s->w += w;
   s->r += w * q->r;
   s->g += w * q->g;

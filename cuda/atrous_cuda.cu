@@ -113,11 +113,12 @@ lull_status lull_atrous_plan_make(const lull_atrous_params* params, const lull_a
   return LULL_OK;
 }
 
-/* The per-level constants of atrous_common.cuh's tap evaluation. */
+/* The per-level constants of atrous_common.cuh's tap evaluation, which
+ * carries the exponent as n = -log2(e) E (atrous_cuda.h). */
 static void level_constants(lull_atrous_level_args* la, float k_normal, float k_albedo, int level)
 {
-  la->minus_2k_normal = -2.0f * k_normal;
-  la->sqrt_k_albedo = sqrtf(k_albedo);
+  la->normal_scale = 2.0f * k_normal * LULL_LOG2E;
+  la->sqrt_k_albedo = sqrtf(k_albedo * LULL_LOG2E);
   const int step = 1 << level;
   for (int d2 = 0; d2 < 9; ++d2) {
     la->base[d2] = 0.0f;
@@ -127,7 +128,8 @@ static void level_constants(lull_atrous_level_args* la, float k_normal, float k_
   /* 2 k_n + ln(1 / h) per class; h = B3(dx) B3(dy) (Dammertz 2010 §2.2) */
   for (int dy = 0; dy <= 2; ++dy)
     for (int dx = 0; dx <= 2; ++dx)
-      la->base[dx * dx + dy * dy] = lull_tap_constant(k_normal, lull_b3_tap(dx) * lull_b3_tap(dy));
+      la->base[dx * dx + dy * dy] =
+          -LULL_LOG2E * lull_tap_constant(k_normal, lull_b3_tap(dx) * lull_b3_tap(dy));
 }
 
 lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_params* params,
@@ -210,7 +212,7 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
     la.packed = plan->packed;
     /* Dammertz §2.2: sigma of level i is sigma_0 2^-i */
     const float sigma_c = params->sigma_color * ldexpf(1.0f, -level);
-    la.k_color = 1.0f / (sigma_c * sigma_c);
+    la.color_scale = -LULL_LOG2E / (sigma_c * sigma_c);
     la.sigma_luminance = params->sigma_luminance;
     level_constants(&la, k_normal, k_albedo, level);
     la.output = images->output;

@@ -75,12 +75,14 @@ typedef struct lull_atrous_level_args
   const int* inv_x;        /* position -> original x */
   const int* inv_y;
   int width, height, level, last, channels, packed;
-  float k_color, sigma_luminance;
-  /* the edge-stopping terms as the kernels evaluate them (atrous_tap.cuh):
-   * the centre's normal times -2 k_n, the albedo times sqrt(k_a), and per
-   * tap class (indexed by dx^2 + dy^2 in units of the step): the constant
-   * 2 k_n + ln(1 / h) and 1 / ((dx^2 + dy^2) step^2) */
-  float minus_2k_normal, sqrt_k_albedo;
+  float sigma_luminance;
+  /* the edge-stopping terms as the kernels evaluate them (atrous_common.cuh),
+   * as n = -log2(e) E: per tap class (indexed by dx^2 + dy^2 in units of
+   * the step) base = -log2(e) (2 k_n + ln(1 / h)) and 1 / ((dx^2 + dy^2)
+   * step^2); the centre's normal times normal_scale = 2 k_n log2(e); the
+   * albedo times sqrt(k_a log2(e)); the fixed colour test's
+   * color_scale = -k_c log2(e) */
+  float normal_scale, sqrt_k_albedo, color_scale;
   float base[9];
   float inv_d2[9];
   /* finish, done by the last level */

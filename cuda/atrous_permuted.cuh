@@ -51,7 +51,7 @@ typedef struct permuted_tile
 {
   float4 c[PERM_TH][PERM_TW];  /* r, g, b, v */
   float4 n[PERM_TH][PERM_TW];  /* nx, ny, nz, missing flag */
-  float4 a[PERM_TH][PERM_TW];  /* albedo times sqrt(k_a), gx */
+  float4 a[PERM_TH][PERM_TW];  /* albedo times sqrt(k_a log2(e)), gx */
   float gl[PERM_TH][PERM_TW];  /* luminance guide */
   float il[PERM_OUT_H][PERM_BW]; /* centre only: 1 / (sigma_l sqrt(g3x3 Var) + eps) */
   float ig[PERM_OUT_H][PERM_BW]; /* centre only: 1 / (sigma_g s_p)^2 */

@@ -12,7 +12,7 @@
  *   - packedGuides (fp16 colour, oct normals) stays within fp16 precision
  *     of the fp32 path: PACKED_TOLERANCE below.
  * So the indexing of tiles, layouts, borders and packing is checked before
- * a GPU ever runs it.  (On the host, lull_edge_weight is the polynomial and
+ * a GPU ever runs it.  (On the host, lull_edge_weight_log2 is exp2f, so
  * the emulation agrees with the CPU more closely than the GPU, which uses
  * the exp2 unit.) */
 #include <math.h>
