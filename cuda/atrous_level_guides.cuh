@@ -11,8 +11,9 @@
  * bounds checks and an unpack each (about 45 instructions per neighbour,
  * instruction-bound: 0.037-0.054 ms per 1080p level).  Here a block covers
  * 64 x 8 pixels of the original image: phase 0 loads each pixel of the tile
- * and its 1-pixel ring once (one look-up per row and column of the tile),
- * unpacks it and keeps its luminance and variance in shared memory; phase 1
+ * and its 1-pixel ring once (a thread issues the loads of its 3 pixels
+ * before it unpacks the first), unpacks it and keeps its luminance and
+ * variance in shared memory; phase 1
  * sums the 9 taps from there.  64 columns: at level 4 (16 sub-images per
  * axis) a block still reads and writes 4 neighbouring pixels of each
  * sub-image, a whole 32-byte sector of the packed colour.  The baseline
@@ -35,6 +36,7 @@ enum
   GUIDE_TW = GUIDE_BW + 2,
   GUIDE_TH = GUIDE_BH + 2,
   GUIDE_TN = GUIDE_TW * GUIDE_TH,
+  GUIDE_LOADS = (GUIDE_TN + GUIDE_THREADS - 1) / GUIDE_THREADS, /* tile pixels per thread */
   GUIDE_PHASES = 2,
 };
 
@@ -67,18 +69,35 @@ LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_
     const int y = y0 + tid;
     s->row[tid] = y >= 0 && y < h ? guide_position(a, 1, y) : -1;
   }
-  for (int e = tid; e < GUIDE_TN; e += GUIDE_THREADS) {
+  /* all loads of the thread's tile pixels in flight before the first is
+   * unpacked (one wait for memory instead of one per pixel) */
+  float4 c[GUIDE_LOADS];
+  uint2 cp[GUIDE_LOADS];
+  LULL_UNROLL for (int k = 0; k < GUIDE_LOADS; ++k) {
+    const int e = tid + k * GUIDE_THREADS;
     const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
     const int x = x0 + tx, y = y0 + ty;
-    float2 lv = make_float2(0.0f, 0.0f);
-    if (x >= 0 && x < w && y >= 0 && y < h) {
+    c[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    cp[k] = make_uint2(0u, 0u);
+    if (e < GUIDE_TN && x >= 0 && x < w && y >= 0 && y < h) {
       const size_t j =
           (size_t)guide_position(a, 1, y) * (size_t)w + (size_t)guide_position(a, 0, x);
-      const float4 c =
-          a->packed ? lull_unpack_color(LULL_LDG(a->in.cp + j)) : LULL_LDG(a->in.c + j);
-      lv = make_float2(lull_luminance_of(a->channels, c.x, c.y, c.z), c.w);
+      if (a->packed)
+        cp[k] = LULL_LDG(a->in.cp + j);
+      else
+        c[k] = LULL_LDG(a->in.c + j);
     }
-    s->lv[ty][tx] = lv;
+  }
+  LULL_UNROLL for (int k = 0; k < GUIDE_LOADS; ++k) {
+    const int e = tid + k * GUIDE_THREADS;
+    if (e >= GUIDE_TN)
+      break;
+    const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
+    const int x = x0 + tx, y = y0 + ty;
+    const float4 v = a->packed ? lull_unpack_color(cp[k]) : c[k];
+    const int inside = x >= 0 && x < w && y >= 0 && y < h;
+    s->lv[ty][tx] = inside ? make_float2(lull_luminance_of(a->channels, v.x, v.y, v.z), v.w)
+                           : make_float2(0.0f, 0.0f);
   }
 }
 
