@@ -210,10 +210,11 @@ LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const a
 }
 
 /* Normalises the sums (the centre tap has weight h > 0, so w > 0) into the
- * next level's (r, g, b, v); SVGF §4.4: Var / (sum w)^2. */
+ * next level's (r, g, b, v); SVGF §4.4: Var / (sum w)^2.  1 / w by the
+ * multifunction unit (w is normal and finite: no IEEE fix-up needed). */
 LULL_BODY float4 atrous_normalise(const atrous_sums* t)
 {
-  const float inv = 1.0f / t->w;
+  const float inv = LULL_RCP(t->w);
   float4 o;
   o.x = t->r * inv;
   o.y = t->g * inv;

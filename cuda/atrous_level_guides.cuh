@@ -10,18 +10,18 @@
  * thread per layout pixel gathered its 9 neighbours with a table look-up,
  * bounds checks and an unpack each (about 45 instructions per neighbour,
  * instruction-bound: 0.037-0.054 ms per 1080p level).  Here a block covers
- * 64 x 8 pixels of the original image: phase 0 loads each pixel of the tile
- * and its 1-pixel ring once (a thread issues the loads of its 3 pixels
- * before it unpacks the first), unpacks it and keeps its luminance and
- * variance in shared memory; phase 1
- * sums the 9 taps from there.  64 columns: at level 4 (16 sub-images per
- * axis) a block still reads and writes 4 neighbouring pixels of each
- * sub-image, a whole 32-byte sector of the packed colour.  The baseline
- * (original layout, no tables) runs the same body.
+ * 64 x 8 pixels of the original image: phase 0 loads each pixel of the
+ * tile and its 1-pixel ring once (a thread issues the loads of its 3
+ * pixels before it unpacks the first) and keeps its luminance and variance
+ * in shared memory, phase 1 sums the 9 taps from there without branches.
+ * 64 columns: at level 4 (16 sub-images per axis) a block still reads and
+ * writes 4 neighbouring pixels of each sub-image, a whole 32-byte sector
+ * of the packed colour.  The baseline (original layout, no tables) runs
+ * the same body.
  *
- * The sums are the old kernel's, in the same order (rows, then columns,
- * out-of-image taps skipped and the weights renormalised), so the output
- * is bit for bit what the per-pixel gather computed. */
+ * The sums are the CPU's formula (rows, then columns, out-of-image taps
+ * weighted 0 and the weights renormalised); the CPU filters separably, so
+ * the two differ by float rounding. */
 #pragma once
 
 #include "atrous_common.cuh"
@@ -55,7 +55,10 @@ LULL_BODY int guide_position(const lull_atrous_level_args* a, int axis, int v)
   return fwd ? LULL_LDG(fwd + v) : v;
 }
 
-/* Phase 0: luminance and variance of the tile and its ring. */
+/* Phase 0: luminance and variance of the tile and its ring, and the layout
+ * position of each tile row and column (-1 outside the image) for phase 1.
+ * A thread issues the loads of its GUIDE_LOADS tile pixels before it
+ * unpacks the first (one wait for memory instead of one per pixel). */
 LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_thread t)
 {
   const int w = a->width, h = a->height;
@@ -69,8 +72,11 @@ LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_
     const int y = y0 + tid;
     s->row[tid] = y >= 0 && y < h ? guide_position(a, 1, y) : -1;
   }
-  /* all loads of the thread's tile pixels in flight before the first is
-   * unpacked (one wait for memory instead of one per pixel) */
+  /* lull_luminance_of as three weights (the same values: the scalings by
+   * 1 and 0.5 are exact, and the absent channels add +0) */
+  const float wr = a->channels == 1 ? 1.0f : (a->channels == 2 ? 0.5f : 0.2126f);
+  const float wg = a->channels == 1 ? 0.0f : (a->channels == 2 ? 0.5f : 0.7152f);
+  const float wb = a->channels <= 2 ? 0.0f : 0.0722f;
   float4 c[GUIDE_LOADS];
   uint2 cp[GUIDE_LOADS];
   LULL_UNROLL for (int k = 0; k < GUIDE_LOADS; ++k) {
@@ -93,44 +99,45 @@ LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_
     if (e >= GUIDE_TN)
       break;
     const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
-    const int x = x0 + tx, y = y0 + ty;
+    /* outside the image the zeros set above: (0, 0) */
     const float4 v = a->packed ? lull_unpack_color(cp[k]) : c[k];
-    const int inside = x >= 0 && x < w && y >= 0 && y < h;
-    s->lv[ty][tx] = inside ? make_float2(lull_luminance_of(a->channels, v.x, v.y, v.z), v.w)
-                           : make_float2(0.0f, 0.0f);
+    s->lv[ty][tx] = make_float2(wr * v.x + wg * v.y + wb * v.z, v.w);
   }
 }
 
-/* Phase 1: (gl, il) of the thread's pixels. */
+/* Phase 1: (gl, il) of the thread's pixels.  Out-of-image taps take the
+ * weight 0 (their entries are (0, 0), so they add exactly +0, as skipping
+ * them does) instead of a branch each. */
 LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, lull_thread t)
 {
   const int w = a->width, h = a->height;
   const int x = t.bx * GUIDE_BW + t.tx;
   if (x >= w)
     return;
-  int in_x[3];
-  LULL_UNROLL for (int d = 0; d < 3; ++d) in_x[d] = s->col[t.tx + d] >= 0;
+  float kx[3];
+  LULL_UNROLL for (int d = 0; d < 3; ++d) kx[d] =
+      s->col[t.tx + d] >= 0 ? lull_binomial3_tap(d - 1) : 0.0f;
   LULL_UNROLL for (int k = 0; k < GUIDE_ROWS; ++k) {
     const int ly = t.ty + k * GUIDE_TY; /* tile row of the pixel, less 1 */
     if (t.by * GUIDE_BH + ly >= h)
       break;
     float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
     LULL_UNROLL for (int dy = 0; dy < 3; ++dy) {
-      if (s->row[ly + dy] < 0)
-        continue;
+      const float ky = s->row[ly + dy] >= 0 ? lull_binomial3_tap(dy - 1) : 0.0f;
       LULL_UNROLL for (int dx = 0; dx < 3; ++dx) {
-        if (!in_x[dx])
-          continue;
-        const float kw = lull_binomial3_tap(dx - 1) * lull_binomial3_tap(dy - 1);
+        const float kw = kx[dx] * ky;
         const float2 lv = s->lv[ly + dy][t.tx + dx];
         sum_v += kw * lv.y;
         sum_l += kw * lv.x;
         sum_w += kw;
       }
     }
+    /* the divisions and the root by the multifunction unit: sum_w is one
+     * of a few normal numbers, the variance finite and >= 0 */
+    const float inv_w = LULL_RCP(sum_w);
     const size_t o = (size_t)s->row[ly + 1] * (size_t)w + (size_t)s->col[t.tx + 1];
-    a->lg[o] = make_float2(sum_l / sum_w,
-                           1.0f / (a->sigma_luminance * sqrtf(sum_v / sum_w) + 1e-10f));
+    a->lg[o] = make_float2(sum_l * inv_w,
+                           LULL_RCP(a->sigma_luminance * LULL_SQRT(sum_v * inv_w) + 1e-10f));
   }
 }
 

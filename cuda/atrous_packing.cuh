@@ -45,7 +45,7 @@ LULL_BODY float lull_unpack_half_hi(unsigned v)
 
 LULL_BODY uint2 lull_pack_color(float4 c)
 {
-  const float s = sqrtf(c.w > 0.0f ? c.w : 0.0f);
+  const float s = LULL_SQRT(c.w > 0.0f ? c.w : 0.0f); /* rounded to fp16 next */
   return make_uint2(lull_pack_half2(c.x, c.y), lull_pack_half2(c.z, s));
 }
 

@@ -149,9 +149,10 @@ LULL_BODY void prepare_color(const lull_atrous_prepare_args* a, prepare_tile* s,
     }
     if (a->demodulate) {
       const float4 al = s->a[ty][tx];
-      r /= lull_demodulation_albedo(al.x);
-      g /= lull_demodulation_albedo(al.y);
-      b /= lull_demodulation_albedo(al.z);
+      /* reciprocals by the multifunction unit (the divisor is >= 0.02) */
+      r *= LULL_RCP(lull_demodulation_albedo(al.x));
+      g *= LULL_RCP(lull_demodulation_albedo(al.y));
+      b *= LULL_RCP(lull_demodulation_albedo(al.z));
     }
     s->c[ty][tx] = make_float4(r, g, b, lull_luminance_of(a->channels, r, g, b));
   }
@@ -182,9 +183,9 @@ LULL_BODY float prepare_inv_geometry(const lull_atrous_prepare_args* a, const pr
       const float2 qp = s->p[qy][qx];
       dd += (qp.x - gyz.x) * (qp.x - gyz.x) + (qp.y - gyz.y) * (qp.y - gyz.y);
     }
-    d[k] = sqrtf(dd);
+    d[k] = LULL_SQRT(dd);
   }
-  const float magnitude = pos ? sqrtf(gx * gx + gyz.x * gyz.x + gyz.y * gyz.y) : fabsf(gx);
+  const float magnitude = pos ? LULL_SQRT(gx * gx + gyz.x * gyz.x + gyz.y * gyz.y) : fabsf(gx);
   const float fp = lull_geometry_footprint(d[0], d[1], d[2], d[3], magnitude);
   const float scale = a->sigma_depth * fp;
   return 1.0f / (scale * scale);
@@ -228,7 +229,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
       sd2 += wgt * d * d;
     }
   }
-  const float inv = 1.0f / sw; /* the centre's own weight is 1 */
+  const float inv = LULL_RCP(sw); /* sw >= 1: the centre's own weight is 1 */
   const float mean = sd * inv;
   const float v = sd2 * inv - mean * mean;
   return v > 0.0f ? v : 0.0f;
