@@ -18,7 +18,7 @@ LULL_PERMUTED_KERNEL(permuted_packed_position, 1, LULL_ATROUS_GEOMETRY_POSITION,
 
 cudaError_t lull_atrous_kernels_configure(void)
 {
-  /* the permuted kernels live on shared memory (up to 5 tiles of 42 KB per
+  /* the permuted kernels live on shared memory (4 tiles of 42-47 KB per
    * multiprocessor): ask for the largest shared-memory carveout; the
    * baseline keeps the default, as it relies on L1 */
   void* const kernels[] = {(void*)permuted_variance_depth, (void*)permuted_variance_position,
