@@ -13,7 +13,8 @@
  * 64 x 8 pixels of the original image: phase 0 loads each pixel of the
  * tile and its 1-pixel ring once (a thread issues the loads of its 3
  * pixels before it unpacks the first) and keeps its luminance and variance
- * in shared memory, phase 1 sums the 9 taps from there without branches.
+ * in shared memory, phase 1 sums the 9 taps from there without branches
+ * (with constant weights in blocks away from the border).
  * 64 columns: at level 4 (16 sub-images per axis) a block still reads and
  * writes 4 neighbouring pixels of each sub-image, a whole 32-byte sector
  * of the packed colour.  The baseline (original layout, no tables) runs
@@ -105,39 +106,61 @@ LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_
   }
 }
 
-/* Phase 1: (gl, il) of the thread's pixels.  Out-of-image taps take the
- * weight 0 (their entries are (0, 0), so they add exactly +0, as skipping
- * them does) instead of a branch each. */
+/* (gl, il) of one pixel from its 3x3 tile neighbourhood at tile row ly,
+ * column lx (both less 1), with the binomial weights kx (columns) and ky
+ * (rows): the interior passes the weights as constants, the border 0 for
+ * out-of-image taps (their entries are (0, 0), so they add exactly +0, as
+ * skipping them does). */
+LULL_BODY float2 guide_pixel(const lull_atrous_level_args* a, const guide_tile* s, int ly,
+                             int lx, const float kx[3], const float ky[3])
+{
+  float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
+  LULL_UNROLL for (int dy = 0; dy < 3; ++dy) {
+    LULL_UNROLL for (int dx = 0; dx < 3; ++dx) {
+      const float kw = kx[dx] * ky[dy];
+      const float2 lv = s->lv[ly + dy][lx + dx];
+      sum_v += kw * lv.y;
+      sum_l += kw * lv.x;
+      sum_w += kw;
+    }
+  }
+  /* the divisions and the root by the multifunction unit: sum_w is one of
+   * a few normal numbers (1 in the interior), the variance finite, >= 0 */
+  const float inv_w = LULL_RCP(sum_w);
+  return make_float2(sum_l * inv_w,
+                     LULL_RCP(a->sigma_luminance * LULL_SQRT(sum_v * inv_w) + 1e-10f));
+}
+
+/* Phase 1: (gl, il) of the thread's pixels. */
 LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, lull_thread t)
 {
   const int w = a->width, h = a->height;
   const int x = t.bx * GUIDE_BW + t.tx;
   if (x >= w)
     return;
-  float kx[3];
-  LULL_UNROLL for (int d = 0; d < 3; ++d) kx[d] =
-      s->col[t.tx + d] >= 0 ? lull_binomial3_tap(d - 1) : 0.0f;
+  /* a block whose tile lies inside the image (most of them) takes the
+   * weights as compile-time constants */
+  const int interior = s->col[0] >= 0 && s->col[GUIDE_TW - 1] >= 0 && s->row[0] >= 0 &&
+                       s->row[GUIDE_TH - 1] >= 0;
+  float kx[3], ky[3];
+  LULL_UNROLL for (int d = 0; d < 3; ++d) {
+    kx[d] = s->col[t.tx + d] >= 0 ? lull_binomial3_tap(d - 1) : 0.0f;
+  }
   LULL_UNROLL for (int k = 0; k < GUIDE_ROWS; ++k) {
     const int ly = t.ty + k * GUIDE_TY; /* tile row of the pixel, less 1 */
     if (t.by * GUIDE_BH + ly >= h)
       break;
-    float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
-    LULL_UNROLL for (int dy = 0; dy < 3; ++dy) {
-      const float ky = s->row[ly + dy] >= 0 ? lull_binomial3_tap(dy - 1) : 0.0f;
-      LULL_UNROLL for (int dx = 0; dx < 3; ++dx) {
-        const float kw = kx[dx] * ky;
-        const float2 lv = s->lv[ly + dy][t.tx + dx];
-        sum_v += kw * lv.y;
-        sum_l += kw * lv.x;
-        sum_w += kw;
+    float2 g;
+    if (interior) {
+      const float b[3] = {lull_binomial3_tap(-1), lull_binomial3_tap(0), lull_binomial3_tap(1)};
+      g = guide_pixel(a, s, ly, t.tx, b, b);
+    } else {
+      LULL_UNROLL for (int d = 0; d < 3; ++d) {
+        ky[d] = s->row[ly + d] >= 0 ? lull_binomial3_tap(d - 1) : 0.0f;
       }
+      g = guide_pixel(a, s, ly, t.tx, kx, ky);
     }
-    /* the divisions and the root by the multifunction unit: sum_w is one
-     * of a few normal numbers, the variance finite and >= 0 */
-    const float inv_w = LULL_RCP(sum_w);
-    const size_t o = (size_t)s->row[ly + 1] * (size_t)w + (size_t)s->col[t.tx + 1];
-    a->lg[o] = make_float2(sum_l * inv_w,
-                           LULL_RCP(a->sigma_luminance * LULL_SQRT(sum_v * inv_w) + 1e-10f));
+    a->lg[(size_t)s->row[ly + 1] * (size_t)w + (size_t)s->col[t.tx + 1]] = g;
   }
 }
 
