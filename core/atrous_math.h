@@ -102,6 +102,17 @@ LULL_HD float lull_luminance_of(int channels, float r, float g, float b)
   return lull_luminance(r, g, b);
 }
 
+/* lull_luminance_of as three weights, for a kernel that evaluates it for
+ * many pixels without branching on channels: w[0] r + w[1] g + w[2] b
+ * gives the same values (the scalings by 1 and 0.5 are exact, the absent
+ * channels add +0, and Rec. 709 keeps its order of operations). */
+LULL_HD void lull_luminance_weights(int channels, float w[3])
+{
+  w[0] = channels == 1 ? 1.0f : (channels == 2 ? 0.5f : 0.2126f);
+  w[1] = channels == 1 ? 0.0f : (channels == 2 ? 0.5f : 0.7152f);
+  w[2] = channels <= 2 ? 0.0f : 0.0722f;
+}
+
 /* -- edge-stopping exponents (see the header comment for the formulas) -- */
 
 LULL_HD float lull_edge_color_fixed(float dr, float dg, float db, float inv_sigma2)

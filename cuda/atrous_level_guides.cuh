@@ -48,11 +48,14 @@ typedef struct guide_tile
   int row[GUIDE_TH];             /* layout row of each tile row */
 } guide_tile;
 
-/* Layout position of original column (axis 0) or row (axis 1) v, inside
- * the image. */
+/* Layout position of original column (axis 0) or row (axis 1) v, -1
+ * outside the image. */
 LULL_BODY int guide_position(const lull_atrous_level_args* a, int axis, int v)
 {
+  const int n = axis == 0 ? a->width : a->height;
   const int* fwd = axis == 0 ? a->fwd_x : a->fwd_y;
+  if (v < 0 || v >= n)
+    return -1;
   return fwd ? LULL_LDG(fwd + v) : v;
 }
 
@@ -62,33 +65,27 @@ LULL_BODY int guide_position(const lull_atrous_level_args* a, int axis, int v)
  * unpacks the first (one wait for memory instead of one per pixel). */
 LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_thread t)
 {
-  const int w = a->width, h = a->height;
+  const int w = a->width;
   const int x0 = t.bx * GUIDE_BW - 1, y0 = t.by * GUIDE_BH - 1;
   const int tid = t.ty * GUIDE_BW + t.tx;
-  if (tid < GUIDE_TW) {
-    const int x = x0 + tid;
-    s->col[tid] = x >= 0 && x < w ? guide_position(a, 0, x) : -1;
-  }
-  if (tid < GUIDE_TH) {
-    const int y = y0 + tid;
-    s->row[tid] = y >= 0 && y < h ? guide_position(a, 1, y) : -1;
-  }
-  /* lull_luminance_of as three weights (the same values: the scalings by
-   * 1 and 0.5 are exact, and the absent channels add +0) */
-  const float wr = a->channels == 1 ? 1.0f : (a->channels == 2 ? 0.5f : 0.2126f);
-  const float wg = a->channels == 1 ? 0.0f : (a->channels == 2 ? 0.5f : 0.7152f);
-  const float wb = a->channels <= 2 ? 0.0f : 0.0722f;
+  if (tid < GUIDE_TW)
+    s->col[tid] = guide_position(a, 0, x0 + tid);
+  if (tid < GUIDE_TH)
+    s->row[tid] = guide_position(a, 1, y0 + tid);
+  float lw[3];
+  lull_luminance_weights(a->channels, lw);
   float4 c[GUIDE_LOADS];
   uint2 cp[GUIDE_LOADS];
   LULL_UNROLL for (int k = 0; k < GUIDE_LOADS; ++k) {
     const int e = tid + k * GUIDE_THREADS;
     const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
-    const int x = x0 + tx, y = y0 + ty;
+    /* looked up again rather than read from the tables above, which would
+     * need a barrier before the loads (measured: the same time) */
+    const int row = guide_position(a, 1, y0 + ty), col = guide_position(a, 0, x0 + tx);
     c[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     cp[k] = make_uint2(0u, 0u);
-    if (e < GUIDE_TN && x >= 0 && x < w && y >= 0 && y < h) {
-      const size_t j =
-          (size_t)guide_position(a, 1, y) * (size_t)w + (size_t)guide_position(a, 0, x);
+    if (e < GUIDE_TN && row >= 0 && col >= 0) {
+      const size_t j = (size_t)row * (size_t)w + (size_t)col;
       if (a->packed)
         cp[k] = LULL_LDG(a->in.cp + j);
       else
@@ -102,7 +99,7 @@ LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_
     const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
     /* outside the image the zeros set above: (0, 0) */
     const float4 v = a->packed ? lull_unpack_color(cp[k]) : c[k];
-    s->lv[ty][tx] = make_float2(wr * v.x + wg * v.y + wb * v.z, v.w);
+    s->lv[ty][tx] = make_float2(lw[0] * v.x + lw[1] * v.y + lw[2] * v.z, v.w);
   }
 }
 
