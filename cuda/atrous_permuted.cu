@@ -1,24 +1,30 @@
 /* The permuted-schedule kernels (atrous_permuted.cuh) and their launchers. */
 #include "atrous_permuted.cuh"
 
-/* min_blocks 4 (128 registers, 16 warps per multiprocessor) for every
- * kernel.  The fp32 variance kernel keeps the centre's
- * 1 / (sigma_g s_p)^2 / |p - q|^2 per class (atrous_math.h subtracts the
- * geometry before scaling): at 1080p its five levels took 1.010 ms with 5
- * blocks and 0.902 ms with 4.  The packed depth kernel spilled a little
- * with 5 blocks (96 registers, 0.59 M local-memory requests per 1080p
- * level); once its staging loads overlapped, 4 blocks were faster: 0.711
- * against 0.729 ms for the five levels (bench_atrous_cuda, H100). */
-LULL_PERMUTED_KERNEL(permuted_variance_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0, 4)
-LULL_PERMUTED_KERNEL(permuted_variance_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 0, 4)
-LULL_PERMUTED_KERNEL(permuted_fixed_depth, 0, LULL_ATROUS_GEOMETRY_DEPTH, 0, 4)
-LULL_PERMUTED_KERNEL(permuted_fixed_position, 0, LULL_ATROUS_GEOMETRY_POSITION, 0, 4)
-LULL_PERMUTED_KERNEL(permuted_packed_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1, 4)
-LULL_PERMUTED_KERNEL(permuted_packed_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 1, 4)
+/* Blocks per multiprocessor the register budget must allow: 6 for the fp32
+ * kernels (85 registers), 7 for the packed ones (73): the most warps
+ * without spills (the fixed-colour position kernel keeps a 4-byte one on
+ * sm_90).  H100, five levels at 1080p: fp32 0.747 ms with 6 blocks
+ * against 0.753 with 7; packed 0.578 ms with 7, 0.604 with 6 and 0.588
+ * with 8 (64 registers, spills).  With strips of 4 pixels the kernels
+ * needed 115 registers and ran 4 blocks (bench_atrous_cuda; atrous_permuted.cuh
+ * says why the strips are 2 pixels now). */
+enum { PERM_MIN_BLOCKS_FP32 = 6, PERM_MIN_BLOCKS_PACKED = 7 };
+LULL_PERMUTED_KERNEL(permuted_variance_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0,
+                     PERM_MIN_BLOCKS_FP32)
+LULL_PERMUTED_KERNEL(permuted_variance_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 0,
+                     PERM_MIN_BLOCKS_FP32)
+LULL_PERMUTED_KERNEL(permuted_fixed_depth, 0, LULL_ATROUS_GEOMETRY_DEPTH, 0, PERM_MIN_BLOCKS_FP32)
+LULL_PERMUTED_KERNEL(permuted_fixed_position, 0, LULL_ATROUS_GEOMETRY_POSITION, 0,
+                     PERM_MIN_BLOCKS_FP32)
+LULL_PERMUTED_KERNEL(permuted_packed_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1,
+                     PERM_MIN_BLOCKS_PACKED)
+LULL_PERMUTED_KERNEL(permuted_packed_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 1,
+                     PERM_MIN_BLOCKS_PACKED)
 
 cudaError_t lull_atrous_kernels_configure(void)
 {
-  /* the permuted kernels live on shared memory (4 tiles of 42-47 KB per
+  /* the permuted kernels live on shared memory (6-7 tiles of 24-28 KB per
    * multiprocessor): ask for the largest shared-memory carveout; the
    * baseline keeps the default, as it relies on L1 */
   void* const kernels[] = {(void*)permuted_variance_depth, (void*)permuted_variance_position,

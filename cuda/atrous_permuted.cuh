@@ -5,23 +5,32 @@
  * the level are direct neighbours, so every level runs the same undilated
  * 5x5 stencil:
  *   - phase 0 (staging): a block of 32 x 4 threads stages a tile of
- *     (32 + 4) x (16 + 4) pixels with their guides in shared memory, fp32
+ *     (32 + 4) x (8 + 4) pixels with their guides in shared memory, fp32
  *     (packed buffers are unpacked here), taps that leave the embedded image
  *     mirrored back (§3.4), plus the centre-only inputs il and ig of its
  *     pixels; the loads of a thread's pixels are issued before the first
  *     is decoded;
- *   - phase 1 (stencil): each thread filters a vertical strip of 4 pixels,
- *     streaming the 8 tap rows it needs once and applying each tap to every
- *     centre of the strip it reaches (register blocking: 10 instead of 25
+ *   - phase 1 (stencil): each thread filters a vertical strip of 2 pixels,
+ *     streaming the 6 tap rows it needs once and applying each tap to every
+ *     centre of the strip it reaches (register blocking: 15 instead of 25
  *     shared-memory tap loads per pixel), with the tap arithmetic of
  *     atrous_common.cuh; then the result goes to layout l + 1 (σ2↓, and
  *     σ_b at level 0, §3.1-3.4) together with the pixel's guides; the last
  *     level writes the original layout instead (§3.3), and a small kernel
  *     stores it in the user's format with coalesced writes.
  *
+ * Why strips of 2 pixels: strips of 4 load fewer taps (10 per pixel) but
+ * unroll 100 tap evaluations (~46 KB of code: a quarter of the stencil's
+ * stall samples were instruction-fetch waits) and need 115 registers, so 4
+ * blocks (16 warps) per multiprocessor; strips of 2 unroll 50 and fit
+ * 7 blocks (28 warps).  H100, packed, five levels: 1080p 0.641 -> 0.578 ms,
+ * 4K 2.375 -> 2.070 ms; strips of 1 (25 loads per pixel) were slower than
+ * both (0.699 ms), and so was a block of 32 x 2 or 32 x 8 threads
+ * (cuda/NOTES.md).
+ *
  * Thread mapping (§3.5): tiles hold 16-byte elements, which a warp reads in
  * wavefronts of 8 threads over 8 bank groups; the GCD test for the row
- * stride between the strips of one warp (4 x 36 elements) gives the bank
+ * stride between the strips of one warp (2 x 36 elements) gives the bank
  * pattern tile d x n = 8 x 1 (lull_bank_pattern_tile), so each warp is laid
  * out as 32 consecutive columns of one strip row, which is conflict-free
  * for every tap shift; tests/gpu/atrous_layout_test.c checks the
@@ -35,7 +44,7 @@ enum
   PERM_BW = 32,                     /* threads per strip row: one warp */
   PERM_BH = 4,                      /* strip rows per block */
   PERM_THREADS = PERM_BW * PERM_BH,
-  PERM_STRIP = 4,                   /* pixels per thread, vertically */
+  PERM_STRIP = 2,                   /* pixels per thread, vertically */
   PERM_OUT_H = PERM_BH * PERM_STRIP, /* output rows per block */
   PERM_TW = PERM_BW + 4,
   PERM_TH = PERM_OUT_H + 4,

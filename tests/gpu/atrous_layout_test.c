@@ -68,13 +68,13 @@ int main(void)
   CHECK_EQ_INT(lull_layout_reflect(2, 2), 0);
 
   /* §3.5: the paper's example (W_s = 10, 128-bit components) has d x n =
-   * 2 x 4; the permuted kernel's warps (strips of 4 rows of a 36-wide tile
+   * 2 x 4; the permuted kernel's warps (strips of 2 rows of a 36-wide tile
    * of 16-byte elements) get 8 x 1, i.e. one row of consecutive columns. */
   int d = 0, nn = 0;
   lull_bank_pattern_tile(10, 4, &d, &nn);
   CHECK_EQ_INT(d, 2);
   CHECK_EQ_INT(nn, 4);
-  lull_bank_pattern_tile(4 * 36, 4, &d, &nn);
+  lull_bank_pattern_tile(2 * 36, 4, &d, &nn);
   CHECK_EQ_INT(d, 8);
   CHECK_EQ_INT(nn, 1);
   return lull_test_result("atrous_layout");
