@@ -32,6 +32,9 @@ enum
   PREP_W = PREP_BW + 2 * PREP_R,
   PREP_H = PREP_BH + 2 * PREP_R,
   PREP_PHASES = 3,
+  /* tile entries per thread in phase 0 */
+  PREP_RAW_LOADS = (PREP_RAW_W * PREP_RAW_H + PREP_THREADS - 1) / PREP_THREADS,
+  PREP_GUIDE_LOADS = (PREP_W * PREP_H + PREP_THREADS - 1) / PREP_THREADS,
 };
 
 typedef struct prepare_tile
@@ -54,64 +57,129 @@ LULL_BODY int prepare_inside(const lull_atrous_prepare_args* a, int x, int y)
   return x >= 0 && y >= 0 && x < a->width && y < a->height;
 }
 
-/* Phase 0: the raw colour and the guides of the tiles. */
-LULL_BODY void prepare_stage(const lull_atrous_prepare_args* a, prepare_tile* s, lull_thread t)
+/* A pixel of one of the user's images: `floats` (a compile-time constant
+ * of the kernel, prepare_inputs_float) says every image is float and
+ * aligned, so the loads need no format dispatch. */
+LULL_BODY void prepare_fetch(const lull_image* im, int x, int y, const int floats, float out[4])
 {
-  const int tid = t.ty * PREP_BW + t.tx;
-  const int x0 = t.bx * PREP_BW, y0 = t.by * PREP_BH;
-  for (int e = tid; e < PREP_RAW_W * PREP_RAW_H; e += PREP_THREADS) {
-    const int ty = e / PREP_RAW_W, tx = e - ty * PREP_RAW_W;
-    const int x = x0 + tx - PREP_R_RAW, y = y0 + ty - PREP_R_RAW;
-    float4 raw = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (prepare_inside(a, x, y)) {
-      float c[4];
-      lull_cuda_image_load(&a->color, x, y, c);
-      const int ok = lull_isfinite3(c[0], c[1], c[2]);
-      if (!ok)
-        c[0] = c[1] = c[2] = 0.0f;
-      raw.x = lull_prepare_color_channel(c[0], a->input_scale, a->srgb);
-      raw.y = lull_prepare_color_channel(c[1], a->input_scale, a->srgb);
-      raw.z = lull_prepare_color_channel(c[2], a->input_scale, a->srgb);
-      raw.w = ok ? 1.0f : 0.0f;
-      const int cx = tx - PREP_R_RAW, cy = ty - PREP_R_RAW;
-      if (cx >= 0 && cx < PREP_BW && cy >= 0 && cy < PREP_BH)
-        s->alpha[cy][cx] = c[3]; /* copied through as given */
-    }
-    s->raw[ty][tx] = raw;
+  if (floats)
+    lull_cuda_image_load_float(im, x, y, out);
+  else
+    lull_cuda_image_load(im, x, y, out);
+}
+
+/* Whether the kernel variant without format dispatch can read the inputs
+ * (the launcher and the CPU emulation pick the variant with it). */
+LULL_BODY int prepare_inputs_float(const lull_atrous_prepare_args* a)
+{
+  return lull_cuda_image_is_float(&a->color) && lull_cuda_image_is_float(&a->albedo) &&
+         lull_cuda_image_is_float(&a->normal) && lull_cuda_image_is_float(&a->geometry) &&
+         lull_cuda_image_is_float(&a->variance);
+}
+
+/* Entry k of thread t in phase 0's tile of tile_w x tile_h pixels around
+ * the block (ring r): its tile and image coordinates, whether the tile has
+ * it, and whether its pixel is in the image. */
+typedef struct prepare_entry
+{
+  int tx, ty, x, y, used, inside;
+} prepare_entry;
+
+LULL_BODY prepare_entry prepare_entry_of(const lull_atrous_prepare_args* a, lull_thread t, int k,
+                                         int tile_w, int tile_h, int r)
+{
+  const int e = t.ty * PREP_BW + t.tx + k * PREP_THREADS;
+  prepare_entry q;
+  q.ty = e / tile_w;
+  q.tx = e - q.ty * tile_w;
+  q.x = t.bx * PREP_BW + q.tx - r;
+  q.y = t.by * PREP_BH + q.ty - r;
+  q.used = e < tile_w * tile_h;
+  q.inside = q.used && prepare_inside(a, q.x, q.y);
+  return q;
+}
+
+/* Phase 0: the raw colour and the guides of the tiles.  Each thread issues
+ * the loads of all its tile entries before it uses the first: loading and
+ * converting one entry after the other, the threads waited on every load
+ * in turn (55% of the kernel's stall samples were in this phase). */
+LULL_BODY void prepare_stage(const lull_atrous_prepare_args* a, prepare_tile* s, lull_thread t,
+                             const int floats)
+{
+  float c[PREP_RAW_LOADS][4];
+LULL_UNROLL
+  for (int k = 0; k < PREP_RAW_LOADS; ++k) {
+    const prepare_entry q = prepare_entry_of(a, t, k, PREP_RAW_W, PREP_RAW_H, PREP_R_RAW);
+    c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0.0f;
+    if (q.inside)
+      prepare_fetch(&a->color, q.x, q.y, floats, c[k]);
   }
-  for (int e = tid; e < PREP_W * PREP_H; e += PREP_THREADS) {
-    const int ty = e / PREP_W, tx = e - ty * PREP_W;
-    const int x = x0 + tx - PREP_R, y = y0 + ty - PREP_R;
+LULL_UNROLL
+  for (int k = 0; k < PREP_RAW_LOADS; ++k) {
+    const prepare_entry q = prepare_entry_of(a, t, k, PREP_RAW_W, PREP_RAW_H, PREP_R_RAW);
+    if (!q.used)
+      break;
+    float4 raw = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (q.inside) {
+      const int ok = lull_isfinite3(c[k][0], c[k][1], c[k][2]);
+      if (!ok)
+        c[k][0] = c[k][1] = c[k][2] = 0.0f;
+      raw.x = lull_prepare_color_channel(c[k][0], a->input_scale, a->srgb);
+      raw.y = lull_prepare_color_channel(c[k][1], a->input_scale, a->srgb);
+      raw.z = lull_prepare_color_channel(c[k][2], a->input_scale, a->srgb);
+      raw.w = ok ? 1.0f : 0.0f;
+      const int cx = q.tx - PREP_R_RAW, cy = q.ty - PREP_R_RAW;
+      if (cx >= 0 && cx < PREP_BW && cy >= 0 && cy < PREP_BH)
+        s->alpha[cy][cx] = c[k][3]; /* copied through as given */
+    }
+    s->raw[q.ty][q.tx] = raw;
+  }
+  float al[PREP_GUIDE_LOADS][4], nv[PREP_GUIDE_LOADS][4], gv[PREP_GUIDE_LOADS][4];
+LULL_UNROLL
+  for (int k = 0; k < PREP_GUIDE_LOADS; ++k) {
+    const prepare_entry q = prepare_entry_of(a, t, k, PREP_W, PREP_H, PREP_R);
+    for (int i = 0; i < 4; ++i)
+      al[k][i] = nv[k][i] = gv[k][i] = 0.0f;
+    if (q.inside) {
+      if (a->has_albedo)
+        prepare_fetch(&a->albedo, q.x, q.y, floats, al[k]);
+      if (a->has_normal)
+        prepare_fetch(&a->normal, q.x, q.y, floats, nv[k]);
+      if (a->geometry_kind != LULL_ATROUS_GEOMETRY_NONE)
+        prepare_fetch(&a->geometry, q.x, q.y, floats, gv[k]);
+    }
+  }
+LULL_UNROLL
+  for (int k = 0; k < PREP_GUIDE_LOADS; ++k) {
+    const prepare_entry q = prepare_entry_of(a, t, k, PREP_W, PREP_H, PREP_R);
+    if (!q.used)
+      break;
     float4 n = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    float4 al = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 g1 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     float2 p = make_float2(0.0f, 0.0f);
-    if (prepare_inside(a, x, y)) {
-      float v[4];
+    if (q.inside) {
       if (a->has_albedo) {
-        lull_cuda_image_load(&a->albedo, x, y, v);
-        al.x = prepare_finite_or_zero(v[0]);
-        al.y = prepare_finite_or_zero(v[1]);
-        al.z = prepare_finite_or_zero(v[2]);
+        g1.x = prepare_finite_or_zero(al[k][0]);
+        g1.y = prepare_finite_or_zero(al[k][1]);
+        g1.z = prepare_finite_or_zero(al[k][2]);
       }
       if (a->has_normal) {
-        lull_cuda_image_load(&a->normal, x, y, v);
-        float nv[3] = {prepare_finite_or_zero(v[0]), prepare_finite_or_zero(v[1]),
-                       prepare_finite_or_zero(v[2])};
-        n.w = lull_normalize_normal(nv); /* the "missing" flag */
-        n.x = nv[0];
-        n.y = nv[1];
-        n.z = nv[2];
+        float u[3] = {prepare_finite_or_zero(nv[k][0]), prepare_finite_or_zero(nv[k][1]),
+                      prepare_finite_or_zero(nv[k][2])};
+        n.w = lull_normalize_normal(u); /* the "missing" flag */
+        n.x = u[0];
+        n.y = u[1];
+        n.z = u[2];
       }
       if (a->geometry_kind != LULL_ATROUS_GEOMETRY_NONE) {
-        lull_cuda_image_load(&a->geometry, x, y, v);
-        al.w = prepare_finite_or_zero(v[0]);
+        g1.w = prepare_finite_or_zero(gv[k][0]);
         if (a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
-          p = make_float2(prepare_finite_or_zero(v[1]), prepare_finite_or_zero(v[2]));
+          p = make_float2(prepare_finite_or_zero(gv[k][1]), prepare_finite_or_zero(gv[k][2]));
       }
     }
-    s->n[ty][tx] = n;
-    s->a[ty][tx] = al;
-    s->p[ty][tx] = p;
+    s->n[q.ty][q.tx] = n;
+    s->a[q.ty][q.tx] = g1;
+    s->p[q.ty][q.tx] = p;
   }
 }
 
@@ -237,7 +305,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
 
 /* Phase 2: footprint, variance, and the working buffers of pixel (x, y). */
 LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_tile* s,
-                              lull_thread t, const int position)
+                              lull_thread t, const int position, const int floats)
 {
   const int x = t.bx * PREP_BW + t.tx, y = t.by * PREP_BH + t.ty;
   if (!prepare_inside(a, x, y))
@@ -250,7 +318,7 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
   float var = 0.0f;
   if (a->variance_mode && a->variance.data) {
     float v[4];
-    lull_cuda_image_load(&a->variance, x, y, v);
+    prepare_fetch(&a->variance, x, y, floats, v);
     const float dr = a->demodulate ? lull_demodulation_albedo(g1.x) : 1.0f;
     const float dg = a->demodulate ? lull_demodulation_albedo(g1.y) : 1.0f;
     const float db = a->demodulate ? lull_demodulation_albedo(g1.z) : 1.0f;
@@ -275,15 +343,16 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
     a->alpha[i] = s->alpha[t.ty][t.tx];
 }
 
-/* position: a compile-time constant of the kernel, 1 for position input
- * (the 5x5 estimate then reads the y and z of the tile) */
+/* position, floats: compile-time constants of the kernel: 1 for position
+ * input (the 5x5 estimate then reads the y and z of the tile); 1 when
+ * prepare_inputs_float holds */
 LULL_BODY void prepare_body(const lull_atrous_prepare_args* a, prepare_tile* s, int phase,
-                            lull_thread t, const int position)
+                            lull_thread t, const int position, const int floats)
 {
   if (phase == 0)
-    prepare_stage(a, s, t);
+    prepare_stage(a, s, t, floats);
   else if (phase == 1)
     prepare_color(a, s, t);
   else
-    prepare_finish(a, s, t, position);
+    prepare_finish(a, s, t, position, floats);
 }

@@ -17,35 +17,41 @@ LULL_BODY int lull_cuda_image_aligned(const lull_image* im)
   return (((size_t)im->data | im->pixel_stride | im->row_stride) & (size - 1)) == 0;
 }
 
-LULL_BODY void lull_cuda_image_load(const lull_image* im, int x, int y,
-                                                            float out[4])
+/* Pixel (x, y) of an image of a float format (FLOAT..FLOAT4) that is
+ * aligned (lull_cuda_image_aligned): whole-float loads, no format dispatch. */
+LULL_BODY void lull_cuda_image_load_float(const lull_image* im, int x, int y, float out[4])
+{
+  const float* f = (const float*)lull_image_pixel(im, x, y);
+  const int n = lull_format_channels(im->format);
+  out[0] = f[0];
+  out[1] = n > 1 ? f[1] : 0.0f;
+  out[2] = n > 2 ? f[2] : 0.0f;
+  out[3] = n > 3 ? f[3] : 0.0f;
+}
+
+/* An image lull_cuda_image_load_float can read: absent (NULL data, never
+ * read), or of a float format and aligned. */
+LULL_BODY int lull_cuda_image_is_float(const lull_image* im)
+{
+  return !im->data || (!lull_format_is_half(im->format) && lull_cuda_image_aligned(im));
+}
+
+LULL_BODY void lull_cuda_image_load(const lull_image* im, int x, int y, float out[4])
 {
   if (!lull_cuda_image_aligned(im)) {
     lull_image_load(im, x, y, out);
     return;
   }
-  const unsigned char* p = lull_image_pixel(im, x, y);
-  const int n = lull_format_channels(im->format);
-  out[0] = out[1] = out[2] = out[3] = 0.0f;
-  if (lull_format_is_half(im->format)) {
-    const uint16_t* h = (const uint16_t*)p;
-    out[0] = lull_half_to_float(h[0]);
-    if (n > 1)
-      out[1] = lull_half_to_float(h[1]);
-    if (n > 2)
-      out[2] = lull_half_to_float(h[2]);
-    if (n > 3)
-      out[3] = lull_half_to_float(h[3]);
-  } else {
-    const float* f = (const float*)p;
-    out[0] = f[0];
-    if (n > 1)
-      out[1] = f[1];
-    if (n > 2)
-      out[2] = f[2];
-    if (n > 3)
-      out[3] = f[3];
+  if (!lull_format_is_half(im->format)) {
+    lull_cuda_image_load_float(im, x, y, out);
+    return;
   }
+  const uint16_t* h = (const uint16_t*)lull_image_pixel(im, x, y);
+  const int n = lull_format_channels(im->format);
+  out[0] = lull_half_to_float(h[0]);
+  out[1] = n > 1 ? lull_half_to_float(h[1]) : 0.0f;
+  out[2] = n > 2 ? lull_half_to_float(h[2]) : 0.0f;
+  out[3] = n > 3 ? lull_half_to_float(h[3]) : 0.0f;
 }
 
 LULL_BODY void lull_cuda_image_store_n(const lull_image* im, int x, int y,

@@ -60,7 +60,8 @@ static cudaError_t emu_prepare(void* ctx, const lull_atrous_prepare_args* a)
         for (int ty = 0; ty < PREP_BH; ++ty)
           for (int tx = 0; tx < PREP_BW; ++tx)
             prepare_body(a, s, phase, lull_thread{bx, by, tx, ty},
-                         a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION);
+                         a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION,
+                         prepare_inputs_float(a));
   free(s);
   return cudaSuccess;
 }
@@ -136,6 +137,39 @@ static lull_image view(const float* p, int channels, int w, int h)
   return v;
 }
 
+/* How the test stores its inputs: the prepare kernel has a variant for
+ * float images that are aligned (prepare_inputs_float) and a generic one
+ * for the others, which both must match the CPU. */
+enum { STORE_FLOAT, STORE_HALF, STORE_UNALIGNED };
+
+/* view() of p in storage `store`; a copy made for it goes to *copy (the
+ * caller frees it). */
+static lull_image stored_view(const float* p, int channels, int w, int h, int store,
+                              void** copy)
+{
+  lull_image v = view(p, channels, w, h);
+  *copy = NULL;
+  if (!p || store == STORE_FLOAT)
+    return v;
+  const size_t n = (size_t)w * (size_t)h * (size_t)channels;
+  if (store == STORE_HALF) {
+    uint16_t* q = (uint16_t*)emu_alloc(n * sizeof(uint16_t));
+    for (size_t i = 0; i < n; ++i)
+      q[i] = lull_float_to_half(p[i]);
+    v.data = (unsigned char*)q;
+    v.format = (lull_format)(LULL_FORMAT_HALF + channels - 1);
+    v.pixel_stride = (size_t)channels * sizeof(uint16_t);
+    v.row_stride = v.pixel_stride * (size_t)w;
+    *copy = q;
+  } else { /* floats 2 bytes past an aligned address */
+    unsigned char* q = (unsigned char*)emu_alloc(n * sizeof(float) + 2);
+    memcpy(q + 2, p, n * sizeof(float));
+    v.data = q + 2;
+    *copy = q;
+  }
+  return v;
+}
+
 /* schedule: -2 the CPU backend, 0 baseline, 1 permuted (emulated). */
 static int run(const lull_atrous_params* params, const lull_atrous_images* images, int schedule)
 {
@@ -165,6 +199,7 @@ typedef struct config
   int color_mode, iterations, srgb, variance_channels;
   float input_scale;
   int poison; /* non-finite values in the inputs */
+  int store;  /* STORE_* of the inputs */
 } config;
 
 /* Runs CPU, baseline, permuted and permuted+packed on the same inputs and
@@ -226,13 +261,21 @@ static void run_config(const config* c)
   gpu_scene_atrous_inputs(&s, c->channels, c->srgb, c->poison, color, variance);
   lull_atrous_images images;
   memset(&images, 0, sizeof images);
-  images.color = view(color, c->channels, c->width, c->height);
-  images.albedo = view(c->use_albedo ? s.albedo : NULL, 3, c->width, c->height);
-  images.normal = view(c->use_normal ? s.normal : NULL, 3, c->width, c->height);
-  images.depth = view(c->geometry == 1 ? s.depth : NULL, 1, c->width, c->height);
-  images.position = view(c->geometry == 2 ? s.position : NULL, 3, c->width, c->height);
-  images.variance = view(c->variance_channels ? variance : NULL, c->variance_channels, c->width,
-                         c->height);
+  void* copies[6];
+  images.color = stored_view(color, c->channels, c->width, c->height, c->store, &copies[0]);
+  images.albedo = stored_view(c->use_albedo ? s.albedo : NULL, 3, c->width, c->height, c->store,
+                              &copies[1]);
+  images.normal = stored_view(c->use_normal ? s.normal : NULL, 3, c->width, c->height, c->store,
+                              &copies[2]);
+  images.depth = stored_view(c->geometry == 1 ? s.depth : NULL, 1, c->width, c->height,
+                             c->store, &copies[3]);
+  images.position = stored_view(c->geometry == 2 ? s.position : NULL, 3, c->width, c->height,
+                                c->store, &copies[4]);
+  images.variance = stored_view(c->variance_channels ? variance : NULL, c->variance_channels,
+                                c->width, c->height, c->store, &copies[5]);
+  /* the inputs go to the prepare variant their storage calls for (on the
+   * host, unlike the GPU, the float variant would read unaligned floats) */
+  CHECK_EQ_INT(lull_cuda_image_is_float(&images.color), c->store == STORE_FLOAT);
   lull_atrous_params params = lull_atrous_default_params();
   params.iterations = c->iterations;
   params.color_mode = c->color_mode;
@@ -240,6 +283,8 @@ static void run_config(const config* c)
   params.clamp_output = c->srgb;
   params.input_scale = c->input_scale;
   compare(c->name, params, images, c->width, c->height, c->channels);
+  for (int k = 0; k < 6; ++k)
+    free(copies[k]);
   free(color);
   free(variance);
   gpu_scene_free(&s);
@@ -269,22 +314,25 @@ static void run_render(const char* scene)
 int main(void)
 {
   static const config configs[] = {
-      /* name              w    h  ch alb nrm geo mode it srgb var scale poison */
-      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 0, 0, 1.0f, 0},
-      {"variance+position", 150, 110, 3, 1, 1, 2, 1, 4, 0, 0, 1.0f, 0},
-      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 0, 0, 1.0f, 0},
-      {"fixed+depth", 97, 61, 3, 1, 1, 1, 0, 3, 0, 0, 1.0f, 0},
-      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 0, 0, 1.0f, 0},
-      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 1},
-      {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 1, 0, 0.5f, 0},
-      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 0, 1, 1.0f, 0},
-      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0},
-      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 0, 0, 1.0f, 0},
-      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, 1.0f, 0},
-      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, 1.0f, 0},
-      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0},
-      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, 1.0f, 0},
-      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0},
+      /* name              w    h  ch alb nrm geo mode it srgb var scale poison store */
+      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"variance+position", 150, 110, 3, 1, 1, 2, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"fixed+depth", 97, 61, 3, 1, 1, 1, 0, 3, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 1, STORE_FLOAT},
+      {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 1, 0, 0.5f, 0, STORE_FLOAT},
+      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 0, 1, 1.0f, 0, STORE_FLOAT},
+      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_FLOAT},
+      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT},
+      {"half inputs", 121, 83, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 0, STORE_HALF},
+      {"half, position", 77, 50, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_HALF},
+      {"unaligned floats", 110, 75, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 1, STORE_UNALIGNED},
   };
   for (size_t i = 0; i < sizeof configs / sizeof configs[0]; ++i)
     run_config(&configs[i]);

@@ -22,7 +22,7 @@ timeout "${LULL_NCU_TIMEOUT:-240}" ncu \
   "$build/bin/bench_atrous_cuda" 1 2 profile >"$out/ncu.txt" 2>&1
 grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Achieved Occupancy|Registers Per|No Eligible|Issued Warp Per|Warp Cycles Per Issued|Mem Busy|Max Bandwidth|Shared Memory Configuration Size|Block Limit" "$out/ncu.txt"
 grep -A3 -E "OPT   |WRN   " "$out/ncu.txt" | grep -E "stall|Stall|cycles|bank" | sort | uniq -c | sort -rn | head -12
-for k in permuted_packed_depth prepare_depth; do
+for k in permuted_packed_depth prepare_depth_float; do
   timeout "${LULL_NCU_TIMEOUT:-240}" ncu -k regex:"^$k\$" -s 2 -c 1 --set full --import-source no \
     -o "$out/$k" "$build/bin/bench_atrous_cuda" 1 2 profile >"$out/$k.log" 2>&1 &&
     ncu --import "$out/$k.ncu-rep" --page source --print-source sass --csv >"$out/$k.sass.csv" 2>&1
