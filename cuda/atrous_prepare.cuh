@@ -260,12 +260,22 @@ LULL_BODY float prepare_inv_geometry(const lull_atrous_prepare_args* a, const pr
 }
 
 /* Variance of the luminance at level 0 (atrous_cpu.c, prepare_variance):
- * guide-weighted moments of the 5x5 neighbourhood, no colour term. */
+ * guide-weighted moments of the 5x5 neighbourhood, no colour term.  The
+ * weight's exponent is carried as n = -log2(e) E, as in the level kernels
+ * (atrous_common.cuh): the centre's normal and flag carry
+ * ns = 2 k_n log2(e), so the normal term is min(dot, ns) - ns; the
+ * geometry and albedo factors carry -log2(e); 2^n by the multifunction
+ * unit (lull_edge_weight_log2).  all_inside, a compile-time constant: the
+ * 5x5 neighbourhood lies in the image, so no tap needs the test. */
 LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
                                           const prepare_tile* s, int x, int y, int tx, int ty,
-                                          float ig, const int position)
+                                          float ig, const int position, const int all_inside)
 {
-  const float4 cn = s->n[ty][tx];
+  const float ns = 2.0f * a->k_normal * LULL_LOG2E;
+  const float ka = -a->k_albedo * LULL_LOG2E;
+  const float ign = -LULL_LOG2E * ig;
+  const float4 n0 = s->n[ty][tx];
+  const float4 cn = make_float4(n0.x * ns, n0.y * ns, n0.z * ns, n0.w * ns);
   const float4 ca = s->a[ty][tx];
   const float2 cp = position ? s->p[ty][tx] : make_float2(0.0f, 0.0f);
   const float cl = s->c[ty][tx].w;
@@ -275,22 +285,21 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
    * nothing, as skipping it does on the CPU */
   LULL_UNROLL
   for (int dy = -2; dy <= 2; ++dy) {
-    const int row_inside = y + dy >= 0 && y + dy < a->height;
+    const int row_inside = all_inside || (y + dy >= 0 && y + dy < a->height);
     LULL_UNROLL
     for (int dx = -2; dx <= 2; ++dx) {
-      const int inside = row_inside && x + dx >= 0 && x + dx < a->width;
+      const int inside = all_inside || (row_inside && x + dx >= 0 && x + dx < a->width);
       const float4 qn = s->n[ty + dy][tx + dx];
       const float4 qa = s->a[ty + dy][tx + dx];
       const float2 qp = position ? s->p[ty + dy][tx + dx] : make_float2(0.0f, 0.0f);
       const int d2 = dx * dx + dy * dy;
       const float inv_d2 = d2 ? 1.0f / (float)d2 : 0.0f;
       const float dgx = ca.w - qa.w, dgy = cp.x - qp.x, dgz = cp.y - qp.y;
-      const float e =
-          lull_edge_normal(lull_normal_dot(cn.x, cn.y, cn.z, cn.w, qn.x, qn.y, qn.z, qn.w),
-                           a->k_normal) +
-          lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, ig, inv_d2) +
-          lull_edge_albedo(ca.x - qa.x, ca.y - qa.y, ca.z - qa.z, a->k_albedo);
-      const float wgt = inside ? lull_edge_weight(e) : 0.0f;
+      const float dot = lull_normal_dot(cn.x, cn.y, cn.z, cn.w, qn.x, qn.y, qn.z, qn.w);
+      const float n = fminf(dot, ns) + lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, ign,
+                                                          inv_d2) +
+                      lull_edge_albedo(ca.x - qa.x, ca.y - qa.y, ca.z - qa.z, ka) - ns;
+      const float wgt = inside ? lull_edge_weight_log2(n) : 0.0f;
       const float d = s->c[ty + dy][tx + dx].w - cl;
       sw += wgt;
       sd += wgt * d;
@@ -324,7 +333,9 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
     const float db = a->demodulate ? lull_demodulation_albedo(g1.z) : 1.0f;
     var = lull_variance_luminance(v, lull_format_channels(a->variance.format), dr, dg, db);
   } else if (a->variance_mode) {
-    var = prepare_variance_estimate(a, s, x, y, tx, ty, ig, position);
+    const int all_inside = x >= 2 && y >= 2 && x + 2 < a->width && y + 2 < a->height;
+    var = all_inside ? prepare_variance_estimate(a, s, x, y, tx, ty, ig, position, 1)
+                     : prepare_variance_estimate(a, s, x, y, tx, ty, ig, position, 0);
   }
   const float4 cv = make_float4(c.x, c.y, c.z, var);
   const float4 g0 = s->n[ty][tx];
