@@ -196,6 +196,14 @@ LULL_HD float lull_edge_weight(float exponent)
 #endif
 }
 
+/* 2 k_n log2(e): the factor the centre's normal (and missing flag) carries
+ * when the exponent is carried as n = -log2(e) E, so that the normal term
+ * -log2(e) lull_edge_normal(d, k_n) is min(scaled dot, s) - s. */
+LULL_HD float lull_normal_scale_log2(float k_normal)
+{
+  return 2.0f * k_normal * LULL_LOG2E;
+}
+
 /* The same weight from n = -log2(e) E, the form the GPU's level kernels
  * carry the exponent in: the factor -log2(e) is folded into their
  * per-level and per-centre constants (cuda/atrous_common.cuh), so the 2^x

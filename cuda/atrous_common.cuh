@@ -177,7 +177,8 @@ LULL_BODY atrous_center atrous_center_make(const atrous_tap* q, float ig, float 
  * normal carries +2 k_n log2(e) (so the clamp of the normal term is a
  * minimum), and the albedo, scaled by sqrt(k_a log2(e)) when loaded, is
  * subtracted channel by channel (one FFMA each).  26.5 SASS instructions
- * per tap instead of 28 (tests/gpu/sass_per_tap.sh).  The variance is carried as sum h^2 w^2 Var (SVGF §4.4). */
+ * per tap instead of 28 (tests/gpu/sass_per_tap.sh).  The variance is
+ * carried as sum h^2 w^2 Var (SVGF §4.4). */
 LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const atrous_tap* q,
                                  const int d2, const lull_atrous_level_args* a,
                                  const int variance_mode, const int geometry_kind)

@@ -117,7 +117,7 @@ lull_status lull_atrous_plan_make(const lull_atrous_params* params, const lull_a
  * carries the exponent as n = -log2(e) E (atrous_cuda.h). */
 static void level_constants(lull_atrous_level_args* la, float k_normal, float k_albedo, int level)
 {
-  la->normal_scale = 2.0f * k_normal * LULL_LOG2E;
+  la->normal_scale = lull_normal_scale_log2(k_normal);
   la->sqrt_k_albedo = sqrtf(k_albedo * LULL_LOG2E);
   const int step = 1 << level;
   for (int d2 = 0; d2 < 9; ++d2) {

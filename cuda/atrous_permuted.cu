@@ -2,8 +2,8 @@
 #include "atrous_permuted.cuh"
 
 /* Blocks per multiprocessor the register budget must allow: 6 for the fp32
- * kernels (85 registers), 7 for the packed ones (73): the most warps
- * without spills (the fixed-colour position kernel keeps a 4-byte one on
+ * kernels (at most 80 registers; they take 67-80), 7 for the packed ones
+ * (at most 72; they take 71-72): the most warps without spills (the fixed-colour position kernel keeps a 4-byte one on
  * sm_90).  H100, five levels at 1080p: fp32 0.747 ms with 6 blocks
  * against 0.753 with 7; packed 0.578 ms with 7, 0.604 with 6 and 0.588
  * with 8 (64 registers, spills).  With strips of 4 pixels the kernels

@@ -62,19 +62,32 @@ LULL_BODY int prepare_inside(const lull_atrous_prepare_args* a, int x, int y)
  * aligned, so the loads need no format dispatch. */
 LULL_BODY void prepare_fetch(const lull_image* im, int x, int y, const int floats, float out[4])
 {
-  if (floats)
+  if (floats) {
     lull_cuda_image_load_float(im, x, y, out);
-  else
-    lull_cuda_image_load(im, x, y, out);
+    return;
+  }
+  /* through a local array of its own: the unaligned fallback copies bytes
+   * to run-time offsets, which would put the caller's arrays of several
+   * pixels (phase 0) in local memory */
+  float v[4];
+  lull_cuda_image_load(im, x, y, v);
+  out[0] = v[0];
+  out[1] = v[1];
+  out[2] = v[2];
+  out[3] = v[3];
 }
 
 /* Whether the kernel variant without format dispatch can read the inputs
  * (the launcher and the CPU emulation pick the variant with it). */
 LULL_BODY int prepare_inputs_float(const lull_atrous_prepare_args* a)
 {
-  return lull_cuda_image_is_float(&a->color) && lull_cuda_image_is_float(&a->albedo) &&
-         lull_cuda_image_is_float(&a->normal) && lull_cuda_image_is_float(&a->geometry) &&
-         lull_cuda_image_is_float(&a->variance);
+  /* only the images the kernel reads count */
+  return lull_cuda_image_is_float(&a->color) &&
+         (!a->has_albedo || lull_cuda_image_is_float(&a->albedo)) &&
+         (!a->has_normal || lull_cuda_image_is_float(&a->normal)) &&
+         (a->geometry_kind == LULL_ATROUS_GEOMETRY_NONE ||
+          lull_cuda_image_is_float(&a->geometry)) &&
+         (!a->variance_mode || lull_cuda_image_is_float(&a->variance));
 }
 
 /* Entry k of thread t in phase 0's tile of tile_w x tile_h pixels around
@@ -271,7 +284,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
                                           const prepare_tile* s, int x, int y, int tx, int ty,
                                           float ig, const int position, const int all_inside)
 {
-  const float ns = 2.0f * a->k_normal * LULL_LOG2E;
+  const float ns = lull_normal_scale_log2(a->k_normal);
   const float ka = -a->k_albedo * LULL_LOG2E;
   const float ign = -LULL_LOG2E * ig;
   const float4 n0 = s->n[ty][tx];

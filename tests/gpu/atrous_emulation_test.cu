@@ -50,9 +50,14 @@ static void* emu_alloc(size_t bytes)
   return p;
 }
 
+/* Whether the last emulated prepare took the variant for float images
+ * (prepare_inputs_float), as the launcher would have. */
+static int emu_prepare_float = -1;
+
 static cudaError_t emu_prepare(void* ctx, const lull_atrous_prepare_args* a)
 {
   (void)ctx;
+  emu_prepare_float = prepare_inputs_float(a);
   prepare_tile* s = (prepare_tile*)emu_alloc(sizeof *s);
   for (int by = 0; by < (a->height + PREP_BH - 1) / PREP_BH; ++by)
     for (int bx = 0; bx < (a->width + PREP_BW - 1) / PREP_BW; ++bx)
@@ -199,7 +204,9 @@ typedef struct config
   int color_mode, iterations, srgb, variance_channels;
   float input_scale;
   int poison; /* non-finite values in the inputs */
-  int store;  /* STORE_* of the inputs */
+  int store;       /* STORE_* of the colour */
+  int guide_store; /* STORE_* of albedo, normal, depth or position, variance */
+  int float_variant; /* the prepare variant expected: 1 float, 0 generic */
 } config;
 
 /* Runs CPU, baseline, permuted and permuted+packed on the same inputs and
@@ -263,19 +270,17 @@ static void run_config(const config* c)
   memset(&images, 0, sizeof images);
   void* copies[6];
   images.color = stored_view(color, c->channels, c->width, c->height, c->store, &copies[0]);
-  images.albedo = stored_view(c->use_albedo ? s.albedo : NULL, 3, c->width, c->height, c->store,
+  const int g = c->guide_store;
+  images.albedo = stored_view(c->use_albedo ? s.albedo : NULL, 3, c->width, c->height, g,
                               &copies[1]);
-  images.normal = stored_view(c->use_normal ? s.normal : NULL, 3, c->width, c->height, c->store,
+  images.normal = stored_view(c->use_normal ? s.normal : NULL, 3, c->width, c->height, g,
                               &copies[2]);
-  images.depth = stored_view(c->geometry == 1 ? s.depth : NULL, 1, c->width, c->height,
-                             c->store, &copies[3]);
-  images.position = stored_view(c->geometry == 2 ? s.position : NULL, 3, c->width, c->height,
-                                c->store, &copies[4]);
+  images.depth =
+      stored_view(c->geometry == 1 ? s.depth : NULL, 1, c->width, c->height, g, &copies[3]);
+  images.position =
+      stored_view(c->geometry == 2 ? s.position : NULL, 3, c->width, c->height, g, &copies[4]);
   images.variance = stored_view(c->variance_channels ? variance : NULL, c->variance_channels,
-                                c->width, c->height, c->store, &copies[5]);
-  /* the inputs go to the prepare variant their storage calls for (on the
-   * host, unlike the GPU, the float variant would read unaligned floats) */
-  CHECK_EQ_INT(lull_cuda_image_is_float(&images.color), c->store == STORE_FLOAT);
+                                c->width, c->height, g, &copies[5]);
   lull_atrous_params params = lull_atrous_default_params();
   params.iterations = c->iterations;
   params.color_mode = c->color_mode;
@@ -283,6 +288,10 @@ static void run_config(const config* c)
   params.clamp_output = c->srgb;
   params.input_scale = c->input_scale;
   compare(c->name, params, images, c->width, c->height, c->channels);
+  /* the inputs went to the prepare variant their storage calls for (only
+   * the images prepare reads count; on the host, unlike the GPU, the float
+   * variant would also read unaligned floats, so the choice is checked) */
+  CHECK_EQ_INT(emu_prepare_float, c->float_variant);
   for (int k = 0; k < 6; ++k)
     free(copies[k]);
   free(color);
@@ -314,25 +323,33 @@ static void run_render(const char* scene)
 int main(void)
 {
   static const config configs[] = {
-      /* name              w    h  ch alb nrm geo mode it srgb var scale poison store */
-      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"variance+position", 150, 110, 3, 1, 1, 2, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"fixed+depth", 97, 61, 3, 1, 1, 1, 0, 3, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 1, STORE_FLOAT},
-      {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 1, 0, 0.5f, 0, STORE_FLOAT},
-      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 0, 1, 1.0f, 0, STORE_FLOAT},
-      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_FLOAT},
-      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT},
-      {"half inputs", 121, 83, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 0, STORE_HALF},
-      {"half, position", 77, 50, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_HALF},
-      {"unaligned floats", 110, 75, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 1, STORE_UNALIGNED},
+      /* name              w    h  ch alb nrm geo mode it srgb var scale poison
+       *   colour storage, guide storage, float variant */
+      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"variance+position", 150, 110, 3, 1, 1, 2, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"fixed+depth", 97, 61, 3, 1, 1, 1, 0, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 1, STORE_FLOAT, STORE_FLOAT, 1},
+      {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 1, 0, 0.5f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 0, 1, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"half inputs", 121, 83, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 0, STORE_HALF, STORE_HALF, 0},
+      {"half, position", 77, 50, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_HALF, STORE_HALF, 0},
+      {"unaligned floats", 110, 75, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 1, STORE_UNALIGNED,
+       STORE_UNALIGNED, 0},
+      {"half guides", 96, 70, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_HALF, 0},
+      {"unaligned variance", 70, 45, 3, 0, 0, 0, 1, 3, 0, 1, 1.0f, 0, STORE_FLOAT,
+       STORE_UNALIGNED, 0},
+      /* the fixed colour test reads no variance image */
+      {"half variance, fixed", 70, 45, 3, 0, 0, 0, 0, 3, 0, 1, 1.0f, 0, STORE_FLOAT, STORE_HALF,
+       1},
   };
   for (size_t i = 0; i < sizeof configs / sizeof configs[0]; ++i)
     run_config(&configs[i]);

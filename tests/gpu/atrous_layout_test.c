@@ -69,7 +69,9 @@ int main(void)
 
   /* §3.5: the paper's example (W_s = 10, 128-bit components) has d x n =
    * 2 x 4; the permuted kernel's warps (strips of 2 rows of a 36-wide tile
-   * of 16-byte elements) get 8 x 1, i.e. one row of consecutive columns. */
+   * of 16-byte elements: stride PERM_STRIP x PERM_TW of
+   * cuda/atrous_permuted.cuh, which this C test cannot include) get 8 x 1,
+   * i.e. one row of consecutive columns. */
   int d = 0, nn = 0;
   lull_bank_pattern_tile(10, 4, &d, &nn);
   CHECK_EQ_INT(d, 2);

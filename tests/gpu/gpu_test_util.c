@@ -26,15 +26,25 @@ int gpu_run_filter(OIDNDevice device, const char* type, int width, int height,
                    const gpu_image* images, int num_images, int out_channels,
                    const gpu_param* params, int num_params, float* out)
 {
+  return gpu_run_filter_at(device, type, width, height, images, num_images, out_channels, params,
+                           num_params, out, 0);
+}
+
+int gpu_run_filter_at(OIDNDevice device, const char* type, int width, int height,
+                      const gpu_image* images, int num_images, int out_channels,
+                      const gpu_param* params, int num_params, float* out, size_t input_offset)
+{
   OIDNBuffer buffers[16] = {0};
   const size_t pixels = (size_t)width * (size_t)height;
   OIDNFilter f = oidnNewFilter(device, type);
   for (int i = 0; i < num_images && i < 16; ++i) {
     const size_t bytes = pixels * (size_t)images[i].channels * sizeof(float);
-    buffers[i] = oidnNewBuffer(device, bytes);
-    oidnWriteBuffer(buffers[i], 0, bytes, images[i].data);
+    buffers[i] = oidnNewBuffer(device, input_offset + bytes);
+    oidnWriteBuffer(buffers[i], input_offset, bytes, images[i].data);
+    const size_t pixel_stride = (size_t)images[i].channels * sizeof(float);
     oidnSetFilterImage(f, images[i].name, buffers[i], float_format(images[i].channels),
-                       (size_t)width, (size_t)height, 0, 0, 0);
+                       (size_t)width, (size_t)height, input_offset, pixel_stride,
+                       pixel_stride * (size_t)width);
   }
   const size_t out_bytes = pixels * (size_t)out_channels * sizeof(float);
   OIDNBuffer ob = oidnNewBuffer(device, out_bytes);

@@ -31,6 +31,12 @@ int gpu_run_filter(OIDNDevice device, const char* type, int width, int height,
                    const gpu_image* images, int num_images, int out_channels,
                    const gpu_param* params, int num_params, float* out);
 
+/* gpu_run_filter with every input image `input_offset` bytes into its
+ * buffer (an offset that is no multiple of 4 leaves the floats unaligned). */
+int gpu_run_filter_at(OIDNDevice device, const char* type, int width, int height,
+                      const gpu_image* images, int num_images, int out_channels,
+                      const gpu_param* params, int num_params, float* out, size_t input_offset);
+
 /* Largest |a - b| / (|b| + floor) over n values; NaN counts as infinite. */
 double gpu_max_rel_diff(const float* a, const float* b, size_t n, double floor);
 
