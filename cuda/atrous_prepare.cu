@@ -1,14 +1,17 @@
 /* The prepare kernel (atrous_prepare.cuh) and its launcher. */
 #include "atrous_prepare.cuh"
 
-/* Blocks per multiprocessor the register budget must allow, on sm_90: 5
- * (48 registers, 40 bytes spilled) beat the 4 that 53 registers would
- * give: H100, 1080p, 0.162 against 0.178 ms, and 0.174 ms before phase 0
- * issued its loads together.  Elsewhere no bound: shared memory (35 KB a
- * block) holds 4 blocks on sm_80 and 2 on sm_86 and sm_89, so a register
- * cap would buy spills and no occupancy. */
+/* Blocks per multiprocessor the register budget must allow, on sm_90: 4
+ * blocks of 384 threads (40 registers, 40 bytes spilled in the float
+ * variant), the most that its shared memory (46 KB a block) allows.
+ * H100, 1080p (4K): 0.146 (0.525) ms against 0.157 (0.570) with 3 blocks
+ * (56 registers) and 0.162 (0.587) with the former blocks of 32 x 8 pixels
+ * at 5 blocks; before phase 0 issued its loads together, 0.174 ms.
+ * Elsewhere no bound: shared memory holds 3 blocks on sm_80, 2 on sm_86
+ * and sm_89 and 1 on sm_75, so a register cap would buy spills and no
+ * occupancy. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define PREP_MIN_BLOCKS 5
+#define PREP_MIN_BLOCKS 4
 #else
 #define PREP_MIN_BLOCKS 1
 #endif
