@@ -126,12 +126,6 @@ LULL_HD float lull_edge_luminance(float lp, float lq, float inv_scale_p)
   return fabsf(lp - lq) * inv_scale_p;
 }
 
-LULL_HD float lull_edge_normal(float dot_pq, float inv_sigma2)
-{
-  const float d = dot_pq < 1.0f ? dot_pq : 1.0f;
-  return 2.0f * (1.0f - d) * inv_sigma2;
-}
-
 /* distance2: |g_p - g_q|^2 (depth or position); inv_scale2_p =
  * 1 / (sigma_g s_p)^2; inv_pixel_distance2 = 1 / |p - q|^2 (0 at p itself).
  * The two factors multiply first: a kernel evaluating many taps of one
@@ -151,7 +145,8 @@ LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
  * Both backends evaluate 25 taps per centre, so they rearrange the terms
  * above to do once per centre what depends on the centre alone (same
  * formulas; results differ by float rounding only):
- *   - normal: lull_edge_normal(n_p . n_q, k_n) = 2 k_n (1 - min(d, 1))
+ *   - normal (the header's E with d = lull_normal_dot(p, q), clamped to 1
+ *     against rounding): 2 k_n (1 - min(d, 1))
  *       = 2 k_n + max(-2 k_n d, -2 k_n): the centre's normal and missing
  *     flag carry the factor -2 k_n (lull_normal_dot of the scaled centre
  *     and q gives -2 k_n d) and the constant 2 k_n joins the tap constant;
@@ -179,37 +174,30 @@ LULL_HD float lull_edge_normal_scaled(float scaled_dot, float minus_2k)
   return scaled_dot > minus_2k ? scaled_dot : minus_2k;
 }
 
-/* exp(-exponent), the weight of a tap.  On the GPU the multifunction unit's
- * 2^x (ex2.approx.ftz, relative error about 2^-22) after the same clamp (so
- * NaN and +inf give exp(-80) as on the CPU): 3 instructions instead of the
- * polynomial's ~23.  The CPU and GPU results then differ by float rounding
- * only; tests/gpu holds them within 1e-4 relative (measured <= 9e-6). */
+/* exp(-exponent), the weight of a tap in the CPU backend (the GPU kernels
+ * carry the exponent in the form of lull_edge_weight_log2). */
 LULL_HD float lull_edge_weight(float exponent)
 {
-#if defined(__CUDA_ARCH__)
-  const float e = exponent < LULL_EXP_CUTOFF ? exponent : LULL_EXP_CUTOFF;
-  float w;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(w) : "f"(-LULL_LOG2E * e));
-  return w;
-#else
   return lull_exp_neg(exponent);
-#endif
 }
 
 /* 2 k_n log2(e): the factor the centre's normal (and missing flag) carries
  * when the exponent is carried as n = -log2(e) E, so that the normal term
- * -log2(e) lull_edge_normal(d, k_n) is min(scaled dot, s) - s. */
+ * -log2(e) 2 k_n (1 - min(d, 1)) is min(scaled dot, s) - s. */
 LULL_HD float lull_normal_scale_log2(float k_normal)
 {
   return 2.0f * k_normal * LULL_LOG2E;
 }
 
-/* The same weight from n = -log2(e) E, the form the GPU's level kernels
- * carry the exponent in: the factor -log2(e) is folded into their
- * per-level and per-centre constants (cuda/atrous_common.cuh), so the 2^x
- * takes n as it is (2 instructions instead of 3).  The clamp is
- * lull_exp_neg's (NaN and -inf give exp(-80)).  On the host (the kernels'
- * CPU emulation) exp2f. */
+/* The same weight from n = -log2(e) E, the form the GPU kernels carry the
+ * exponent in: the factor -log2(e) is folded into their per-level and
+ * per-centre constants (cuda/atrous_common.cuh), so the multifunction
+ * unit's 2^x (ex2.approx.ftz, relative error about 2^-22) takes n as it
+ * is, 2 instructions instead of lull_exp_neg's ~23.  The clamp is
+ * lull_exp_neg's (NaN and -inf give exp(-80)).  The CPU and GPU results
+ * differ by float rounding only; tests/gpu holds them within 1e-4
+ * relative (measured <= 2e-6).  On the host (the kernels' CPU emulation)
+ * exp2f. */
 LULL_HD float lull_edge_weight_log2(float n)
 {
   /* fmaxf: NaN gives the other operand, as the select n > lo ? n : lo
