@@ -393,9 +393,9 @@ static void prepare_geometry(const lull_atrous_params* params, const lull_atrous
 /* The guides' terms of a tap's exponent (normal, geometry, albedo) added to
  * e in the rearranged form of atrous_math.h (lull_tap_constant), in the
  * order of cuda/atrous_common.cuh: the centre's normal and flag are times
- * minus_2k; cig = 1 / (sigma_g s_p)^2.  Depth leaves the y and z geometry
+ * -2 k_n; cig = 1 / (sigma_g s_p)^2.  Depth leaves the y and z geometry
  * at zero, which adds exactly 0. */
-static LULL_ALWAYS_INLINE float add_guide_terms(float e, float minus_2k, float cnx, float cny,
+static LULL_ALWAYS_INLINE float add_guide_terms(float e, float cnx, float cny,
                                                 float cnz, float cnm, float qnx, float qny,
                                                 float qnz, float qnm, float cig, float cgx,
                                                 float cgy, float cgz, float qgx, float qgy,
@@ -403,8 +403,7 @@ static LULL_ALWAYS_INLINE float add_guide_terms(float e, float minus_2k, float c
                                                 float cab, float qar, float qag, float qab,
                                                 float k_albedo, const int position)
 {
-  e += lull_edge_normal_scaled(lull_normal_dot(cnx, cny, cnz, cnm, qnx, qny, qnz, qnm),
-                               minus_2k);
+  e += lull_normal_dot(cnx, cny, cnz, cnm, qnx, qny, qnz, qnm);
   const float dgx = cgx - qgx;
   float distance2 = dgx * dgx;
   if (position) {
@@ -438,9 +437,9 @@ typedef struct tap_rows
  * (fixed = 0) or fixed (k_color = 1 / sigma_i^2; cr, cg, cb the centre
  * row's colour); c = lull_tap_constant of the tap. */
 static LULL_ALWAYS_INLINE void tap_row_body(const tap_rows* t, int x0, int x1, float c,
-                                            float inv_d2, float minus_2k, float k_albedo,
-                                            const int fixed, float k_color, const float* cr,
-                                            const float* cg, const float* cb)
+                                            float inv_d2, float k_albedo, const int fixed,
+                                            float k_color, const float* cr, const float* cg,
+                                            const float* cb)
 {
   float* LULL_RESTRICT sw = t->sw;
   float* LULL_RESTRICT sr = t->sr;
@@ -453,7 +452,7 @@ static LULL_ALWAYS_INLINE void tap_row_body(const tap_rows* t, int x0, int x1, f
         fixed ? lull_edge_color_fixed(cr[x] - t->qr[x], cg[x] - t->qg[x], cb[x] - t->qb[x],
                                       k_color)
               : lull_edge_luminance(t->cgl[x], t->qgl[x], t->cinv_l[x]);
-    const float e = add_guide_terms(e_color + c, minus_2k, TAP_ROW_GUIDES(t, x), inv_d2,
+    const float e = add_guide_terms(e_color + c, TAP_ROW_GUIDES(t, x), inv_d2,
                                     t->car[x], t->cag[x], t->cab[x], t->qar[x], t->qag[x],
                                     t->qab[x], k_albedo, 1);
     const float wgt = lull_edge_weight(e);
@@ -467,17 +466,17 @@ static LULL_ALWAYS_INLINE void tap_row_body(const tap_rows* t, int x0, int x1, f
 
 LULL_TARGET_CLONES
 static void tap_row_variance(const tap_rows* t, int x0, int x1, float c, float inv_d2,
-                             float minus_2k, float k_albedo)
+                             float k_albedo)
 {
-  tap_row_body(t, x0, x1, c, inv_d2, minus_2k, k_albedo, 0, 0.0f, NULL, NULL, NULL);
+  tap_row_body(t, x0, x1, c, inv_d2, k_albedo, 0, 0.0f, NULL, NULL, NULL);
 }
 
 LULL_TARGET_CLONES
 static void tap_row_fixed(const tap_rows* t, int x0, int x1, float c, float inv_d2,
-                          float minus_2k, float k_albedo, float k_color, const float* cr,
+                          float k_albedo, float k_color, const float* cr,
                           const float* cg, const float* cb)
 {
-  tap_row_body(t, x0, x1, c, inv_d2, minus_2k, k_albedo, 1, k_color, cr, cg, cb);
+  tap_row_body(t, x0, x1, c, inv_d2, k_albedo, 1, k_color, cr, cg, cb);
 }
 
 /* -- variance ------------------------------------------------------------ */
@@ -489,14 +488,14 @@ static void tap_row_fixed(const tap_rows* t, int x0, int x1, float c, float inv_
  * lull_tap_constant(k_n, 1). */
 LULL_TARGET_CLONES
 static void tap_row_moments(const tap_rows* t, int x0, int x1, float c, float inv_d2,
-                            float minus_2k, float k_albedo)
+                            float k_albedo)
 {
   float* LULL_RESTRICT sw = t->sw;
   float* LULL_RESTRICT sd = t->sr;
   float* LULL_RESTRICT sd2 = t->sg;
 #pragma omp simd
   for (int x = x0; x < x1; ++x) {
-    const float e = add_guide_terms(c, minus_2k, TAP_ROW_GUIDES(t, x), inv_d2, t->car[x],
+    const float e = add_guide_terms(c, TAP_ROW_GUIDES(t, x), inv_d2, t->car[x],
                                     t->cag[x], t->cab[x], t->qar[x], t->qag[x], t->qab[x],
                                     k_albedo, 1);
     const float wgt = lull_edge_weight(e);
@@ -664,7 +663,7 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
       for (int l = 0; l < LANES; ++l) {
         const size_t j = q0 + (size_t)l;
         const float e = add_guide_terms(
-            c, minus_2k, cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j], pnz[j], pnm[j], cig[l],
+            c, cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j], pnz[j], pnm[j], cig[l],
             cgx[l], cgy[l], cgz[l], pgx[j], pgy[j], pgz[j], inv_d2, car[l], cag[l], cab[l],
             par[j], pag[j], pab[j], k_albedo, 1);
         const float wgt = lull_edge_weight(e);
@@ -752,7 +751,7 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
           const int x0 = LULL_MAX(segments[k][0], dx < 0 ? -dx : 0);
           const int x1 = LULL_MIN(segments[k][1], dx > 0 ? w - dx : w);
           if (x0 < x1)
-            tap_row_moments(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo);
+            tap_row_moments(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], s->k_albedo);
         }
       }
     }
@@ -940,7 +939,7 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
             fixed ? lull_edge_color_fixed(cr[l] - pr[j], cg[l] - pg[j], cb[l] - pb[j], k_color)
                   : lull_edge_luminance(cgl[l], pgl[j], cinv_l[l]);
         const float e = add_guide_terms(
-            e_color + c, minus_2k, cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j], pnz[j],
+            e_color + c, cnx[l], cny[l], cnz[l], cnm[l], pnx[j], pny[j], pnz[j],
             pnm[j], cig[l], cgx[l], cgy[l], cgz[l], pgx[j], pgy[j], pgz[j], inv_d2, car[l],
             cag[l], cab[l], par[j], pag[j], pab[j], k_albedo, position);
         const float wgt = lull_edge_weight(e);
@@ -1126,11 +1125,11 @@ static void run_level(const lull_atrous_params* params, const lull_atrous_images
           if (x0 >= x1)
             continue;
           if (fixed)
-            tap_row_fixed(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo,
+            tap_row_fixed(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], s->k_albedo,
                           k_color, lull_plane_c(pl, P_R) + row, lull_plane_c(pl, P_G) + row,
                           lull_plane_c(pl, P_B) + row);
           else
-            tap_row_variance(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], minus_2k, s->k_albedo);
+            tap_row_variance(&t, x0, x1, taps.c[tap], taps.inv_d2[tap], s->k_albedo);
         }
       }
     }

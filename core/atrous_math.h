@@ -145,11 +145,15 @@ LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
  * Both backends evaluate 25 taps per centre, so they rearrange the terms
  * above to do once per centre what depends on the centre alone (same
  * formulas; results differ by float rounding only):
- *   - normal (the header's E with d = lull_normal_dot(p, q), clamped to 1
- *     against rounding): 2 k_n (1 - min(d, 1))
- *       = 2 k_n + max(-2 k_n d, -2 k_n): the centre's normal and missing
+ *   - normal (the header's E with d = lull_normal_dot(p, q)):
+ *     2 k_n (1 - d) = 2 k_n + (-2 k_n d): the centre's normal and missing
  *     flag carry the factor -2 k_n (lull_normal_dot of the scaled centre
- *     and q gives -2 k_n d) and the constant 2 k_n joins the tap constant;
+ *     and q gives -2 k_n d) and the constant 2 k_n joins the tap constant.
+ *     d is not clamped to 1: for unit normals rounding takes it at most a
+ *     few 1e-7 above 1, which changes a weight by 2 k_n times that (2e-6
+ *     relative at the default sigma_n), less than the rounding of d itself
+ *     does in the other direction, and a clamp would cost two of the GPU's
+ *     ~25 instructions per tap (cuda/NOTES.md);
  *   - geometry: unchanged; the difference g_p - g_q comes first (scaling
  *     g_p and g_q by sqrt(ig_p) before subtracting cancels in flat regions,
  *     where s g is many times the difference: on the dof_glossy render a
@@ -158,20 +162,14 @@ LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
  *   - the B3 kernel weight h (Dammertz 2010 §2.2): h exp(-E) =
  *     exp(-(E + ln(1 / h))), ln(1 / h) in the tap constant.
  * A weight is then lull_edge_weight(colour term + lull_tap_constant +
- * lull_edge_normal_scaled + geometry + albedo); the GPU carries the same
- * sum times -log2(e) (lull_edge_weight_log2). */
+ * lull_normal_dot of the scaled centre + geometry + albedo); the GPU
+ * carries the same sum times -log2(e) (lull_edge_weight_log2) and the
+ * albedo term as a dot product (cuda/atrous_common.cuh). */
 
 /* 2 k_n + ln(1 / h) for kernel weight h (1 for an unweighted tap). */
 LULL_HD float lull_tap_constant(float k_normal, float h)
 {
   return 2.0f * k_normal - logf(h);
-}
-
-/* The normal term minus 2 k_n, from lull_normal_dot of the centre's
- * normal and flag times minus_2k = -2 k_n and the tap's: >= minus_2k. */
-LULL_HD float lull_edge_normal_scaled(float scaled_dot, float minus_2k)
-{
-  return scaled_dot > minus_2k ? scaled_dot : minus_2k;
 }
 
 /* exp(-exponent), the weight of a tap in the CPU backend (the GPU kernels
@@ -183,7 +181,7 @@ LULL_HD float lull_edge_weight(float exponent)
 
 /* 2 k_n log2(e): the factor the centre's normal (and missing flag) carries
  * when the exponent is carried as n = -log2(e) E, so that the normal term
- * -log2(e) 2 k_n (1 - min(d, 1)) is min(scaled dot, s) - s. */
+ * -log2(e) 2 k_n (1 - d) is the scaled dot minus this factor. */
 LULL_HD float lull_normal_scale_log2(float k_normal)
 {
   return 2.0f * k_normal * LULL_LOG2E;

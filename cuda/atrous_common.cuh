@@ -174,11 +174,12 @@ LULL_BODY atrous_center atrous_center_make(const atrous_tap* q, float ig, float 
  * after unrolling): Dammertz 2010 eq. 2-5, SVGF eq. 3-4 as rearranged in
  * atrous_math.h, as n = -log2(e) E: the factor is in the constants (the
  * tap class's base, the centre's il and ig, atrous_cuda.h), the centre's
- * normal carries +2 k_n log2(e) (so the clamp of the normal term is a
- * minimum), and the albedo, scaled by sqrt(k_a log2(e)) when loaded, is
- * subtracted channel by channel (one FFMA each).  26.5 SASS instructions
- * per tap instead of 28 (tests/gpu/sass_per_tap.sh).  The variance is
- * carried as sum h^2 w^2 Var (SVGF §4.4). */
+ * normal carries +2 k_n log2(e), so the normal term chains into n (one
+ * FFMA per component), and the albedo, scaled by sqrt(k_a log2(e)) when
+ * loaded, is subtracted channel by channel (one FFMA each).
+ * tests/gpu/sass_per_tap.sh counts 25.7 SASS instructions per tap in the
+ * packed kernel, 27.8 with the former clamp of the normal term (a minimum
+ * and an add).  The variance is carried as sum h^2 w^2 Var (SVGF §4.4). */
 LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const atrous_tap* q,
                                  const int d2, const lull_atrous_level_args* a,
                                  const int variance_mode, const int geometry_kind)
@@ -187,8 +188,11 @@ LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const a
                 ? lull_edge_luminance(c->gl, q->gl, c->il) + a->base[d2]
                 : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->color_scale) +
                       a->base[d2];
-  const float dot = lull_normal_dot(c->nx, c->ny, c->nz, c->nm, q->nx, q->ny, q->nz, q->nm);
-  n += fminf(dot, a->normal_scale); /* one instruction; the select took two */
+  /* lull_normal_dot, chained into n */
+  n = fmaf(c->nx, q->nx, n);
+  n = fmaf(c->ny, q->ny, n);
+  n = fmaf(c->nz, q->nz, n);
+  n = fmaf(c->nm, q->nm, n);
   if (d2 != 0) { /* the centre's own geometry term is 0 */
     const float dgx = c->gx - q->gx;
     float dist2 = dgx * dgx;

@@ -278,7 +278,7 @@ LULL_BODY float prepare_inv_geometry(const lull_atrous_prepare_args* a, const pr
  * guide-weighted moments of the 5x5 neighbourhood, no colour term.  The
  * weight's exponent is carried as n = -log2(e) E, as in the level kernels
  * (atrous_common.cuh): the centre's normal and flag carry
- * ns = 2 k_n log2(e), so the normal term is min(dot, ns) - ns; the
+ * ns = 2 k_n log2(e), so the normal term is dot - ns; the
  * geometry and albedo factors carry -log2(e); 2^n by the multifunction
  * unit (lull_edge_weight_log2).  all_inside, a compile-time constant: the
  * 5x5 neighbourhood lies in the image, so no tap needs the test. */
@@ -311,7 +311,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
       const float inv_d2 = d2 ? 1.0f / (float)d2 : 0.0f;
       const float dgx = ca.w - qa.w, dgy = cp.x - qp.x, dgz = cp.y - qp.y;
       const float dot = lull_normal_dot(cn.x, cn.y, cn.z, cn.w, qn.x, qn.y, qn.z, qn.w);
-      const float n = fminf(dot, ns) + lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, ign,
+      const float n = dot + lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, ign,
                                                           inv_d2) +
                       lull_edge_albedo(ca.x - qa.x, ca.y - qa.y, ca.z - qa.z, ka) - ns;
       const float wgt = inside ? lull_edge_weight_log2(n) : 0.0f;
