@@ -30,7 +30,7 @@ static size_t carve(size_t* offset, size_t bytes)
 typedef struct scratch_layout
 {
   size_t c[2], cp[2], g0[2], g1[2], gp[2], g2[2], ig[2];
-  size_t final_c, lg, alpha, tables;
+  size_t lg, alpha, tables;
   size_t bytes;
 } scratch_layout;
 
@@ -59,9 +59,6 @@ static int scratch_layout_make(const lull_atrous_plan* p, int color_channels, sc
     s->g2[k] = !position ? NONE : (own ? carve(&offset, b8) : s->g2[0]);
     s->ig[k] = own ? carve(&offset, b4) : s->ig[0];
   }
-  /* the last permuted level's colour in the original layout: the free
-   * ping-pong buffer, or one of its own with packed buffers */
-  s->final_c = p->packed ? carve(&offset, b16) : NONE;
   s->lg = p->variance_mode ? carve(&offset, b8) : NONE;
   s->alpha = color_channels == 4 ? carve(&offset, b4) : NONE;
   s->tables = p->permuted ? carve(&offset, bt) : NONE;
@@ -195,7 +192,10 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
     la.out = buffers_at(scratch, &s, 1 - cur, plan->permuted ? 1 - gcur : gcur);
     if (!plan->permuted) /* the baseline writes the colour only */
       la.out.g0 = la.out.g1 = NULL, la.out.gp = NULL, la.out.g2 = NULL, la.out.ig = NULL;
-    la.final_c = plan->packed ? AT(float4, scratch, s.final_c) : la.out.c;
+    /* the last permuted level's colour in the original layout goes to the
+     * colour buffer it does not read (packed: fp16, as the levels' colour) */
+    la.final_c = la.out.c;
+    la.final_cp = la.out.cp;
     la.lg = AT(float2, scratch, s.lg);
     if (plan->permuted) {
       la.fwd_x = tables + (size_t)level * (size_t)w;

@@ -67,6 +67,7 @@ typedef struct lull_atrous_level_args
                             * too, in the next layout; baseline: c only) */
   float4* final_c;         /* permuted, last level: remodulated colour in
                             * the original layout, stored by the finish kernel */
+  uint2* final_cp;         /* the same for packed buffers, fp16 (r, g, b, 0) */
   float2* lg;              /* this level's (gl, il), written by the guide kernel */
   /* layout tables of this level's input (permuted schedule; NULL for the
    * baseline, whose layout is the original one) */

@@ -252,7 +252,11 @@ LULL_UNROLL
         lull_unpack_guides(m->gp, &g0, &g1);
       const size_t o =
           (size_t)LULL_LDG(a->inv_y + py) * (size_t)w + (size_t)LULL_LDG(a->inv_x + px);
-      a->final_c[o] = atrous_remodulate(a, out, g1.x, g1.y, g1.z);
+      const float4 rgb = atrous_remodulate(a, out, g1.x, g1.y, g1.z);
+      if (packed)
+        a->final_cp[o] = lull_pack_color(rgb); /* the fourth channel is 0 */
+      else
+        a->final_c[o] = rgb;
       continue;
     }
     const size_t o = (size_t)lull_layout_step(py, h, a->level) * (size_t)w +
@@ -303,8 +307,11 @@ LULL_BODY void permuted_finish_body(const lull_atrous_level_args* a, lull_thread
 {
   const int x = t.bx * 32 + t.tx;
   const int y = t.by * 8 + t.ty;
-  if (x < a->width && y < a->height)
-    atrous_encode_store(a, x, y, a->final_c[(size_t)y * (size_t)a->width + (size_t)x]);
+  if (x >= a->width || y >= a->height)
+    return;
+  const size_t i = (size_t)y * (size_t)a->width + (size_t)x;
+  atrous_encode_store(a, x, y, a->packed ? lull_unpack_color(LULL_LDG(a->final_cp + i))
+                                         : a->final_c[i]);
 }
 
 /* Layout tables: thread x of axis by (0: x, 1: y) walks its pixel through
