@@ -230,12 +230,19 @@ LULL_HD float lull_demodulation_albedo(float albedo)
 
 /* Normalises a normal and returns its "missing" flag: 1 for a zero-length
  * normal (Cycles writes 0 for the background and for some specular hits),
- * which stays (0, 0, 0). */
+ * which stays (0, 0, 0).  The GPU takes 1 / sqrt from the multifunction
+ * unit (rsqrtf, 2 ulp): IEEE 1 / sqrtf costs a Newton step and two
+ * slow-path branches, ~20 instructions per normal in prepare's staging,
+ * for a difference of an ulp or two in the unit normal. */
 LULL_HD float lull_normalize_normal(float n[3])
 {
   const float len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
   if (len2 > 1e-12f) {
+#if defined(__CUDA_ARCH__)
+    const float inv = rsqrtf(len2);
+#else
     const float inv = 1.0f / sqrtf(len2);
+#endif
     n[0] *= inv;
     n[1] *= inv;
     n[2] *= inv;

@@ -76,7 +76,8 @@ LULL_BODY unsigned lull_oct_encode(float nx, float ny, float nz, float missing)
 {
   if (missing != 0.0f)
     return LULL_OCT_MISSING | (LULL_OCT_MISSING << 16);
-  const float inv = 1.0f / (fabsf(nx) + fabsf(ny) + fabsf(nz));
+  /* by the multifunction unit: the sum is in [1, sqrt 3] for a unit normal */
+  const float inv = LULL_RCP(fabsf(nx) + fabsf(ny) + fabsf(nz));
   float u = nx * inv, v = ny * inv;
   if (nz < 0.0f) {
     const float fu = (1.0f - fabsf(v)) * lull_sign_not_zero(u);

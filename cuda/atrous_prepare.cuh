@@ -271,7 +271,9 @@ LULL_BODY float prepare_inv_geometry(const lull_atrous_prepare_args* a, const pr
   const float magnitude = pos ? LULL_SQRT(gx * gx + gyz.x * gyz.x + gyz.y * gyz.y) : fabsf(gx);
   const float fp = lull_geometry_footprint(d[0], d[1], d[2], d[3], magnitude);
   const float scale = a->sigma_depth * fp;
-  return 1.0f / (scale * scale);
+  /* by the multifunction unit: within an ulp or two of 1 / x here (also 0
+   * for an infinite square; the IEEE slow path is never needed) */
+  return LULL_RCP(scale * scale);
 }
 
 /* Variance of the luminance at level 0 (atrous_cpu.c, prepare_variance):
@@ -309,11 +311,19 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
       const float2 qp = position ? s->p[ty + dy][tx + dx] : make_float2(0.0f, 0.0f);
       const int d2 = dx * dx + dy * dy;
       const float inv_d2 = d2 ? 1.0f / (float)d2 : 0.0f;
-      const float dgx = ca.w - qa.w, dgy = cp.x - qp.x, dgz = cp.y - qp.y;
-      const float dot = lull_normal_dot(cn.x, cn.y, cn.z, cn.w, qn.x, qn.y, qn.z, qn.w);
-      const float n = dot + lull_edge_geometry(dgx * dgx + dgy * dgy + dgz * dgz, ign,
-                                                          inv_d2) +
-                      lull_edge_albedo(ca.x - qa.x, ca.y - qa.y, ca.z - qa.z, ka) - ns;
+      /* lull_normal_dot chained into n, as in atrous_accumulate */
+      float n = fmaf(cn.x, qn.x, -ns);
+      n = fmaf(cn.y, qn.y, n);
+      n = fmaf(cn.z, qn.z, n);
+      n = fmaf(cn.w, qn.w, n);
+      const float dgx = ca.w - qa.w;
+      float dist2 = dgx * dgx;
+      if (position) {
+        const float dgy = cp.x - qp.x, dgz = cp.y - qp.y;
+        dist2 = dgx * dgx + dgy * dgy + dgz * dgz;
+      }
+      n += lull_edge_geometry(dist2, ign, inv_d2);
+      n += lull_edge_albedo(ca.x - qa.x, ca.y - qa.y, ca.z - qa.z, ka);
       const float wgt = inside ? lull_edge_weight_log2(n) : 0.0f;
       const float d = s->c[ty + dy][tx + dx].w - cl;
       sw += wgt;

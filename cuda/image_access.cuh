@@ -21,8 +21,13 @@ LULL_BODY int lull_cuda_image_aligned(const lull_image* im)
  * aligned (lull_cuda_image_aligned): whole-float loads, no format dispatch. */
 LULL_BODY void lull_cuda_image_load_float(const lull_image* im, int x, int y, float out[4])
 {
-  const float* f = (const float*)lull_image_pixel(im, x, y);
-  const int n = lull_format_channels(im->format);
+  /* x, y >= 0: unsigned, the 64-bit offsets need no sign extension */
+  const float* f = (const float*)(im->data + (size_t)(unsigned)y * im->row_stride +
+                                  (size_t)(unsigned)x * im->pixel_stride);
+  /* FLOAT..FLOAT4 are 1..4, their channel counts (lull_format_channels'
+   * switch compiled to an indexed branch per load) */
+  static_assert(LULL_FORMAT_FLOAT == 1 && LULL_FORMAT_FLOAT4 == 4, "float formats are 1..4");
+  const int n = (int)im->format;
   out[0] = f[0];
   out[1] = n > 1 ? f[1] : 0.0f;
   out[2] = n > 2 ? f[2] : 0.0f;
