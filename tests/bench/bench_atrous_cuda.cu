@@ -153,8 +153,8 @@ static void fill_host(float* host, int w, int h)
  * G0, G1, IG (fp32: 52) or CP, GP, IG (28); the guide kernel reads C and
  * writes LG; a level reads C, G0, G1, LG, IG and writes C (baseline), C and
  * the moved guides (permuted); the last level writes the 12-byte output
- * (baseline) or the original-layout colour that the finish kernel reads
- * and stores (permuted). */
+ * (baseline) or the original-layout colour (fp32, or fp16 with packed
+ * buffers) that the finish kernel reads and stores (permuted). */
 static double step_bytes(int mode, int step)
 {
   const double c = mode == 2 ? 8 : 16, g = mode == 2 ? 16 : 32;
@@ -163,7 +163,7 @@ static double step_bytes(int mode, int step)
   const double guide = c + 8;
   const double in = c + g + 8 + 4;
   if (step == LEVELS - 1)
-    return guide + in + (mode == 0 ? 12 : 16 + 16 + 12);
+    return guide + in + (mode == 0 ? 12 : 2 * c + 12);
   return guide + in + (mode == 0 ? c : c + g + 4);
 }
 
