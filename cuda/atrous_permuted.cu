@@ -1,15 +1,26 @@
 /* The permuted-schedule kernels (atrous_permuted.cuh) and their launchers. */
 #include "atrous_permuted.cuh"
 
-/* Blocks per multiprocessor the register budget must allow: 6 for the fp32
- * kernels (at most 80 registers; they take 67-80), 7 for the packed ones
- * (at most 72; they take 71-72): the most warps without spills (the fixed-colour position kernel keeps a 4-byte one on
- * sm_90).  H100, five levels at 1080p: fp32 0.747 ms with 6 blocks
- * against 0.753 with 7; packed 0.578 ms with 7, 0.604 with 6 and 0.588
- * with 8 (64 registers, spills).  With strips of 4 pixels the kernels
- * needed 115 registers and ran 4 blocks (bench_atrous_cuda; atrous_permuted.cuh
- * says why the strips are 2 pixels now). */
-enum { PERM_MIN_BLOCKS_FP32 = 6, PERM_MIN_BLOCKS_PACKED = 7 };
+/* Blocks per multiprocessor the register budget must allow: the most
+ * warps without spills, measured (bench_atrous_cuda, H100, five levels
+ * or the whole packed filter at 1080p):
+ *   - fp32 kernels 6 (at most 80 registers; they take 71-80): 0.747 ms
+ *     with 6 against 0.753 with 7 (whole fp32 filter 0.849 against 0.860
+ *     after the normal term lost its clamp, 058d4b5);
+ *   - the packed depth kernel 8 (at most 64; it takes 63 since 058d4b5):
+ *     whole filter 0.668 against 0.676 ms with 7 (0.686 with 6), 4K 2.47
+ *     against 2.50 ms;
+ *   - the packed position kernel 7 (at most 72, 69 used; with 8 it
+ *     spills 16 bytes).
+ * The fixed-colour position kernel keeps a 12-byte spill on sm_90.  With
+ * strips of 4 pixels the kernels needed 115 registers and ran 4 blocks
+ * (atrous_permuted.cuh says why the strips are 2 pixels now). */
+enum
+{
+  PERM_MIN_BLOCKS_FP32 = 6,
+  PERM_MIN_BLOCKS_PACKED_DEPTH = 8,
+  PERM_MIN_BLOCKS_PACKED_POSITION = 7
+};
 LULL_PERMUTED_KERNEL(permuted_variance_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0,
                      PERM_MIN_BLOCKS_FP32)
 LULL_PERMUTED_KERNEL(permuted_variance_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 0,
@@ -18,9 +29,9 @@ LULL_PERMUTED_KERNEL(permuted_fixed_depth, 0, LULL_ATROUS_GEOMETRY_DEPTH, 0, PER
 LULL_PERMUTED_KERNEL(permuted_fixed_position, 0, LULL_ATROUS_GEOMETRY_POSITION, 0,
                      PERM_MIN_BLOCKS_FP32)
 LULL_PERMUTED_KERNEL(permuted_packed_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1,
-                     PERM_MIN_BLOCKS_PACKED)
+                     PERM_MIN_BLOCKS_PACKED_DEPTH)
 LULL_PERMUTED_KERNEL(permuted_packed_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 1,
-                     PERM_MIN_BLOCKS_PACKED)
+                     PERM_MIN_BLOCKS_PACKED_POSITION)
 
 cudaError_t lull_atrous_kernels_configure(void)
 {

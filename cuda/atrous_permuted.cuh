@@ -23,7 +23,8 @@
  * unroll 100 tap evaluations (~46 KB of code: a quarter of the stencil's
  * stall samples were instruction-fetch waits) and need 115 registers, so 4
  * blocks (16 warps) per multiprocessor; strips of 2 unroll 50 and fit
- * 7 blocks (28 warps).  H100, packed, five levels: 1080p 0.641 -> 0.578 ms,
+ * 6-8 blocks (24-32 warps; atrous_permuted.cu has the choice per kernel).
+ * H100, packed, five levels at 7 blocks: 1080p 0.641 -> 0.578 ms,
  * 4K 2.375 -> 2.070 ms; strips of 1 (25 loads per pixel) were slower than
  * both (0.699 ms), and so was a block of 32 x 2 or 32 x 8 threads
  * (cuda/NOTES.md).
