@@ -46,7 +46,10 @@ typedef struct prepare_tile
   float4 a[PREP_H][PREP_W];           /* ar, ag, ab, gx */
   float2 p[PREP_H][PREP_W];           /* gy, gz */
   float4 c[PREP_H][PREP_W];           /* inpainted, demodulated r, g, b and luminance */
-  float alpha[PREP_BH][PREP_BW];
+  /* the luminance again, for the 5x5 estimate: read from c, the float at a
+   * 16-byte stride took 4 shared-memory wavefronts per warp instead of 1,
+   * 38% more wavefronts than the estimate needs (Nsight Compute) */
+  float l[PREP_H][PREP_W];
 } prepare_tile;
 
 LULL_BODY float prepare_finite_or_zero(float v)
@@ -135,7 +138,7 @@ LULL_UNROLL
     if (!q.used)
       break;
     float4 raw = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (q.inside) {
+    if (q.inside) { /* (the alpha channel, c[k][3], is read again by phase 2) */
       const int ok = lull_isfinite3(c[k][0], c[k][1], c[k][2]);
       if (!ok)
         c[k][0] = c[k][1] = c[k][2] = 0.0f;
@@ -143,9 +146,6 @@ LULL_UNROLL
       raw.y = lull_prepare_color_channel(c[k][1], a->input_scale, a->srgb);
       raw.z = lull_prepare_color_channel(c[k][2], a->input_scale, a->srgb);
       raw.w = ok ? 1.0f : 0.0f;
-      const int cx = q.tx - PREP_R_RAW, cy = q.ty - PREP_R_RAW;
-      if (cx >= 0 && cx < PREP_BW && cy >= 0 && cy < PREP_BH)
-        s->alpha[cy][cx] = c[k][3]; /* copied through as given */
     }
     s->raw[q.ty][q.tx] = raw;
   }
@@ -208,6 +208,7 @@ LULL_BODY void prepare_color(const lull_atrous_prepare_args* a, prepare_tile* s,
     const int ty = e / PREP_W, tx = e - ty * PREP_W;
     if (!prepare_inside(a, x0 + tx - PREP_R, y0 + ty - PREP_R)) {
       s->c[ty][tx] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      s->l[ty][tx] = 0.0f;
       continue;
     }
     const float4 raw = s->raw[ty + shift][tx + shift];
@@ -237,7 +238,9 @@ LULL_BODY void prepare_color(const lull_atrous_prepare_args* a, prepare_tile* s,
       g *= LULL_RCP(lull_demodulation_albedo(al.y));
       b *= LULL_RCP(lull_demodulation_albedo(al.z));
     }
-    s->c[ty][tx] = make_float4(r, g, b, lull_luminance_of(a->channels, r, g, b));
+    const float l = lull_luminance_of(a->channels, r, g, b);
+    s->c[ty][tx] = make_float4(r, g, b, l);
+    s->l[ty][tx] = l;
   }
 }
 
@@ -295,7 +298,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
   const float4 cn = make_float4(n0.x * ns, n0.y * ns, n0.z * ns, n0.w * ns);
   const float4 ca = s->a[ty][tx];
   const float2 cp = position ? s->p[ty][tx] : make_float2(0.0f, 0.0f);
-  const float cl = s->c[ty][tx].w;
+  const float cl = s->l[ty][tx];
   float sw = 0, sd = 0, sd2 = 0;
   /* unrolled: the pixel distances are constants; a tap outside the image
    * (whose tile entries are zeros) gets weight 0, which adds exactly
@@ -325,7 +328,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
       n += lull_edge_geometry(dist2, ign, inv_d2);
       n += lull_edge_albedo(ca.x - qa.x, ca.y - qa.y, ca.z - qa.z, ka);
       const float wgt = inside ? lull_edge_weight_log2(n) : 0.0f;
-      const float d = s->c[ty + dy][tx + dx].w - cl;
+      const float d = s->l[ty + dy][tx + dx] - cl;
       sw += wgt;
       sd += wgt * d;
       sd2 += wgt * d * d;
@@ -375,8 +378,11 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
   if (a->geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
     a->out.g2[i] = s->p[ty][tx];
   a->out.ig[i] = ig;
-  if (a->has_alpha)
-    a->alpha[i] = s->alpha[t.ty][t.tx];
+  if (a->has_alpha) { /* copied through as given (phase 0 read it too) */
+    float v[4];
+    prepare_fetch(&a->color, x, y, floats, v);
+    a->alpha[i] = v[3];
+  }
 }
 
 /* position, floats: compile-time constants of the kernel: 1 for position
