@@ -163,8 +163,7 @@ LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
  *     exp(-(E + ln(1 / h))), ln(1 / h) in the tap constant.
  * A weight is then lull_edge_weight(colour term + lull_tap_constant +
  * lull_normal_dot of the scaled centre + geometry + albedo); the GPU
- * carries the same sum times -log2(e) (lull_edge_weight_log2) and the
- * albedo term as a dot product (cuda/atrous_common.cuh). */
+ * carries the same sum times -log2(e) (lull_edge_weight_log2). */
 
 /* 2 k_n + ln(1 / h) for kernel weight h (1 for an unweighted tap). */
 LULL_HD float lull_tap_constant(float k_normal, float h)
