@@ -360,7 +360,7 @@ int main(int argc, char** argv)
     printf("\n  packed, level kernels with %d blocks/SM (ms):", OCC_BLOCKS);
     for (int k = 1; k <= LEVELS; ++k)
       printf(" %.4f", step_ms[3][k]);
-    printf(" = %.4f (library, 8 blocks/SM: %.4f); output finite: %s\n", lv[3], lv[2],
+    printf(" = %.4f (the library's kernel: %.4f); output finite: %s\n", lv[3], lv[2],
            finite[3] ? "yes" : "NO");
     printf("  H2D inputs %.3f ms (%.1f GB/s), D2H output %.3f ms; output finite: %s %s %s\n\n",
            median(h2d, 7), px * 40 / (median(h2d, 7) * 1e6), median(d2h, 7),
