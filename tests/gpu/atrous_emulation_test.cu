@@ -338,6 +338,9 @@ int main(void)
       {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
       {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
       {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      /* the first level is the last (packed: its output goes to the fp16
+       * colour buffer it does not read) */
+      {"one level, rgba", 83, 59, 4, 1, 1, 1, 1, 1, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
       {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
       {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
       {"half inputs", 121, 83, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 0, STORE_HALF, STORE_HALF, 0},

@@ -283,6 +283,9 @@ int main(void)
       {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 1, 0, 0, 1.0f, 0},
       {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 1, 0, 0, 1.0f, 0},
       {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
+      /* the first level is the last: its output goes to the colour buffer
+       * it does not read (packed: the fp16 one) */
+      {"one level", 83, 59, 4, 1, 1, 1, 1, 1, 1, 0, 0, 1.0f, 0},
       {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 1, 0, 0, 1.0f, 0},
       {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
   };
