@@ -45,10 +45,10 @@ typedef struct prepare_tile
   float4 n[PREP_H][PREP_W];           /* nx, ny, nz, missing flag */
   float4 a[PREP_H][PREP_W];           /* ar, ag, ab, gx */
   float2 p[PREP_H][PREP_W];           /* gy, gz */
-  float4 c[PREP_H][PREP_W];           /* inpainted, demodulated r, g, b and luminance */
-  /* the luminance again, for the 5x5 estimate: read from c, the float at a
-   * 16-byte stride took 4 shared-memory wavefronts per warp instead of 1,
-   * 38% more wavefronts than the estimate needs (Nsight Compute) */
+  float4 c[PREP_H][PREP_W];           /* inpainted, demodulated r, g, b (w unused) */
+  /* their luminance, apart: as the w of c, a float at a 16-byte stride,
+   * the 5x5 estimate took 4 shared-memory wavefronts per warp instead of
+   * 1, 38% more wavefronts than it needs (Nsight Compute) */
   float l[PREP_H][PREP_W];
 } prepare_tile;
 
@@ -238,9 +238,8 @@ LULL_BODY void prepare_color(const lull_atrous_prepare_args* a, prepare_tile* s,
       g *= LULL_RCP(lull_demodulation_albedo(al.y));
       b *= LULL_RCP(lull_demodulation_albedo(al.z));
     }
-    const float l = lull_luminance_of(a->channels, r, g, b);
-    s->c[ty][tx] = make_float4(r, g, b, l);
-    s->l[ty][tx] = l;
+    s->c[ty][tx] = make_float4(r, g, b, 0.0f);
+    s->l[ty][tx] = lull_luminance_of(a->channels, r, g, b);
   }
 }
 
