@@ -170,6 +170,18 @@ LULL_BODY atrous_center atrous_center_make(const atrous_tap* q, float ig, float 
   return c;
 }
 
+/* n plus lull_normal_dot of the centre's scaled normal and flag (c) and
+ * the tap's (q), chained into n: one FFMA per component, where the dot
+ * and an add took five. */
+LULL_BODY float atrous_add_normal_dot(float n, float cx, float cy, float cz, float cm, float qx,
+                                      float qy, float qz, float qm)
+{
+  n = fmaf(cx, qx, n);
+  n = fmaf(cy, qy, n);
+  n = fmaf(cz, qz, n);
+  return fmaf(cm, qm, n);
+}
+
 /* One tap of class d2 = dx^2 + dy^2 (in steps; a compile-time constant
  * after unrolling): Dammertz 2010 eq. 2-5, SVGF eq. 3-4 as rearranged in
  * atrous_math.h, as n = -log2(e) E: the factor is in the constants (the
@@ -188,11 +200,7 @@ LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const a
                 ? lull_edge_luminance(c->gl, q->gl, c->il) + a->base[d2]
                 : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->color_scale) +
                       a->base[d2];
-  /* lull_normal_dot, chained into n */
-  n = fmaf(c->nx, q->nx, n);
-  n = fmaf(c->ny, q->ny, n);
-  n = fmaf(c->nz, q->nz, n);
-  n = fmaf(c->nm, q->nm, n);
+  n = atrous_add_normal_dot(n, c->nx, c->ny, c->nz, c->nm, q->nx, q->ny, q->nz, q->nm);
   if (d2 != 0) { /* the centre's own geometry term is 0 */
     const float dgx = c->gx - q->gx;
     float dist2 = dgx * dgx;

@@ -313,11 +313,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
       const float2 qp = position ? s->p[ty + dy][tx + dx] : make_float2(0.0f, 0.0f);
       const int d2 = dx * dx + dy * dy;
       const float inv_d2 = d2 ? 1.0f / (float)d2 : 0.0f;
-      /* lull_normal_dot chained into n, as in atrous_accumulate */
-      float n = fmaf(cn.x, qn.x, -ns);
-      n = fmaf(cn.y, qn.y, n);
-      n = fmaf(cn.z, qn.z, n);
-      n = fmaf(cn.w, qn.w, n);
+      float n = atrous_add_normal_dot(-ns, cn.x, cn.y, cn.z, cn.w, qn.x, qn.y, qn.z, qn.w);
       const float dgx = ca.w - qa.w;
       float dist2 = dgx * dgx;
       if (position) {
