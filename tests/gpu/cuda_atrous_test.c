@@ -198,7 +198,6 @@ static void run_render(OIDNDevice cpu, OIDNDevice gpu, const char* scene)
     free(data[k]);
 }
 
-/* Gaussian on RGBA with a NaN pixel: the CPU's output, alpha unchanged. */
 /* Unaligned float inputs (2 bytes into their buffers) go to the prepare
  * kernel's generic variant (atrous_prepare.cuh, prepare_inputs_float),
  * which must give exactly what the float variant gives for the same
@@ -232,6 +231,7 @@ static void run_unaligned(OIDNDevice gpu)
   gpu_scene_free(&s);
 }
 
+/* Gaussian on RGBA with a NaN pixel: the CPU's output, alpha unchanged. */
 static void run_gaussian(OIDNDevice cpu, OIDNDevice gpu)
 {
   enum { GW = 77, GH = 45 };
