@@ -189,9 +189,9 @@ LULL_BODY float atrous_add_normal_dot(float n, float cx, float cy, float cz, flo
  * normal carries +2 k_n log2(e), so the normal term chains into n (one
  * FFMA per component), and the albedo, scaled by sqrt(k_a log2(e)) when
  * loaded, is subtracted channel by channel (one FFMA each).
- * tests/gpu/sass_per_tap.sh counts 25.7 SASS instructions per tap in the
- * packed kernel, 27.8 with the former clamp of the normal term (a minimum
- * and an add).  The variance is carried as sum h^2 w^2 Var (SVGF §4.4). */
+ * tests/gpu/sass_per_tap.sh counts 25.8 SASS instructions per tap in the
+ * packed kernel as built for 8 blocks per multiprocessor (25.7 for 7;
+ * 27.8 with the former clamp of the normal term, a minimum and an add).  The variance is carried as sum h^2 w^2 Var (SVGF §4.4). */
 LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const atrous_tap* q,
                                  const int d2, const lull_atrous_level_args* a,
                                  const int variance_mode, const int geometry_kind)
