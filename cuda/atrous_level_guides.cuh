@@ -9,12 +9,14 @@
  * 2024 §3) the original neighbours of a pixel lie in other sub-images, so a
  * thread per layout pixel gathered its 9 neighbours with a table look-up,
  * bounds checks and an unpack each (about 45 instructions per neighbour,
- * instruction-bound: 0.037-0.054 ms per 1080p level).  Here a block covers
- * 64 x 8 pixels of the original image: phase 0 loads each pixel of the
- * tile and its 1-pixel ring once (a thread issues the loads of its 3
- * pixels before it unpacks the first) and keeps its luminance and variance
- * in shared memory, phase 1 sums the 9 taps from there without branches
- * (with constant weights in blocks away from the border).
+ * instruction-bound: 0.037-0.054 ms per 1080p level).  Here a block works
+ * through GUIDE_TILES tiles of 64 x 8 pixels of the original image, one
+ * below the other: it loads each pixel of a tile and its 1-pixel ring once
+ * (a thread issues the loads of its 3 pixels before it unpacks the first)
+ * and keeps their luminance and variance in shared memory, then sums the 9
+ * taps from there without branches (with constant weights in tiles away
+ * from the border).  The loads of the next tile are issued before the sum
+ * of the current one, into a second buffer, so they wait while it sums.
  * 64 columns: at level 4 (16 sub-images per axis) a block still reads and
  * writes 4 neighbouring pixels of each sub-image, a whole 32-byte sector
  * of the packed colour.  The baseline (original layout, no tables) runs
@@ -29,23 +31,27 @@
 
 enum
 {
-  GUIDE_BW = 64,                   /* original columns per block = threads per row */
+  GUIDE_BW = 64,                   /* original columns per tile = threads per row */
   GUIDE_TY = 4,                    /* thread rows */
-  GUIDE_ROWS = 2,                  /* pixels per thread, GUIDE_TY apart */
-  GUIDE_BH = GUIDE_TY * GUIDE_ROWS, /* original rows per block */
+  GUIDE_ROWS = 2,                  /* pixels per thread and tile, GUIDE_TY apart */
+  GUIDE_BH = GUIDE_TY * GUIDE_ROWS, /* original rows per tile */
+  GUIDE_TILES = 2,                 /* tiles per block, one below the other */
+  GUIDE_BLOCK_H = GUIDE_BH * GUIDE_TILES, /* original rows per block */
   GUIDE_THREADS = GUIDE_BW * GUIDE_TY,
   GUIDE_TW = GUIDE_BW + 2,
   GUIDE_TH = GUIDE_BH + 2,
   GUIDE_TN = GUIDE_TW * GUIDE_TH,
   GUIDE_LOADS = (GUIDE_TN + GUIDE_THREADS - 1) / GUIDE_THREADS, /* tile pixels per thread */
-  GUIDE_PHASES = 2,
+  GUIDE_PHASES = GUIDE_TILES + 1,
 };
 
+/* Two tile buffers: phase k + 1 sums tile k from one while it stores tile
+ * k + 1, whose loads it issued first, into the other. */
 typedef struct guide_tile
 {
-  float2 lv[GUIDE_TH][GUIDE_TW]; /* luminance, variance; (0, 0) outside the image */
-  int col[GUIDE_TW];             /* layout column of each tile column */
-  int row[GUIDE_TH];             /* layout row of each tile row */
+  float2 lv[2][GUIDE_TH][GUIDE_TW]; /* luminance, variance; (0, 0) outside the image */
+  int col[GUIDE_TW];                /* layout column of each tile column */
+  int row[2][GUIDE_TH];             /* layout row of each tile row */
 } guide_tile;
 
 /* Layout position of original column (axis 0) or row (axis 1) v, -1
@@ -59,63 +65,80 @@ LULL_BODY int guide_position(const lull_atrous_level_args* a, int axis, int v)
   return fwd ? LULL_LDG(fwd + v) : v;
 }
 
-/* Phase 0: luminance and variance of the tile and its ring, and the layout
- * position of each tile row and column (-1 outside the image) for phase 1.
- * A thread issues the loads of its GUIDE_LOADS tile pixels before it
- * unpacks the first (one wait for memory instead of one per pixel). */
-LULL_BODY void guide_stage(const lull_atrous_level_args* a, guide_tile* s, lull_thread t)
+/* First original row of the block's tile k, less 1 (the ring). */
+LULL_BODY int guide_tile_y0(lull_thread t, int k)
 {
-  const int w = a->width;
-  const int x0 = t.bx * GUIDE_BW - 1, y0 = t.by * GUIDE_BH - 1;
-  const int tid = t.ty * GUIDE_BW + t.tx;
-  if (tid < GUIDE_TW)
-    s->col[tid] = guide_position(a, 0, x0 + tid);
-  if (tid < GUIDE_TH)
-    s->row[tid] = guide_position(a, 1, y0 + tid);
-  float lw[3];
-  lull_luminance_weights(a->channels, lw);
+  return (t.by * GUIDE_TILES + k) * GUIDE_BH - 1;
+}
+
+/* The words of a thread's tile pixels, as loaded. */
+typedef struct guide_raw
+{
   float4 c[GUIDE_LOADS];
   uint2 cp[GUIDE_LOADS];
-  LULL_UNROLL for (int k = 0; k < GUIDE_LOADS; ++k) {
-    const int e = tid + k * GUIDE_THREADS;
+} guide_raw;
+
+/* Issues the loads of the thread's pixels of tile k (and its ring). */
+LULL_BODY guide_raw guide_fetch(const lull_atrous_level_args* a, lull_thread t, int k,
+                                const int packed)
+{
+  const int w = a->width;
+  const int x0 = t.bx * GUIDE_BW - 1, y0 = guide_tile_y0(t, k);
+  const int tid = t.ty * GUIDE_BW + t.tx;
+  guide_raw r;
+  LULL_UNROLL for (int i = 0; i < GUIDE_LOADS; ++i) {
+    const int e = tid + i * GUIDE_THREADS;
     const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
-    /* looked up again rather than read from the tables above, which would
+    /* looked up here rather than read from the tile's tables, which would
      * need a barrier before the loads (measured: the same time) */
     const int row = guide_position(a, 1, y0 + ty), col = guide_position(a, 0, x0 + tx);
-    c[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    cp[k] = make_uint2(0u, 0u);
+    r.c[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    r.cp[i] = make_uint2(0u, 0u);
     if (e < GUIDE_TN && row >= 0 && col >= 0) {
       const size_t j = (size_t)row * (size_t)w + (size_t)col;
-      if (a->packed)
-        cp[k] = LULL_LDG(a->in.cp + j);
+      if (packed)
+        r.cp[i] = LULL_LDG(a->in.cp + j);
       else
-        c[k] = LULL_LDG(a->in.c + j);
+        r.c[i] = LULL_LDG(a->in.c + j);
     }
   }
-  LULL_UNROLL for (int k = 0; k < GUIDE_LOADS; ++k) {
-    const int e = tid + k * GUIDE_THREADS;
+  return r;
+}
+
+/* Luminance and variance of fetched tile k into buffer b, and the layout
+ * position of each of its rows (-1 outside the image) for the sum. */
+LULL_BODY void guide_store(const lull_atrous_level_args* a, guide_tile* s, lull_thread t, int k,
+                           int b, const guide_raw* r, const int packed)
+{
+  const int tid = t.ty * GUIDE_BW + t.tx;
+  if (tid < GUIDE_TH)
+    s->row[b][tid] = guide_position(a, 1, guide_tile_y0(t, k) + tid);
+  float lw[3];
+  lull_luminance_weights(a->channels, lw);
+  LULL_UNROLL for (int i = 0; i < GUIDE_LOADS; ++i) {
+    const int e = tid + i * GUIDE_THREADS;
     if (e >= GUIDE_TN)
       break;
     const int ty = e / GUIDE_TW, tx = e - ty * GUIDE_TW;
-    /* outside the image the zeros set above: (0, 0) */
-    const float4 v = a->packed ? lull_unpack_color(cp[k]) : c[k];
-    s->lv[ty][tx] = make_float2(lw[0] * v.x + lw[1] * v.y + lw[2] * v.z, v.w);
+    /* outside the image the zeros set by guide_fetch: (0, 0) */
+    const float4 v = packed ? lull_unpack_color(r->cp[i]) : r->c[i];
+    s->lv[b][ty][tx] = make_float2(lw[0] * v.x + lw[1] * v.y + lw[2] * v.z, v.w);
   }
 }
 
-/* (gl, il) of one pixel from its 3x3 tile neighbourhood at tile row ly,
- * column lx (both less 1), with the binomial weights kx (columns) and ky
- * (rows): the interior passes the weights as constants, the border 0 for
- * out-of-image taps (their entries are (0, 0), so they add exactly +0, as
- * skipping them does). */
-LULL_BODY float2 guide_pixel(const lull_atrous_level_args* a, const guide_tile* s, int ly,
+/* (gl, il) of one pixel from its 3x3 neighbourhood in buffer b at tile row
+ * ly, column lx (both less 1), with the binomial weights kx (columns) and
+ * ky (rows): the interior passes the weights as constants, the border 0
+ * for out-of-image taps (their entries are (0, 0), so they add exactly +0,
+ * as skipping them does). */
+LULL_BODY float2 guide_pixel(const lull_atrous_level_args* a, const guide_tile* s, int b, int ly,
                              int lx, const float kx[3], const float ky[3])
 {
   float sum_v = 0.0f, sum_l = 0.0f, sum_w = 0.0f;
   LULL_UNROLL for (int dy = 0; dy < 3; ++dy) {
     LULL_UNROLL for (int dx = 0; dx < 3; ++dx) {
       const float kw = kx[dx] * ky[dy];
-      const float2 lv = s->lv[ly + dy][lx + dx];
+      const float2 lv = s->lv[b][ly + dy][lx + dx];
       sum_v += kw * lv.y;
       sum_l += kw * lv.x;
       sum_w += kw;
@@ -128,44 +151,64 @@ LULL_BODY float2 guide_pixel(const lull_atrous_level_args* a, const guide_tile* 
                      LULL_RCP(a->sigma_luminance * LULL_SQRT(sum_v * inv_w) + 1e-10f));
 }
 
-/* Phase 1: (gl, il) of the thread's pixels. */
-LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, lull_thread t)
+/* (gl, il) of the thread's pixels of tile k, from buffer b. */
+LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, lull_thread t,
+                         int k, int b)
 {
   const int w = a->width, h = a->height;
   const int x = t.bx * GUIDE_BW + t.tx;
   if (x >= w)
     return;
-  /* a block whose tile lies inside the image (most of them) takes the
-   * weights as compile-time constants */
-  const int interior = s->col[0] >= 0 && s->col[GUIDE_TW - 1] >= 0 && s->row[0] >= 0 &&
-                       s->row[GUIDE_TH - 1] >= 0;
+  /* a tile that lies inside the image (most of them) takes the weights as
+   * compile-time constants */
+  const int interior = s->col[0] >= 0 && s->col[GUIDE_TW - 1] >= 0 && s->row[b][0] >= 0 &&
+                       s->row[b][GUIDE_TH - 1] >= 0;
   float kx[3], ky[3];
   LULL_UNROLL for (int d = 0; d < 3; ++d) {
     kx[d] = s->col[t.tx + d] >= 0 ? lull_binomial3_tap(d - 1) : 0.0f;
   }
-  LULL_UNROLL for (int k = 0; k < GUIDE_ROWS; ++k) {
-    const int ly = t.ty + k * GUIDE_TY; /* tile row of the pixel, less 1 */
-    if (t.by * GUIDE_BH + ly >= h)
+  LULL_UNROLL for (int i = 0; i < GUIDE_ROWS; ++i) {
+    const int ly = t.ty + i * GUIDE_TY; /* tile row of the pixel, less 1 */
+    if (guide_tile_y0(t, k) + 1 + ly >= h)
       break;
     float2 g;
     if (interior) {
-      const float b[3] = {lull_binomial3_tap(-1), lull_binomial3_tap(0), lull_binomial3_tap(1)};
-      g = guide_pixel(a, s, ly, t.tx, b, b);
+      const float c[3] = {lull_binomial3_tap(-1), lull_binomial3_tap(0), lull_binomial3_tap(1)};
+      g = guide_pixel(a, s, b, ly, t.tx, c, c);
     } else {
       LULL_UNROLL for (int d = 0; d < 3; ++d) {
-        ky[d] = s->row[ly + d] >= 0 ? lull_binomial3_tap(d - 1) : 0.0f;
+        ky[d] = s->row[b][ly + d] >= 0 ? lull_binomial3_tap(d - 1) : 0.0f;
       }
-      g = guide_pixel(a, s, ly, t.tx, kx, ky);
+      g = guide_pixel(a, s, b, ly, t.tx, kx, ky);
     }
-    a->lg[(size_t)s->row[ly + 1] * (size_t)w + (size_t)s->col[t.tx + 1]] = g;
+    a->lg[(size_t)s->row[b][ly + 1] * (size_t)w + (size_t)s->col[t.tx + 1]] = g;
   }
 }
 
+/* Phase 0 stages tile 0 (and the column table, the same for every tile of
+ * the block); phase k + 1 issues the loads of tile k + 1, sums tile k, then
+ * stores tile k + 1 into the other buffer, so that the loads of one tile
+ * are in flight while the previous one is summed. */
 LULL_BODY void level_guides_body(const lull_atrous_level_args* a, guide_tile* s, int phase,
-                                 lull_thread t)
+                                 lull_thread t, const int packed)
 {
-  if (phase == 0)
-    guide_stage(a, s, t);
-  else
-    guide_sum(a, s, t);
+  const int h = a->height;
+  if (phase == 0) {
+    const int tid = t.ty * GUIDE_BW + t.tx;
+    if (tid < GUIDE_TW)
+      s->col[tid] = guide_position(a, 0, t.bx * GUIDE_BW - 1 + tid);
+    const guide_raw r = guide_fetch(a, t, 0, packed);
+    guide_store(a, s, t, 0, 0, &r, packed);
+    return;
+  }
+  const int k = phase - 1;
+  if (guide_tile_y0(t, k) + 1 >= h) /* the block's tiles end at the image's bottom */
+    return;
+  const int next = k + 1 < GUIDE_TILES && guide_tile_y0(t, k + 1) + 1 < h;
+  guide_raw r = {};
+  if (next)
+    r = guide_fetch(a, t, k + 1, packed);
+  guide_sum(a, s, t, k, k & 1);
+  if (next)
+    guide_store(a, s, t, k + 1, (k + 1) & 1, &r, packed);
 }

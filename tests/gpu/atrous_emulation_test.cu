@@ -89,12 +89,12 @@ static cudaError_t emu_level(void* ctx, const lull_atrous_level_args* a, int per
   const int gx = (a->width + 31) / 32, gy = (a->height + 7) / 8;
   if (variance_mode) {
     guide_tile* g = (guide_tile*)emu_alloc(sizeof *g);
-    for (int by = 0; by < (a->height + GUIDE_BH - 1) / GUIDE_BH; ++by)
+    for (int by = 0; by < (a->height + GUIDE_BLOCK_H - 1) / GUIDE_BLOCK_H; ++by)
       for (int bx = 0; bx < (a->width + GUIDE_BW - 1) / GUIDE_BW; ++bx)
         for (int phase = 0; phase < GUIDE_PHASES; ++phase)
           for (int ty = 0; ty < GUIDE_TY; ++ty)
             for (int tx = 0; tx < GUIDE_BW; ++tx)
-              level_guides_body(a, g, phase, lull_thread{bx, by, tx, ty});
+              level_guides_body(a, g, phase, lull_thread{bx, by, tx, ty}, a->packed);
     free(g);
   }
   if (!permuted) {
