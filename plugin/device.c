@@ -22,11 +22,16 @@ int lull_env_int(const char* name, int fallback)
 void lull_device_lock(OIDNDevice device)
 {
   pthread_mutex_lock(&device->mutex);
+  lull_errors_hold(device);
 }
 
 void lull_device_unlock(OIDNDevice device)
 {
+  /* the errors raised under the lock reach the callback after it */
+  lull_held_errors errors;
+  lull_errors_unhold(device, &errors);
   pthread_mutex_unlock(&device->mutex);
+  lull_errors_deliver(device, &errors);
 }
 
 int lull_device_ready(OIDNDevice device)
@@ -49,7 +54,8 @@ static OIDNDevice device_new(OIDNDeviceType type, int cuda_id, void* stream)
     lull_api_error(NULL, OIDN_ERROR_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
-  /* recursive: an error callback may call back into the API on this device */
+  /* recursive: a progress monitor runs during an execution, which holds
+   * the lock, and may call the API on this device */
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);

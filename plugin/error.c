@@ -38,6 +38,14 @@ static _Thread_local struct
   char message[LULL_ERROR_MESSAGE_SIZE];
 } global_slot;
 static _Thread_local char returned_message[LULL_ERROR_MESSAGE_SIZE];
+/* The device whose lock the thread holds (outermost), how deeply, and the
+ * errors raised on it meanwhile, for its callback (lull_errors_hold). */
+static _Thread_local struct
+{
+  OIDNDevice device;
+  int depth;
+  lull_held_errors errors;
+} held;
 
 /* A number for the calling thread, unlike pthread_t never reused, so a new
  * thread never inherits the unread error of one that ended. */
@@ -131,6 +139,41 @@ static int env_verbose(void)
   return v ? atoi(v) : 0;
 }
 
+/* Calls the device's error callback, if it has one. */
+static void call_back(OIDNDevice device, OIDNError code, const char* message)
+{
+  pthread_mutex_lock(&device->error_mutex);
+  OIDNErrorFunction func = device->error_func;
+  void* user = device->error_user;
+  pthread_mutex_unlock(&device->error_mutex);
+  if (func)
+    func(user, code, message);
+}
+
+void lull_errors_hold(OIDNDevice device)
+{
+  if (held.depth == 0)
+    held.device = device;
+  if (held.device == device) /* (a second device's lock: its errors go out at once) */
+    held.depth++;
+}
+
+void lull_errors_unhold(OIDNDevice device, lull_held_errors* out)
+{
+  out->count = 0;
+  if (held.device != device || --held.depth > 0)
+    return;
+  *out = held.errors;
+  held.errors.count = 0;
+  held.device = NULL;
+}
+
+void lull_errors_deliver(OIDNDevice device, const lull_held_errors* errors)
+{
+  for (int i = 0; i < errors->count; ++i)
+    call_back(device, errors->errors[i].code, errors->errors[i].message);
+}
+
 void lull_api_error(OIDNDevice device, OIDNError code, const char* message)
 {
   if (device) {
@@ -142,14 +185,20 @@ void lull_api_error(OIDNDevice device, OIDNError code, const char* message)
   const int verbose = device ? device->verbose : env_verbose();
   if (verbose >= 1)
     fprintf(stderr, "lull: error: %s (%s)\n", message, code_name(code));
-  if (device) {
-    pthread_mutex_lock(&device->error_mutex);
-    OIDNErrorFunction func = device->error_func;
-    void* user = device->error_user;
-    pthread_mutex_unlock(&device->error_mutex);
-    if (func)
-      func(user, code, message);
+  if (!device)
+    return;
+  if (held.depth > 0 && held.device == device) {
+    /* for the callback once the lock is released; an API call raises one
+     * or two errors, so more than LULL_HELD_ERRORS go out at once */
+    lull_held_errors* e = &held.errors;
+    if (e->count < LULL_HELD_ERRORS) {
+      e->errors[e->count].code = code;
+      snprintf(e->errors[e->count].message, sizeof e->errors[e->count].message, "%s", message);
+      e->count++;
+      return;
+    }
   }
+  call_back(device, code, message);
 }
 
 void lull_api_error_status(OIDNDevice device, const lull_error* err)

@@ -89,7 +89,8 @@ struct OIDNFilterImpl
 
 /* Records an error: in the device's slot for this thread (the global slot
  * when device is NULL), first error wins; the device's callback sees every
- * error; verbose devices print it. */
+ * error (after the device's lock is released, when the calling thread
+ * holds it: lull_errors_hold); verbose devices print it. */
 void lull_api_error(OIDNDevice device, OIDNError code, const char* message);
 void lull_api_error_status(OIDNDevice device, const lull_error* err);
 /* Printed when the device is verbose (unknown parameters, for example). */
@@ -100,6 +101,27 @@ void lull_api_warning(OIDNDevice device, const char* format, ...)
     ;
 int lull_device_errors_init(OIDNDevice device);
 void lull_device_errors_destroy(OIDNDevice device);
+
+/* Errors a thread raises on a device while it holds the device's lock
+ * reach the error callback only once the lock is released, as in OIDN,
+ * whose API functions report errors after their device guard is gone: the
+ * callback may then hand work to another thread that calls the device, or
+ * release it.  lull_device_lock calls hold after locking; unhold, before
+ * unlocking, takes the waiting errors when the outermost hold ends, and
+ * deliver, after unlocking, passes them to the callback. */
+enum { LULL_HELD_ERRORS = 4 };
+typedef struct lull_held_errors
+{
+  int count;
+  struct
+  {
+    OIDNError code;
+    char message[LULL_ERROR_MESSAGE_SIZE];
+  } errors[LULL_HELD_ERRORS];
+} lull_held_errors;
+void lull_errors_hold(OIDNDevice device);
+void lull_errors_unhold(OIDNDevice device, lull_held_errors* out);
+void lull_errors_deliver(OIDNDevice device, const lull_held_errors* held);
 
 /* -- handle checks (each records "handle is null" and returns 0) --------- */
 

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api_util.h"
 
@@ -248,6 +249,103 @@ static void callback(void)
   oidnReleaseDevice(device);
 }
 
+/* -- the callback runs without the device's lock --------------------------------- */
+
+/* A callback that asks another thread to call the device and waits for it
+ * (up to 20 s): with the device still locked by the erring call, that
+ * thread would wait for the lock and the callback would time out. */
+typedef struct handoff
+{
+  OIDNDevice device;
+  pthread_mutex_t mutex;
+  pthread_cond_t done_cond;
+  int done;
+  int version;    /* what the other thread read */
+  int timed_out;
+  int started;
+  pthread_t thread;
+} handoff;
+
+static void* handoff_thread(void* arg)
+{
+  handoff* h = arg;
+  const int version = oidnGetDeviceInt(h->device, "version");
+  pthread_mutex_lock(&h->mutex);
+  h->version = version;
+  h->done = 1;
+  pthread_cond_signal(&h->done_cond);
+  pthread_mutex_unlock(&h->mutex);
+  return NULL;
+}
+
+static void handoff_callback(void* user, OIDNError code, const char* message)
+{
+  (void)code;
+  (void)message;
+  handoff* h = user;
+  if (pthread_create(&h->thread, NULL, handoff_thread, h) != 0)
+    return;
+  h->started = 1;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 20;
+  pthread_mutex_lock(&h->mutex);
+  while (!h->done && !h->timed_out)
+    h->timed_out = pthread_cond_timedwait(&h->done_cond, &h->mutex, &until) != 0;
+  pthread_mutex_unlock(&h->mutex);
+  /* (joined by the test once the erring call has returned: after a
+   * time-out the thread waits for the lock that call holds) */
+}
+
+/* Joins the callback's thread; 1 when it ran and the callback saw it end. */
+static int handoff_join(handoff* h)
+{
+  if (!h->started)
+    return 0;
+  pthread_join(h->thread, NULL);
+  h->started = 0;
+  const int ok = h->done && !h->timed_out;
+  h->done = h->timed_out = 0;
+  return ok;
+}
+
+static void release_callback(void* user, OIDNError code, const char* message)
+{
+  (void)code;
+  (void)message;
+  oidnReleaseDevice((OIDNDevice)user);
+}
+
+static void callback_unlocked(void)
+{
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  handoff h;
+  memset(&h, 0, sizeof h);
+  h.device = device;
+  pthread_mutex_init(&h.mutex, NULL);
+  pthread_cond_init(&h.done_cond, NULL);
+  oidnSetDeviceErrorFunction(device, handoff_callback, &h);
+  /* errors raised with the device locked: not committed, then an
+   * execution that is not committed */
+  CHECK(oidnNewBuffer(device, 16) == NULL);
+  CHECK(handoff_join(&h));
+  CHECK_EQ_INT(h.version, OIDN_VERSION);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
+  oidnCommitDevice(device);
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  oidnExecuteFilter(filter);
+  CHECK(handoff_join(&h));
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnReleaseFilter(filter);
+  pthread_cond_destroy(&h.done_cond);
+  pthread_mutex_destroy(&h.mutex);
+
+  /* a callback may release the device's last reference (ASan and valgrind
+   * see any use of it afterwards) */
+  oidnSetDeviceErrorFunction(device, release_callback, device);
+  CHECK(oidnNewFilter(device, "bogus") == NULL);
+}
+
 /* -- threads ------------------------------------------------------------------- */
 
 typedef struct thread_args
@@ -398,6 +496,7 @@ void api_test_errors(void)
   null_handles();
   slots();
   callback();
+  callback_unlocked();
   threads();
   release_while_thread_exits();
 }
