@@ -44,11 +44,15 @@ typedef struct lull_backend_ops
    * completes (the host memory must stay valid until sync). */
   lull_status (*copy)(lull_backend* backend, void* dst, const void* src, size_t bytes, int async,
                       lull_error* err);
-  /* Waits for all queued work; returns the first error of asynchronous work. */
+  /* Waits for all queued work; returns an error the queued work met (the
+   * handle layer keeps it, and errors of asynchronous calls, for OIDN's
+   * next synchronising call). */
   lull_status (*sync)(lull_backend* backend, lull_error* err);
 
   /* Filters.  Run in order after earlier work; return when done unless
-   * async is set, in which case errors may surface at the next sync. */
+   * async is set, in which case errors of the queued work may surface at
+   * the next sync; an error returned by the call itself (invalid input,
+   * memory, cancellation) is the call's. */
   lull_status (*atrous)(lull_backend* backend, const lull_atrous_params* params,
                         const lull_atrous_images* images, int schedule,
                         const lull_progress* progress, int async, lull_error* err);

@@ -1,7 +1,7 @@
 /* The CPU backend: host memory and the OpenMP filters.  Execution is in
- * order on the calling thread; "async" work runs at once and its errors are
- * parked until the next sync, which is what OIDN's asynchronous calls
- * promise (an error of asynchronous work surfaces at synchronisation). */
+ * order on the calling thread; "async" work runs at once, so there is
+ * nothing to wait for at a sync (the handle layer keeps the errors of
+ * asynchronous work for the next synchronising call, as OIDN does). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +13,6 @@
 typedef struct cpu_backend
 {
   lull_backend base;
-  lull_error parked;        /* first error of asynchronous work since the last sync */
   lull_planes_cache planes; /* the last ATrous run's working planes (planes.h) */
 } cpu_backend;
 
@@ -50,13 +49,6 @@ static int cpu_classify(lull_backend* backend, const void* ptr)
   return LULL_STORAGE_HOST;
 }
 
-static lull_status park(cpu_backend* cpu, lull_status status, const lull_error* err)
-{
-  if (status != LULL_OK && cpu->parked.code == LULL_OK)
-    cpu->parked = *err;
-  return LULL_OK;
-}
-
 static lull_status cpu_copy(lull_backend* backend, void* dst, const void* src, size_t bytes,
                             int async, lull_error* err)
 {
@@ -70,14 +62,9 @@ static lull_status cpu_copy(lull_backend* backend, void* dst, const void* src, s
 
 static lull_status cpu_sync(lull_backend* backend, lull_error* err)
 {
-  cpu_backend* cpu = (cpu_backend*)backend;
-  if (cpu->parked.code == LULL_OK)
-    return LULL_OK;
-  if (err)
-    *err = cpu->parked;
-  const lull_status status = cpu->parked.code;
-  cpu->parked.code = LULL_OK;
-  return status;
+  (void)backend;
+  (void)err;
+  return LULL_OK; /* the work ran when it was queued */
 }
 
 static lull_status cpu_atrous(lull_backend* backend, const lull_atrous_params* params,
@@ -85,32 +72,26 @@ static lull_status cpu_atrous(lull_backend* backend, const lull_atrous_params* p
                               const lull_progress* progress, int async, lull_error* err)
 {
   (void)schedule; /* the GPU schedules have no CPU counterpart */
-  lull_error local = {LULL_OK, ""};
+  (void)async;    /* (runs now either way) */
   /* in tiles when params->memory_cap asks for it */
-  const lull_status status =
-      lull_atrous_cpu_tiled(params, images, backend->num_threads, &((cpu_backend*)backend)->planes,
-                            progress, async ? &local : err);
-  return async ? park((cpu_backend*)backend, status, &local) : status;
+  return lull_atrous_cpu_tiled(params, images, backend->num_threads,
+                               &((cpu_backend*)backend)->planes, progress, err);
 }
 
 static lull_status cpu_gaussian(lull_backend* backend, const lull_gaussian_params* params,
                                 const lull_gaussian_images* images, const lull_progress* progress,
                                 int async, lull_error* err)
 {
-  lull_error local = {LULL_OK, ""};
-  const lull_status status =
-      lull_gaussian_cpu(params, images, backend->num_threads, progress, async ? &local : err);
-  return async ? park((cpu_backend*)backend, status, &local) : status;
+  (void)async;
+  return lull_gaussian_cpu(params, images, backend->num_threads, progress, err);
 }
 
 static lull_status cpu_poisson(lull_backend* backend, const lull_poisson_params* params,
                                const lull_poisson_images* images, const lull_progress* progress,
                                int async, lull_error* err)
 {
-  lull_error local = {LULL_OK, ""};
-  const lull_status status =
-      lull_poisson_cpu(params, images, backend->num_threads, progress, async ? &local : err);
-  return async ? park((cpu_backend*)backend, status, &local) : status;
+  (void)async;
+  return lull_poisson_cpu(params, images, backend->num_threads, progress, err);
 }
 
 static lull_status cpu_gradient_domain(lull_backend* backend,
@@ -118,10 +99,8 @@ static lull_status cpu_gradient_domain(lull_backend* backend,
                                        const lull_gradient_domain_images* images,
                                        const lull_progress* progress, int async, lull_error* err)
 {
-  lull_error local = {LULL_OK, ""};
-  const lull_status status = lull_gradient_domain_cpu(params, images, backend->num_threads,
-                                                      progress, async ? &local : err);
-  return async ? park((cpu_backend*)backend, status, &local) : status;
+  (void)async;
+  return lull_gradient_domain_cpu(params, images, backend->num_threads, progress, err);
 }
 
 static const lull_backend_ops cpu_ops = {

@@ -203,28 +203,13 @@ static lull_status cuda_sync(lull_backend* backend, lull_error* err)
     return status;
   const cudaError_t code = cudaStreamSynchronize(cuda->stream);
   lull_cuda_leave(&scope);
-  if (cuda->parked.code != LULL_OK) {
-    if (err)
-      *err = cuda->parked;
-    status = cuda->parked.code;
-    cuda->parked.code = LULL_OK;
-    return status;
-  }
   if (code != cudaSuccess)
     return lull_cuda_fail(err, code, "CUDA error in asynchronous work");
   return LULL_OK;
 }
 
-/* Asynchronous calls report errors at the next sync, as OIDN does. */
-static lull_status park(lull_cuda_backend* cuda, lull_status status, const lull_error* local)
-{
-  if (status != LULL_OK && cuda->parked.code == LULL_OK)
-    cuda->parked = *local;
-  return LULL_OK;
-}
-
-/* Runs one filter on the stream: errors of asynchronous calls are parked
- * until the next sync; synchronous calls wait for the GPU. */
+/* Runs one filter on the stream; synchronous calls wait for the GPU (the
+ * handle layer decides which errors of asynchronous calls wait for a sync). */
 typedef struct filter_call
 {
   const lull_atrous_params* atrous_params; /* one of the filters */
@@ -242,28 +227,27 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
                               const lull_progress* progress, int async, lull_error* err)
 {
   lull_cuda_backend* cuda = as_cuda(backend);
-  lull_error local = {LULL_OK, ""};
-  lull_error* e = async ? &local : err;
   lull_cuda_scope scope;
-  lull_status status = lull_cuda_enter(cuda, &scope, e);
+  lull_status status = lull_cuda_enter(cuda, &scope, err);
   if (status == LULL_OK) {
     if (call->atrous_params)
       status = lull_cuda_atrous(cuda, call->atrous_params, call->atrous_images, call->schedule,
-                                progress, e);
+                                progress, err);
     else if (call->poisson_params)
-      status = lull_cuda_poisson(cuda, call->poisson_params, call->poisson_images, progress, e);
+      status = lull_cuda_poisson(cuda, call->poisson_params, call->poisson_images, progress, err);
     else if (call->gd_params)
-      status = lull_cuda_gradient_domain(cuda, call->gd_params, call->gd_images, progress, e);
+      status = lull_cuda_gradient_domain(cuda, call->gd_params, call->gd_images, progress, err);
     else
-      status = lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, e);
+      status =
+          lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, err);
     if (status == LULL_OK && !async) {
       const cudaError_t code = cudaStreamSynchronize(cuda->stream);
       if (code != cudaSuccess)
-        status = lull_cuda_fail(e, code, "CUDA error in the filter");
+        status = lull_cuda_fail(err, code, "CUDA error in the filter");
     }
     lull_cuda_leave(&scope);
   }
-  return async ? park(cuda, status, &local) : status;
+  return status;
 }
 
 static lull_status cuda_atrous(lull_backend* backend, const lull_atrous_params* params,

@@ -22,7 +22,6 @@ typedef struct lull_cuda_backend
    * still queued; growing it synchronises first. */
   void* scratch;
   size_t scratch_bytes;
-  lull_error parked;    /* first error of asynchronous work since the last sync */
   int kernels_configured; /* lull_atrous_kernels_configure ran (first ATrous run) */
 } lull_cuda_backend;
 

@@ -173,9 +173,11 @@ static void buffer_copy(OIDNBuffer buffer, size_t offset, size_t size, void* hos
   }
   lull_error err = {LULL_OK, ""};
   unsigned char* data = (unsigned char*)buffer->data + offset;
-  const lull_status status =
+  lull_status status =
       to_host ? device->backend->ops->copy(device->backend, host, data, size, async, &err)
               : device->backend->ops->copy(device->backend, data, host, size, async, &err);
+  if (status == LULL_OK && !async) /* a blocking copy synchronises */
+    status = lull_device_take_parked(device, &err);
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);
@@ -218,16 +220,14 @@ void lull_buffer_release(OIDNBuffer buffer)
     return;
   OIDNDevice device = buffer->device;
   lull_device_lock(device);
-  /* pending asynchronous work may still use the memory */
-  lull_error err = {LULL_OK, ""};
-  const lull_status status = device->backend->ops->sync(device->backend, &err);
+  /* pending asynchronous work may still use the memory (its errors stay
+   * parked: releases do not raise them) */
+  lull_device_wait(device);
   if (!buffer->shared)
     device->backend->ops->free(device->backend, buffer->data, buffer->storage);
   lull_device_unlock(device);
   buffer->magic = LULL_MAGIC_DEAD;
   free(buffer);
-  if (status != LULL_OK)
-    lull_api_error_status(device, &err);
   lull_device_release(device);
 }
 

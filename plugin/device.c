@@ -353,6 +353,34 @@ OIDN_API bool oidnGetDeviceBool(OIDNDevice device, const char* name)
   return oidnGetDeviceInt(device, name) != 0;
 }
 
+/* -- asynchronous errors ------------------------------------------------------ */
+
+void lull_device_park(OIDNDevice device, const lull_error* err)
+{
+  if (err->code != LULL_OK && device->parked.code == LULL_OK)
+    device->parked = *err;
+}
+
+lull_status lull_device_take_parked(OIDNDevice device, lull_error* err)
+{
+  const lull_status code = device->parked.code;
+  if (code != LULL_OK) {
+    *err = device->parked;
+    device->parked.code = LULL_OK;
+    device->parked.message[0] = '\0';
+  }
+  return code;
+}
+
+void lull_device_wait(OIDNDevice device)
+{
+  if (!device->backend)
+    return;
+  lull_error err = {LULL_OK, ""};
+  if (device->backend->ops->sync(device->backend, &err) != LULL_OK)
+    lull_device_park(device, &err);
+}
+
 /* -- commit and sync --------------------------------------------------------- */
 
 OIDN_API void oidnCommitDevice(OIDNDevice device)
@@ -397,8 +425,11 @@ OIDN_API void oidnSyncDevice(OIDNDevice device)
     lull_device_unlock(device);
     return;
   }
+  /* the first error of asynchronous work: one parked earlier, else what
+   * the wait finds */
+  lull_device_wait(device);
   lull_error err = {LULL_OK, ""};
-  const lull_status status = device->backend->ops->sync(device->backend, &err);
+  const lull_status status = lull_device_take_parked(device, &err);
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);

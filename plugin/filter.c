@@ -73,17 +73,15 @@ OIDN_API void oidnReleaseFilter(OIDNFilter filter)
     return;
   OIDNDevice device = filter->device;
   lull_device_lock(device);
-  lull_error err = {LULL_OK, ""};
-  /* asynchronous executions may still read the images */
-  const lull_status status =
-      device->backend ? device->backend->ops->sync(device->backend, &err) : LULL_OK;
+  /* asynchronous executions may still read the images; errors of that
+   * work stay for the next synchronising call, as in OIDN, whose releases
+   * wait without raising them */
+  lull_device_wait(device);
   lull_device_unlock(device);
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
     image_clear(&filter->images[i]);
   filter->magic = LULL_MAGIC_DEAD;
   free(filter);
-  if (status != LULL_OK)
-    lull_api_error_status(device, &err);
   lull_device_release(device);
 }
 
@@ -533,12 +531,22 @@ static void execute(OIDNFilter filter, int async)
   if (filter->progress_func)
     progress.report = progress_report;
   lull_error err = {LULL_OK, ""};
-  const lull_status status =
-      filter->type->execute(device->backend, &config, &progress, async, &err);
+  lull_status status = filter->type->execute(device->backend, &config, &progress, async, &err);
   /* a finished run always ends its report at 1, whatever the filter type
    * reported last (the output is complete: the answer does not matter) */
   if (status == LULL_OK && !async && progress.report && !state.cancelled && state.last < 1.0)
     (void)progress_report(&state, 1.0);
+  if (async && status == LULL_ERROR_CANCELLED) {
+    /* a cancelled asynchronous run is an error of asynchronous work, for
+     * the next synchronising call; errors of enqueuing (invalid images,
+     * memory, launches) are raised at once, as OIDN does */
+    lull_device_park(device, &err);
+    status = LULL_OK;
+  } else if (status == LULL_OK && !async) {
+    /* a blocking execution synchronises: it raises what asynchronous work
+     * parked before it */
+    status = lull_device_take_parked(device, &err);
+  }
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);

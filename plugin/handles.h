@@ -43,6 +43,10 @@ struct OIDNDeviceImpl
   int dirty;                    /* a parameter was set after the commit */
 
   lull_backend* backend;        /* created by the commit */
+  /* the first error of asynchronous work (a cancelled asynchronous
+   * execution, a failure the backend found while waiting) since it was
+   * last raised; under mutex (lull_device_park) */
+  lull_error parked;
 
   /* errors: a slot per thread with an unread error, callback for every error */
   pthread_mutex_t error_mutex;  /* guards slots and the callback */
@@ -139,6 +143,14 @@ void lull_device_unlock(OIDNDevice device);
 int lull_device_ready(OIDNDevice device);
 /* Drops one reference (buffers and filters call this for theirs). */
 void lull_device_release(OIDNDevice device);
+/* OIDN's asynchronous errors, with the device locked.  park keeps the first
+ * error of asynchronous work until a synchronising call raises it: take
+ * moves it into err (returning its code, LULL_OK when none is parked).
+ * wait waits for the device's queued work without raising anything (as
+ * releases do) and parks what the wait found. */
+void lull_device_park(OIDNDevice device, const lull_error* err);
+lull_status lull_device_take_parked(OIDNDevice device, lull_error* err);
+void lull_device_wait(OIDNDevice device);
 
 /* -- filter.c ------------------------------------------------------------- */
 

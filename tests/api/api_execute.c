@@ -326,6 +326,38 @@ static void progress(OIDNDevice device, const char* type)
   oidnSyncDevice(device); /* reported once */
   EXPECT_OK(device);
 
+  /* a blocking execution or copy synchronises: it raises what an
+   * asynchronous run parked, though it succeeded itself; releases wait
+   * without raising it (OIDN's semantics) */
+  OIDNBuffer spare = oidnNewBuffer(device, 64);
+  unsigned char bytes[64];
+  memset(&log, 0, sizeof log);
+  log.cancel_at = 1;
+  oidnExecuteFilterAsync(filter);
+  EXPECT_OK(device); /* parked, not raised */
+  log.cancel_at = 0;
+  oidnExecuteFilter(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  CHECK(log.calls >= 2); /* the blocking run itself ran to the end */
+  oidnSyncDevice(device);
+  EXPECT_OK(device);
+  memset(&log, 0, sizeof log);
+  log.cancel_at = 1;
+  oidnExecuteFilterAsync(filter);
+  oidnReadBuffer(spare, 0, sizeof bytes, bytes);
+  EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  memset(&log, 0, sizeof log);
+  log.cancel_at = 1;
+  oidnExecuteFilterAsync(filter);
+  OIDNBuffer gone = oidnNewBuffer(device, 16);
+  oidnReleaseBuffer(gone);
+  EXPECT_OK(device);
+  oidnWriteBufferAsync(spare, 0, sizeof bytes, bytes); /* asynchronous: no sync */
+  EXPECT_OK(device);
+  oidnSyncDevice(device);
+  EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  oidnReleaseBuffer(spare);
+
   /* removing the monitor */
   oidnSetFilterProgressMonitorFunction(filter, NULL, NULL);
   memset(&log, 0, sizeof log);

@@ -213,6 +213,24 @@ static void check_formats_stream_cancel(void)
   CHECK(calls >= 2);
   oidnReadBuffer(o, 0, bytes, back);
   CHECK_EQ_INT(back[0], 0x3800);
+  /* cancelled asynchronously: parked, not raised by the call or by a
+   * release, raised by the next synchronising call (a blocking copy here,
+   * then oidnSyncDevice) */
+  calls = 0;
+  oidnExecuteFilterAsync(f);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  oidnReadBuffer(o, 0, bytes, back);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_CANCELLED);
+  CHECK_EQ_INT(back[0], 0x3800);
+  calls = 0;
+  oidnExecuteFilterAsync(f);
+  OIDNBuffer gone = oidnNewBuffer(d, 64);
+  oidnReleaseBuffer(gone);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  oidnSyncDevice(d);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_CANCELLED);
+  oidnSyncDevice(d); /* raised once */
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
   oidnReleaseFilter(f);
   oidnReleaseBuffer(b);
   oidnReleaseBuffer(o);
