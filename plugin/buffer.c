@@ -166,11 +166,9 @@ static void buffer_copy(OIDNBuffer buffer, size_t offset, size_t size, void* hos
   }
   if (size == 0)
     return;
+  /* no check of the device's state: a buffer exists only on a committed
+   * device, and OIDN copies on a dirty one too */
   lull_device_lock(device);
-  if (!lull_device_ready(device)) {
-    lull_device_unlock(device);
-    return;
-  }
   lull_error err = {LULL_OK, ""};
   unsigned char* data = (unsigned char*)buffer->data + offset;
   lull_status status =

@@ -87,8 +87,18 @@ static void parameters(void)
   oidnReleaseBuffer(buffer);
 
   /* any set after the commit (even of an unknown name) leaves the device
-   * dirty, and a dirty device does nothing */
+   * dirty, and a dirty device does nothing, except reading and writing
+   * the buffers it has (OIDN checks only the commit there) */
+  OIDNBuffer kept = oidnNewBuffer(device, 16);
   oidnSetDeviceInt(device, "noSuchParameter", 0);
+  EXPECT_OK(device);
+  const unsigned char in[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  unsigned char out[16] = {0};
+  oidnWriteBuffer(kept, 0, sizeof in, in);
+  oidnReadBufferAsync(kept, 0, sizeof out, out);
+  EXPECT_OK(device);
+  CHECK(memcmp(in, out, sizeof in) == 0);
+  oidnReleaseBuffer(kept);
   EXPECT_OK(device);
   CHECK(oidnNewFilter(device, "RT") == NULL);
   EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "changes to the device are not committed");
