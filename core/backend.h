@@ -97,9 +97,18 @@ typedef struct lull_cuda_device_info
   int pci_supported;
 } lull_cuda_device_info;
 
-/* Number of usable CUDA devices; 0 without driver, GPU or CUDA build.  Never
- * fails and never aborts: a machine without NVIDIA software sees 0. */
+/* Number of usable CUDA devices (compute capability 7.5 or newer, GPU code
+ * in this build for it, properties readable); 0 without driver, GPU or
+ * CUDA build.  Never fails and never aborts: a machine without NVIDIA
+ * software sees 0. */
 int lull_cuda_device_count(void);
+/* The CUDA device ordinal of usable device `index` (0 .. count - 1), or -1. */
+int lull_cuda_device_ordinal(int index);
+/* 1 when CUDA device `ordinal` is usable (as above). */
+int lull_cuda_device_usable(int ordinal);
+/* UNSUPPORTED_HARDWARE with why device `ordinal` is not usable. */
+lull_status lull_cuda_device_unusable_reason(int ordinal, lull_error* err);
+/* Facts about CUDA device `device_id` (an ordinal). */
 lull_status lull_cuda_device_info_get(int device_id, lull_cuda_device_info* info,
                                       lull_error* err);
 /* stream may be NULL (the default stream). */

@@ -286,12 +286,8 @@ static lull_status cuda_gradient_domain(lull_backend* backend,
 extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lull_backend** out,
                                                 lull_error* err)
 {
-  if (device_id < 0 || device_id >= lull_cuda_device_count())
-    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE, "unsupported CUDA device %d", device_id);
-  if (!lull_cuda_device_supported(device_id))
-    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
-                     "unsupported CUDA device %d: lull needs compute capability 7.5 or newer",
-                     device_id);
+  if (!lull_cuda_device_usable(device_id))
+    return lull_cuda_device_unusable_reason(device_id, err);
   lull_cuda_backend* cuda = (lull_cuda_backend*)calloc(1, sizeof *cuda);
   if (!cuda)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");

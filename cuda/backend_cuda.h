@@ -37,12 +37,6 @@ lull_status lull_cuda_enter(const lull_cuda_backend* cuda, lull_cuda_scope* scop
                             lull_error* err);
 void lull_cuda_leave(const lull_cuda_scope* scope);
 
-/* 1 when lull has code for the device's architecture (devices_cuda.cu). */
-#if defined(__cplusplus)
-extern "C"
-#endif
-int lull_cuda_device_supported(int device_id);
-
 /* Turns a CUDA error into a lull status with "what: CUDA's message";
  * out-of-memory errors become LULL_ERROR_OUT_OF_MEMORY. */
 lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what);

@@ -2,15 +2,19 @@
  *
  * The runtime is linked statically (cudart_static) and loads the driver
  * lazily, so on a machine without an NVIDIA driver or GPU the first call
- * fails softly and lull simply sees no CUDA device. */
+ * fails softly and lull simply sees no CUDA device.  Only GPUs this build
+ * can run on are listed (as OIDN lists only supported ones), so that the
+ * default device falls back to the CPU next to an older GPU. */
 #include <stdio.h>
 
 #include "backend_cuda.h"
+#include "cuda_arch.h"
 
-/* The oldest architecture lull is compiled for (cuda/CMakeLists.txt). */
+/* The oldest compute capability lull's kernels are written for. */
 enum { MIN_MAJOR = 7, MIN_MINOR = 5 };
 
-extern "C" int lull_cuda_device_count(void)
+/* All CUDA devices, usable or not. */
+static int cuda_devices(void)
 {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -20,11 +24,72 @@ extern "C" int lull_cuda_device_count(void)
   return count > 0 ? count : 0;
 }
 
+/* The compute capability of CUDA device `ordinal`; 0 when it cannot be read. */
+static int compute_capability(int ordinal, int* major, int* minor)
+{
+  if (cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess ||
+      cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 1;
+}
+
+extern "C" int lull_cuda_device_usable(int ordinal)
+{
+  if (ordinal < 0 || ordinal >= cuda_devices())
+    return 0;
+  int major = 0, minor = 0;
+  if (!compute_capability(ordinal, &major, &minor))
+    return 0;
+  if (major < MIN_MAJOR || (major == MIN_MAJOR && minor < MIN_MINOR))
+    return 0;
+  /* a build for other GPUs (-DLULL_CUDA_ARCHITECTURES=90-real on an A100)
+   * has no kernel the device can run */
+  if (!lull_cuda_arch_list_runs(LULL_CUDA_ARCH_LIST, major, minor))
+    return 0;
+  cudaDeviceProp prop; /* the physical-device queries read these */
+  if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 1;
+}
+
+extern "C" int lull_cuda_device_count(void)
+{
+  const int n = cuda_devices();
+  int usable = 0;
+  for (int i = 0; i < n; ++i)
+    usable += lull_cuda_device_usable(i);
+  return usable;
+}
+
+extern "C" int lull_cuda_device_ordinal(int index)
+{
+  const int n = cuda_devices();
+  for (int i = 0; i < n && index >= 0; ++i)
+    if (lull_cuda_device_usable(i) && index-- == 0)
+      return i;
+  return -1;
+}
+
+extern "C" lull_status lull_cuda_device_unusable_reason(int ordinal, lull_error* err)
+{
+  int major = 0, minor = 0;
+  if (ordinal < 0 || ordinal >= cuda_devices() || !compute_capability(ordinal, &major, &minor))
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE, "unsupported CUDA device %d", ordinal);
+  return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                   "unsupported CUDA device %d (compute capability %d.%d): lull needs 7.5 or "
+                   "newer and this build has GPU code for %s",
+                   ordinal, major, minor, LULL_CUDA_ARCH_LIST);
+}
+
 extern "C" lull_status lull_cuda_device_info_get(int device_id, lull_cuda_device_info* info,
                                                  lull_error* err)
 {
   memset(info, 0, sizeof *info);
-  if (device_id < 0 || device_id >= lull_cuda_device_count())
+  if (device_id < 0 || device_id >= cuda_devices())
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid CUDA device ID %d", device_id);
   cudaDeviceProp prop;
   const cudaError_t code = cudaGetDeviceProperties(&prop, device_id);
@@ -46,16 +111,4 @@ extern "C" lull_status lull_cuda_device_info_get(int device_id, lull_cuda_device
   info->pci_function = 0; /* CUDA devices are PCI function 0 */
   info->pci_supported = 1;
   return LULL_OK;
-}
-
-/* 1 when lull has machine code or PTX for the device's architecture. */
-extern "C" int lull_cuda_device_supported(int device_id)
-{
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_id) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_id) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return major > MIN_MAJOR || (major == MIN_MAJOR && minor >= MIN_MINOR);
 }

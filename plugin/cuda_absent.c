@@ -7,6 +7,24 @@ int lull_cuda_device_count(void)
   return 0;
 }
 
+int lull_cuda_device_ordinal(int index)
+{
+  (void)index;
+  return -1;
+}
+
+int lull_cuda_device_usable(int ordinal)
+{
+  (void)ordinal;
+  return 0;
+}
+
+lull_status lull_cuda_device_unusable_reason(int ordinal, lull_error* err)
+{
+  (void)ordinal;
+  return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE, "lull was built without CUDA");
+}
+
 lull_status lull_cuda_device_info_get(int device_id, lull_cuda_device_info* info, lull_error* err)
 {
   (void)device_id;

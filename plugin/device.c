@@ -225,16 +225,26 @@ OIDN_API OIDNDevice oidnNewCUDADevice(const int* deviceIDs, const cudaStream_t* 
     lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
     return NULL;
   }
-  if (numPairs != 1 || !deviceIDs) {
+  /* OIDN's checks and messages; a NULL stream in the array is the default
+   * stream, a NULL array an error */
+  if (numPairs != 1) {
     lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT,
-                   "invalid number of CUDA devices (only one device is supported)");
+                   "invalid number of CUDA devices/streams (only one pair is supported)");
     return NULL;
   }
-  if (deviceIDs[0] < 0 || !oidnIsCUDADeviceSupported(deviceIDs[0])) {
+  if (!deviceIDs) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "array of CUDA devices is null");
+    return NULL;
+  }
+  if (!streams) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "array of CUDA streams is null");
+    return NULL;
+  }
+  if (!oidnIsCUDADeviceSupported(deviceIDs[0])) {
     lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported CUDA device");
     return NULL;
   }
-  return device_new(OIDN_DEVICE_TYPE_CUDA, deviceIDs[0], streams ? (void*)streams[0] : NULL);
+  return device_new(OIDN_DEVICE_TYPE_CUDA, deviceIDs[0], (void*)streams[0]);
 }
 
 OIDN_API bool oidnIsCPUDeviceSupported(void)
@@ -246,7 +256,7 @@ OIDN_API bool oidnIsCUDADeviceSupported(int deviceID)
 {
   if (lull_env_int("OIDN_DEVICE_CUDA", 1) == 0)
     return false;
-  return deviceID >= 0 && deviceID < lull_cuda_device_count();
+  return lull_cuda_device_usable(deviceID) != 0;
 }
 
 OIDN_API void oidnRetainDevice(OIDNDevice device)

@@ -53,12 +53,14 @@ int lull_physical_device_get(int id, lull_physical_device* out)
   if (id < 0 || id >= gpus + cpu_count())
     return 0;
   if (id < gpus) {
+    /* the usable GPUs only, in CUDA's order (lull_cuda_device_count) */
+    const int ordinal = lull_cuda_device_ordinal(id);
     lull_cuda_device_info info;
     lull_error err;
-    if (lull_cuda_device_info_get(id, &info, &err) != LULL_OK)
+    if (ordinal < 0 || lull_cuda_device_info_get(ordinal, &info, &err) != LULL_OK)
       return 0;
     out->type = OIDN_DEVICE_TYPE_CUDA;
-    out->cuda_id = id;
+    out->cuda_id = ordinal;
     snprintf(out->name, sizeof out->name, "%s", info.name);
     out->uuid_supported = info.uuid_supported;
     memcpy(out->uuid, info.uuid, sizeof out->uuid);

@@ -161,14 +161,17 @@ static void creation(void)
     CHECK(oidnNewCUDADevice(NULL, NULL, 0) == NULL);
     EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
   } else {
-    /* with a GPU: exactly one (ID, stream) pair */
+    /* with a GPU: exactly one (ID, stream) pair, both arrays given */
     const int ids[2] = {0, 0};
-    CHECK(oidnNewCUDADevice(ids, NULL, 2) == NULL);
+    cudaStream_t streams[2] = {NULL, NULL}; /* NULL: the default stream */
+    CHECK(oidnNewCUDADevice(ids, streams, 2) == NULL);
     EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
-    CHECK(oidnNewCUDADevice(NULL, NULL, 1) == NULL);
-    EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+    CHECK(oidnNewCUDADevice(NULL, streams, 1) == NULL);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "array of CUDA devices is null");
+    CHECK(oidnNewCUDADevice(ids, NULL, 1) == NULL);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "array of CUDA streams is null");
     const int bad = -1;
-    CHECK(oidnNewCUDADevice(&bad, NULL, 1) == NULL);
+    CHECK(oidnNewCUDADevice(&bad, streams, 1) == NULL);
     EXPECT_ERROR(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE);
   }
   /* external memory and Metal buffers: not supported by any lull device */

@@ -48,13 +48,28 @@ static void check_physical(void)
   CHECK(by_pci != NULL);
   oidnReleaseDevice(by_pci);
   CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_NONE);
-  /* bad creations */
+  /* bad creations, with OIDN's codes and messages */
   const int ids[2] = {0, 0};
-  CHECK(oidnNewCUDADevice(ids, NULL, 2) == NULL);
+  cudaStream_t streams[2] = {NULL, NULL}; /* NULL: the default stream */
+  const char* message = NULL;
+  CHECK(oidnNewCUDADevice(ids, streams, 2) == NULL);
   CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_INVALID_ARGUMENT);
-  const int bad = 999;
-  CHECK(oidnNewCUDADevice(&bad, NULL, 1) == NULL);
-  CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  CHECK(oidnNewCUDADevice(NULL, streams, 1) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, &message), OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(message && strstr(message, "array of CUDA devices is null"));
+  CHECK(oidnNewCUDADevice(ids, NULL, 1) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, &message), OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(message && strstr(message, "array of CUDA streams is null"));
+  const int bad[2] = {999, -1};
+  for (int i = 0; i < 2; ++i) {
+    CHECK(oidnNewCUDADevice(&bad[i], streams, 1) == NULL);
+    CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+    CHECK(!oidnIsCUDADeviceSupported(bad[i]));
+  }
+  OIDNDevice by_stream = oidnNewCUDADevice(ids, streams, 1);
+  CHECK(by_stream != NULL);
+  oidnReleaseDevice(by_stream);
+  CHECK(oidnIsCUDADeviceSupported(0)); /* the H100: listed, and this build runs on it */
 }
 
 static void check_buffers(OIDNDevice d)

@@ -63,7 +63,8 @@ int main(void)
     CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
     CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
     const int id = 0;
-    CHECK(oidnNewCUDADevice(&id, NULL, 1) == NULL);
+    cudaStream_t stream = NULL;
+    CHECK(oidnNewCUDADevice(&id, &stream, 1) == NULL);
     CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
   } else {
     CHECK_EQ_INT(oidnGetPhysicalDeviceInt(0, "type"), OIDN_DEVICE_TYPE_CUDA);
