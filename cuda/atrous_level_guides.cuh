@@ -10,7 +10,8 @@
  * thread per layout pixel gathered its 9 neighbours with a table look-up,
  * bounds checks and an unpack each (about 45 instructions per neighbour,
  * instruction-bound: 0.037-0.054 ms per 1080p level).  Here a block works
- * through GUIDE_TILES tiles of 64 x 8 pixels of the original image, one
+ * through one or two tiles (guide_tiles_for) of 64 x 8 pixels of the
+ * original image, one
  * below the other: it loads each pixel of a tile and its 1-pixel ring once
  * (a thread issues the loads of its 3 pixels before it unpacks the first)
  * and keeps their luminance and variance in shared memory, then sums the 9
@@ -35,14 +36,17 @@ enum
   GUIDE_TY = 4,                    /* thread rows */
   GUIDE_ROWS = 2,                  /* pixels per thread and tile, GUIDE_TY apart */
   GUIDE_BH = GUIDE_TY * GUIDE_ROWS, /* original rows per tile */
-  GUIDE_TILES = 2,                 /* tiles per block, one below the other */
-  GUIDE_BLOCK_H = GUIDE_BH * GUIDE_TILES, /* original rows per block */
+  GUIDE_MAX_TILES = 2,             /* tiles per block (guide_tiles_for), one below the other */
+  /* two tiles a block where one-tile blocks would fill 2048 slots or
+   * more (two waves on the H100 at 8 blocks per multiprocessor): smaller
+   * images keep more, shorter blocks (at 512 x 512 two tiles were 3%
+   * slower, at 1920 x 1080 0.4% faster) */
+  GUIDE_TWO_TILE_BLOCKS = 2048,
   GUIDE_THREADS = GUIDE_BW * GUIDE_TY,
   GUIDE_TW = GUIDE_BW + 2,
   GUIDE_TH = GUIDE_BH + 2,
   GUIDE_TN = GUIDE_TW * GUIDE_TH,
   GUIDE_LOADS = (GUIDE_TN + GUIDE_THREADS - 1) / GUIDE_THREADS, /* tile pixels per thread */
-  GUIDE_PHASES = GUIDE_TILES + 1,
 };
 
 /* Two tile buffers: phase k + 1 sums tile k from one while it stores tile
@@ -65,10 +69,27 @@ LULL_BODY int guide_position(const lull_atrous_level_args* a, int axis, int v)
   return fwd ? LULL_LDG(fwd + v) : v;
 }
 
-/* First original row of the block's tile k, less 1 (the ring). */
-LULL_BODY int guide_tile_y0(lull_thread t, int k)
+/* Tiles per block at this size, a compile-time constant of the kernel
+ * (as a run-time value the loop bounds cost registers and spills: every
+ * guide kernel 8-15% slower). */
+LULL_BODY int guide_tiles_for(int width, int height)
 {
-  return (t.by * GUIDE_TILES + k) * GUIDE_BH - 1;
+  const long long blocks =
+      (long long)((width + GUIDE_BW - 1) / GUIDE_BW) * ((height + GUIDE_BH - 1) / GUIDE_BH);
+  return blocks >= GUIDE_TWO_TILE_BLOCKS ? 2 : 1;
+}
+
+/* Blocks of the guide kernel down the image. */
+LULL_BODY int guide_grid_y(int height, int tiles)
+{
+  const int rows = GUIDE_BH * tiles;
+  return (height + rows - 1) / rows;
+}
+
+/* First original row of the block's tile k, less 1 (the ring). */
+LULL_BODY int guide_tile_y0(lull_thread t, int tiles, int k)
+{
+  return (t.by * tiles + k) * GUIDE_BH - 1;
 }
 
 /* The words of a thread's tile pixels, as loaded. */
@@ -79,11 +100,11 @@ typedef struct guide_raw
 } guide_raw;
 
 /* Issues the loads of the thread's pixels of tile k (and its ring). */
-LULL_BODY guide_raw guide_fetch(const lull_atrous_level_args* a, lull_thread t, int k,
-                                const int packed)
+LULL_BODY guide_raw guide_fetch(const lull_atrous_level_args* a, lull_thread t, int tiles,
+                                int k, const int packed)
 {
   const int w = a->width;
-  const int x0 = t.bx * GUIDE_BW - 1, y0 = guide_tile_y0(t, k);
+  const int x0 = t.bx * GUIDE_BW - 1, y0 = guide_tile_y0(t, tiles, k);
   const int tid = t.ty * GUIDE_BW + t.tx;
   guide_raw r;
   LULL_UNROLL for (int i = 0; i < GUIDE_LOADS; ++i) {
@@ -107,12 +128,12 @@ LULL_BODY guide_raw guide_fetch(const lull_atrous_level_args* a, lull_thread t, 
 
 /* Luminance and variance of fetched tile k into buffer b, and the layout
  * position of each of its rows (-1 outside the image) for the sum. */
-LULL_BODY void guide_store(const lull_atrous_level_args* a, guide_tile* s, lull_thread t, int k,
-                           int b, const guide_raw* r, const int packed)
+LULL_BODY void guide_store(const lull_atrous_level_args* a, guide_tile* s, lull_thread t,
+                           int tiles, int k, int b, const guide_raw* r, const int packed)
 {
   const int tid = t.ty * GUIDE_BW + t.tx;
   if (tid < GUIDE_TH)
-    s->row[b][tid] = guide_position(a, 1, guide_tile_y0(t, k) + tid);
+    s->row[b][tid] = guide_position(a, 1, guide_tile_y0(t, tiles, k) + tid);
   float lw[3];
   lull_luminance_weights(a->channels, lw);
   LULL_UNROLL for (int i = 0; i < GUIDE_LOADS; ++i) {
@@ -153,7 +174,7 @@ LULL_BODY float2 guide_pixel(const lull_atrous_level_args* a, const guide_tile* 
 
 /* (gl, il) of the thread's pixels of tile k, from buffer b. */
 LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, lull_thread t,
-                         int k, int b)
+                         int tiles, int k, int b)
 {
   const int w = a->width, h = a->height;
   const int x = t.bx * GUIDE_BW + t.tx;
@@ -169,7 +190,7 @@ LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, l
   }
   LULL_UNROLL for (int i = 0; i < GUIDE_ROWS; ++i) {
     const int ly = t.ty + i * GUIDE_TY; /* tile row of the pixel, less 1 */
-    if (guide_tile_y0(t, k) + 1 + ly >= h)
+    if (guide_tile_y0(t, tiles, k) + 1 + ly >= h)
       break;
     float2 g;
     if (interior) {
@@ -190,25 +211,26 @@ LULL_BODY void guide_sum(const lull_atrous_level_args* a, const guide_tile* s, l
  * stores tile k + 1 into the other buffer, so that the loads of one tile
  * are in flight while the previous one is summed. */
 LULL_BODY void level_guides_body(const lull_atrous_level_args* a, guide_tile* s, int phase,
-                                 lull_thread t, const int packed)
+                                 lull_thread t, const int packed, const int tiles)
 {
   const int h = a->height;
   if (phase == 0) {
     const int tid = t.ty * GUIDE_BW + t.tx;
     if (tid < GUIDE_TW)
       s->col[tid] = guide_position(a, 0, t.bx * GUIDE_BW - 1 + tid);
-    const guide_raw r = guide_fetch(a, t, 0, packed);
-    guide_store(a, s, t, 0, 0, &r, packed);
+    const guide_raw r = guide_fetch(a, t, tiles, 0, packed);
+    guide_store(a, s, t, tiles, 0, 0, &r, packed);
     return;
   }
   const int k = phase - 1;
-  if (guide_tile_y0(t, k) + 1 >= h) /* the block's tiles end at the image's bottom */
+  /* the block's tiles end after `tiles`, or at the image's bottom */
+  if (k >= tiles || guide_tile_y0(t, tiles, k) + 1 >= h)
     return;
-  const int next = k + 1 < GUIDE_TILES && guide_tile_y0(t, k + 1) + 1 < h;
+  const int next = k + 1 < tiles && guide_tile_y0(t, tiles, k + 1) + 1 < h;
   guide_raw r = {};
   if (next)
-    r = guide_fetch(a, t, k + 1, packed);
-  guide_sum(a, s, t, k, k & 1);
+    r = guide_fetch(a, t, tiles, k + 1, packed);
+  guide_sum(a, s, t, tiles, k, k & 1);
   if (next)
-    guide_store(a, s, t, k + 1, (k + 1) & 1, &r, packed);
+    guide_store(a, s, t, tiles, k + 1, (k + 1) & 1, &r, packed);
 }
