@@ -31,7 +31,7 @@ void lull_device_unlock(OIDNDevice device)
   lull_held_errors errors;
   lull_errors_unhold(device, &errors);
   pthread_mutex_unlock(&device->mutex);
-  lull_errors_deliver(device, &errors);
+  lull_errors_deliver(&errors);
 }
 
 int lull_device_ready(OIDNDevice device)

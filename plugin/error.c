@@ -166,12 +166,20 @@ void lull_errors_unhold(OIDNDevice device, lull_held_errors* out)
   *out = held.errors;
   held.errors.count = 0;
   held.device = NULL;
+  if (out->count > 0) {
+    pthread_mutex_lock(&device->error_mutex);
+    out->func = device->error_func;
+    out->user = device->error_user;
+    pthread_mutex_unlock(&device->error_mutex);
+  }
 }
 
-void lull_errors_deliver(OIDNDevice device, const lull_held_errors* errors)
+void lull_errors_deliver(const lull_held_errors* errors)
 {
+  /* the first call may release the device: only the copies are used */
   for (int i = 0; i < errors->count; ++i)
-    call_back(device, errors->errors[i].code, errors->errors[i].message);
+    if (errors->func)
+      errors->func(errors->user, errors->errors[i].code, errors->errors[i].message);
 }
 
 void lull_api_error(OIDNDevice device, OIDNError code, const char* message)

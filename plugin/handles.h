@@ -116,6 +116,8 @@ void lull_device_errors_destroy(OIDNDevice device);
 enum { LULL_HELD_ERRORS = 4 };
 typedef struct lull_held_errors
 {
+  OIDNErrorFunction func; /* the callback when the hold ended, so that */
+  void* user;             /* delivering touches no device (one may be gone) */
   int count;
   struct
   {
@@ -125,7 +127,7 @@ typedef struct lull_held_errors
 } lull_held_errors;
 void lull_errors_hold(OIDNDevice device);
 void lull_errors_unhold(OIDNDevice device, lull_held_errors* out);
-void lull_errors_deliver(OIDNDevice device, const lull_held_errors* held);
+void lull_errors_deliver(const lull_held_errors* held);
 
 /* -- handle checks (each records "handle is null" and returns 0) --------- */
 
