@@ -38,14 +38,31 @@ static _Thread_local struct
   char message[LULL_ERROR_MESSAGE_SIZE];
 } global_slot;
 static _Thread_local char returned_message[LULL_ERROR_MESSAGE_SIZE];
-/* The device whose lock the thread holds (outermost), how deeply, and the
- * errors raised on it meanwhile, for its callback (lull_errors_hold). */
+/* The devices whose locks the thread holds, how deeply, and the errors
+ * raised on each meanwhile, for its callback (lull_errors_hold).  A thread
+ * holds one device in an API call, two when a progress monitor calls
+ * another device; more than LULL_HELD_DEVICES at once is not reachable
+ * through the API (their errors would go out at once). */
+enum { LULL_HELD_DEVICES = 8 };
 static _Thread_local struct
 {
-  OIDNDevice device;
-  int depth;
-  lull_held_errors errors;
+  int count;
+  struct
+  {
+    OIDNDevice device;
+    int depth;
+    lull_held_errors errors;
+  } entry[LULL_HELD_DEVICES];
 } held;
+
+/* The thread's hold on device, or -1. */
+static int held_index(OIDNDevice device)
+{
+  for (int i = held.count - 1; i >= 0; --i)
+    if (held.entry[i].device == device)
+      return i;
+  return -1;
+}
 
 /* A number for the calling thread, unlike pthread_t never reused, so a new
  * thread never inherits the unread error of one that ended. */
@@ -152,20 +169,28 @@ static void call_back(OIDNDevice device, OIDNError code, const char* message)
 
 void lull_errors_hold(OIDNDevice device)
 {
-  if (held.depth == 0)
-    held.device = device;
-  if (held.device == device) /* (a second device's lock: its errors go out at once) */
-    held.depth++;
+  const int i = held_index(device);
+  if (i >= 0) {
+    held.entry[i].depth++;
+  } else if (held.count < LULL_HELD_DEVICES) {
+    memset(&held.entry[held.count], 0, sizeof held.entry[held.count]);
+    held.entry[held.count].device = device;
+    held.entry[held.count].depth = 1;
+    held.count++;
+  }
 }
 
 void lull_errors_unhold(OIDNDevice device, lull_held_errors* out)
 {
-  out->count = 0;
-  if (held.device != device || --held.depth > 0)
+  memset(out, 0, sizeof *out);
+  const int i = held_index(device);
+  if (i < 0 || --held.entry[i].depth > 0)
     return;
-  *out = held.errors;
-  held.errors.count = 0;
-  held.device = NULL;
+  *out = held.entry[i].errors;
+  /* locks end in reverse order, but a stack is not assumed */
+  for (int k = i; k + 1 < held.count; ++k)
+    held.entry[k] = held.entry[k + 1];
+  held.count--;
   if (out->count > 0) {
     pthread_mutex_lock(&device->error_mutex);
     out->func = device->error_func;
@@ -174,12 +199,32 @@ void lull_errors_unhold(OIDNDevice device, lull_held_errors* out)
   }
 }
 
-void lull_errors_deliver(const lull_held_errors* errors)
+void lull_errors_deliver(lull_held_errors* errors)
 {
   /* the first call may release the device: only the copies are used */
   for (int i = 0; i < errors->count; ++i)
     if (errors->func)
-      errors->func(errors->user, errors->errors[i].code, errors->errors[i].message);
+      errors->func(errors->user, errors->items[i].code, errors->items[i].message);
+  free(errors->items);
+  errors->items = NULL;
+  errors->count = errors->capacity = 0;
+}
+
+/* Appends an error to a held list; 0 when memory is short. */
+static int held_append(lull_held_errors* e, OIDNError code, const char* message)
+{
+  if (e->count == e->capacity) {
+    const int capacity = e->capacity ? 2 * e->capacity : 4;
+    lull_held_error* items = realloc(e->items, (size_t)capacity * sizeof *items);
+    if (!items)
+      return 0;
+    e->items = items;
+    e->capacity = capacity;
+  }
+  e->items[e->count].code = code;
+  snprintf(e->items[e->count].message, sizeof e->items[e->count].message, "%s", message);
+  e->count++;
+  return 1;
 }
 
 void lull_api_error(OIDNDevice device, OIDNError code, const char* message)
@@ -195,16 +240,13 @@ void lull_api_error(OIDNDevice device, OIDNError code, const char* message)
     fprintf(stderr, "lull: error: %s (%s)\n", message, code_name(code));
   if (!device)
     return;
-  if (held.depth > 0 && held.device == device) {
-    /* for the callback once the lock is released; an API call raises one
-     * or two errors, so more than LULL_HELD_ERRORS go out at once */
-    lull_held_errors* e = &held.errors;
-    if (e->count < LULL_HELD_ERRORS) {
-      e->errors[e->count].code = code;
-      snprintf(e->errors[e->count].message, sizeof e->errors[e->count].message, "%s", message);
-      e->count++;
-      return;
-    }
+  const int i = held_index(device);
+  if (i >= 0) {
+    /* for the callback once the lock is released (out of memory: the slot
+     * has the error, the callback does not see it, rather than run under
+     * the lock) */
+    (void)held_append(&held.entry[i].errors, code, message);
+    return;
   }
   call_back(device, code, message);
 }

@@ -111,23 +111,25 @@ void lull_device_errors_destroy(OIDNDevice device);
  * whose API functions report errors after their device guard is gone: the
  * callback may then hand work to another thread that calls the device, or
  * release it.  lull_device_lock calls hold after locking; unhold, before
- * unlocking, takes the waiting errors when the outermost hold ends, and
- * deliver, after unlocking, passes them to the callback. */
-enum { LULL_HELD_ERRORS = 4 };
+ * unlocking, takes the waiting errors (in order, any number) when the
+ * device's outermost hold ends, and deliver, after unlocking, passes them
+ * to the callback.  A thread may hold several devices at once (a progress
+ * monitor of one device's filter calling another device). */
+typedef struct lull_held_error
+{
+  OIDNError code;
+  char message[LULL_ERROR_MESSAGE_SIZE];
+} lull_held_error;
 typedef struct lull_held_errors
 {
   OIDNErrorFunction func; /* the callback when the hold ended, so that */
   void* user;             /* delivering touches no device (one may be gone) */
-  int count;
-  struct
-  {
-    OIDNError code;
-    char message[LULL_ERROR_MESSAGE_SIZE];
-  } errors[LULL_HELD_ERRORS];
+  int count, capacity;
+  lull_held_error* items; /* malloc'd; deliver frees it */
 } lull_held_errors;
 void lull_errors_hold(OIDNDevice device);
 void lull_errors_unhold(OIDNDevice device, lull_held_errors* out);
-void lull_errors_deliver(const lull_held_errors* held);
+void lull_errors_deliver(lull_held_errors* held);
 
 /* -- handle checks (each records "handle is null" and returns 0) --------- */
 

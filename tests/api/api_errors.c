@@ -3,6 +3,8 @@
  * and reading clears, and the error callback, called for every error on the
  * thread that caused it. */
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +348,88 @@ static void callback_unlocked(void)
   CHECK(oidnNewFilter(device, "bogus") == NULL);
 }
 
+/* A progress monitor runs under its execution's lock and may call the API:
+ * errors it raises on another device, and any number on its own, wait for
+ * their device's lock to be released and keep their order. */
+typedef struct monitor_calls
+{
+  OIDNDevice other;
+  OIDNFilter filter;
+  int done;
+} monitor_calls;
+
+static bool monitor_calling(void* user, double done)
+{
+  (void)done;
+  monitor_calls* m = user;
+  if (m->done)
+    return true;
+  m->done = 1;
+  (void)oidnNewBuffer(m->other, 16); /* the other device is dirty */
+  for (int i = 0; i < 6; ++i) {
+    char name[16];
+    snprintf(name, sizeof name, "bogus%d", i);
+    (void)oidnGetFilterInt(m->filter, name);
+  }
+  return true;
+}
+
+typedef struct order_log
+{
+  char seen[16]; /* the digits of the "bogus<i>" names, in callback order */
+  int n;
+} order_log;
+
+static void order_callback(void* user, OIDNError code, const char* message)
+{
+  (void)code;
+  order_log* o = user;
+  const char* b = message ? strstr(message, "bogus") : NULL;
+  if (b && o->n < (int)sizeof o->seen - 1)
+    o->seen[o->n++] = b[5];
+}
+
+static void callback_from_monitor(void)
+{
+  enum { W = 16, H = 12 };
+  OIDNDevice device = api_cpu_device();
+  order_log order;
+  memset(&order, 0, sizeof order);
+  oidnSetDeviceErrorFunction(device, order_callback, &order);
+  OIDNDevice other = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  oidnCommitDevice(other);
+  oidnSetDeviceInt(other, "noSuchParameter", 0); /* dirty */
+  handoff h;
+  memset(&h, 0, sizeof h);
+  h.device = other;
+  pthread_mutex_init(&h.mutex, NULL);
+  pthread_cond_init(&h.done_cond, NULL);
+  oidnSetDeviceErrorFunction(other, handoff_callback, &h);
+
+  float* color = api_noisy_image(W, H, 3, 0.1f, 5);
+  float* output = calloc((size_t)W * H * 3, sizeof(float));
+  OIDNFilter filter = oidnNewFilter(device, "ATrous");
+  oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  monitor_calls m = {other, filter, 0};
+  oidnSetFilterProgressMonitorFunction(filter, monitor_calling, &m);
+  oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  CHECK_EQ_INT(m.done, 1);
+  CHECK(handoff_join(&h)); /* the other device's callback ran unlocked */
+  EXPECT_ERROR_MSG(other, OIDN_ERROR_INVALID_OPERATION, "not committed");
+  CHECK(strcmp(order.seen, "012345") == 0); /* all six, in order */
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT); /* the first in the slot */
+
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(other);
+  oidnReleaseDevice(device);
+  pthread_cond_destroy(&h.done_cond);
+  pthread_mutex_destroy(&h.mutex);
+  free(color);
+  free(output);
+}
+
 /* -- threads ------------------------------------------------------------------- */
 
 typedef struct thread_args
@@ -497,6 +581,7 @@ void api_test_errors(void)
   slots();
   callback();
   callback_unlocked();
+  callback_from_monitor();
   threads();
   release_while_thread_exits();
 }
