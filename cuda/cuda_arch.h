@@ -10,7 +10,11 @@
  *     (sm_80 code runs on 8.6 and 8.9, not on 9.0);
  *   - PTX for A ("A-virtual", or a plain "A") is compiled by the driver for
  *     any device of compute capability A or newer.
- * An arch-specific suffix ("90a") counts as its number.  Entries CMake
+ *   - arch-specific code ("90a", "100a-real": features of one chip) runs
+ *     on that compute capability exactly, machine code and PTX alike;
+ *   - family code ("100f", "120f") runs on the same major version with a
+ *     minor version at least its own, machine code and PTX alike.
+ * Entries CMake
  * resolves when it configures ("native", "all", "all-major") cannot be
  * judged here and count as running anywhere, which leaves the check to
  * the first launch. */
@@ -29,8 +33,9 @@ static inline int lull_cuda_arch_list_runs(const char* list, int major, int mino
       ++p;
       ++digits;
     }
-    if (*p >= 'a' && *p <= 'z' && digits > 0)
-      ++p; /* "90a", "100f" */
+    char suffix = 0; /* 'a' or 'f' */
+    if ((*p == 'a' || *p == 'f') && digits > 0)
+      suffix = *p++;
     int real = 1, ptx = 1;
     if (strncmp(p, "-real", 5) == 0) {
       ptx = 0;
@@ -41,9 +46,13 @@ static inline int lull_cuda_arch_list_runs(const char* list, int major, int mino
     }
     if (digits == 0 || (*p != ',' && *p != '\0'))
       return 1; /* an entry of another form: not judged here */
-    if (real && arch / 10 == major && arch % 10 <= minor)
+    if (suffix == 'a' && arch == cc)
       return 1;
-    if (ptx && arch <= cc)
+    if (suffix == 'f' && arch / 10 == major && arch % 10 <= minor)
+      return 1;
+    if (!suffix && real && arch / 10 == major && arch % 10 <= minor)
+      return 1;
+    if (!suffix && ptx && arch <= cc)
       return 1;
     if (*p == ',')
       ++p;

@@ -1,6 +1,7 @@
 /* Which GPUs a build's CUDA architectures run on (cuda/cuda_arch.h), on
  * the CPU: CUDA's rules for machine code (same major version, minor at
- * least the code's) and PTX (any newer device), on the default list and on
+ * least the code's), PTX (any newer device), arch-specific code (its chip
+ * only) and family code (its major version), on the default list and on
  * single-architecture builds; entries CMake resolves itself ("native")
  * are left to the launch. */
 #include "../../cuda/cuda_arch.h"
@@ -35,8 +36,17 @@ int main(void)
   CHECK(lull_cuda_arch_list_runs("80", 8, 6));
   CHECK(lull_cuda_arch_list_runs("80", 12, 0));
   CHECK(!lull_cuda_arch_list_runs("80", 7, 5));
-  /* arch-specific code counts as its number; three-digit architectures */
+  /* arch-specific code runs on its chip only, family code within its major
+   * version; three-digit architectures */
   CHECK(lull_cuda_arch_list_runs("90a-real", 9, 0));
+  CHECK(lull_cuda_arch_list_runs("90a", 9, 0));
+  CHECK(!lull_cuda_arch_list_runs("90a", 12, 0));
+  CHECK(!lull_cuda_arch_list_runs("100a-real", 10, 3));
+  CHECK(!lull_cuda_arch_list_runs("100a-virtual", 12, 0));
+  CHECK(lull_cuda_arch_list_runs("100f-real", 10, 3));
+  CHECK(lull_cuda_arch_list_runs("100f", 10, 0));
+  CHECK(!lull_cuda_arch_list_runs("100f", 12, 0));
+  CHECK(!lull_cuda_arch_list_runs("103f-real", 10, 0));
   CHECK(lull_cuda_arch_list_runs("75-real,100-real", 10, 0));
   CHECK(!lull_cuda_arch_list_runs("75-real,100-real", 9, 0));
   /* what CMake resolves when it configures cannot be judged here */
