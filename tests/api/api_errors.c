@@ -299,6 +299,16 @@ static void handoff_callback(void* user, OIDNError code, const char* message)
    * time-out the thread waits for the lock that call holds) */
 }
 
+/* Makes handoff_callback device's error callback. */
+static void handoff_init(handoff* h, OIDNDevice device)
+{
+  memset(h, 0, sizeof *h);
+  h->device = device;
+  pthread_mutex_init(&h->mutex, NULL);
+  pthread_cond_init(&h->done_cond, NULL);
+  oidnSetDeviceErrorFunction(device, handoff_callback, h);
+}
+
 /* Joins the callback's thread; 1 when it ran and the callback saw it end. */
 static int handoff_join(handoff* h)
 {
@@ -322,11 +332,7 @@ static void callback_unlocked(void)
 {
   OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
   handoff h;
-  memset(&h, 0, sizeof h);
-  h.device = device;
-  pthread_mutex_init(&h.mutex, NULL);
-  pthread_cond_init(&h.done_cond, NULL);
-  oidnSetDeviceErrorFunction(device, handoff_callback, &h);
+  handoff_init(&h, device);
   /* errors raised with the device locked: not committed, then an
    * execution that is not committed */
   CHECK(oidnNewBuffer(device, 16) == NULL);
@@ -400,11 +406,7 @@ static void callback_from_monitor(void)
   oidnCommitDevice(other);
   oidnSetDeviceInt(other, "noSuchParameter", 0); /* dirty */
   handoff h;
-  memset(&h, 0, sizeof h);
-  h.device = other;
-  pthread_mutex_init(&h.mutex, NULL);
-  pthread_cond_init(&h.done_cond, NULL);
-  oidnSetDeviceErrorFunction(other, handoff_callback, &h);
+  handoff_init(&h, other);
 
   float* color = api_noisy_image(W, H, 3, 0.1f, 5);
   float* output = calloc((size_t)W * H * 3, sizeof(float));
