@@ -156,16 +156,6 @@ static int env_verbose(void)
   return v ? atoi(v) : 0;
 }
 
-/* Calls the device's error callback, if it has one. */
-static void call_back(OIDNDevice device, OIDNError code, const char* message)
-{
-  pthread_mutex_lock(&device->error_mutex);
-  OIDNErrorFunction func = device->error_func;
-  void* user = device->error_user;
-  pthread_mutex_unlock(&device->error_mutex);
-  if (func)
-    func(user, code, message);
-}
 
 void lull_errors_hold(OIDNDevice device)
 {
@@ -191,27 +181,21 @@ void lull_errors_unhold(OIDNDevice device, lull_held_errors* out)
   for (int k = i; k + 1 < held.count; ++k)
     held.entry[k] = held.entry[k + 1];
   held.count--;
-  if (out->count > 0) {
-    pthread_mutex_lock(&device->error_mutex);
-    out->func = device->error_func;
-    out->user = device->error_user;
-    pthread_mutex_unlock(&device->error_mutex);
-  }
 }
 
 void lull_errors_deliver(lull_held_errors* errors)
 {
-  /* the first call may release the device: only the copies are used */
+  /* a call may release the device: only the copies are used */
   for (int i = 0; i < errors->count; ++i)
-    if (errors->func)
-      errors->func(errors->user, errors->items[i].code, errors->items[i].message);
+    errors->items[i].func(errors->items[i].user, errors->items[i].code, errors->items[i].message);
   free(errors->items);
   errors->items = NULL;
   errors->count = errors->capacity = 0;
 }
 
-/* Appends an error to a held list; 0 when memory is short. */
-static int held_append(lull_held_errors* e, OIDNError code, const char* message)
+/* Appends an error for func to a held list; 0 when memory is short. */
+static int held_append(lull_held_errors* e, OIDNErrorFunction func, void* user, OIDNError code,
+                       const char* message)
 {
   if (e->count == e->capacity) {
     const int capacity = e->capacity ? 2 * e->capacity : 4;
@@ -221,6 +205,8 @@ static int held_append(lull_held_errors* e, OIDNError code, const char* message)
     e->items = items;
     e->capacity = capacity;
   }
+  e->items[e->count].func = func;
+  e->items[e->count].user = user;
   e->items[e->count].code = code;
   snprintf(e->items[e->count].message, sizeof e->items[e->count].message, "%s", message);
   e->count++;
@@ -240,15 +226,22 @@ void lull_api_error(OIDNDevice device, OIDNError code, const char* message)
     fprintf(stderr, "lull: error: %s (%s)\n", message, code_name(code));
   if (!device)
     return;
+  /* the callback as it is now, as OIDN reads it when the error is raised */
+  pthread_mutex_lock(&device->error_mutex);
+  OIDNErrorFunction func = device->error_func;
+  void* user = device->error_user;
+  pthread_mutex_unlock(&device->error_mutex);
+  if (!func)
+    return;
   const int i = held_index(device);
   if (i >= 0) {
     /* for the callback once the lock is released (out of memory: the slot
      * has the error, the callback does not see it, rather than run under
      * the lock) */
-    (void)held_append(&held.entry[i].errors, code, message);
+    (void)held_append(&held.entry[i].errors, func, user, code, message);
     return;
   }
-  call_back(device, code, message);
+  func(user, code, message);
 }
 
 void lull_api_error_status(OIDNDevice device, const lull_error* err)

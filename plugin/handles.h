@@ -117,13 +117,13 @@ void lull_device_errors_destroy(OIDNDevice device);
  * monitor of one device's filter calling another device). */
 typedef struct lull_held_error
 {
+  OIDNErrorFunction func; /* the callback when the error was raised (as OIDN */
+  void* user;             /* reads it), so delivering touches no device */
   OIDNError code;
   char message[LULL_ERROR_MESSAGE_SIZE];
 } lull_held_error;
 typedef struct lull_held_errors
 {
-  OIDNErrorFunction func; /* the callback when the hold ended, so that */
-  void* user;             /* delivering touches no device (one may be gone) */
   int count, capacity;
   lull_held_error* items; /* malloc'd; deliver frees it */
 } lull_held_errors;
