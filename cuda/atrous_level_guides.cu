@@ -8,15 +8,14 @@
  * loaded words of one buffer kind while it sums, and the tile loop has
  * constant bounds (as run-time values they cost registers and spills);
  * phase k + 1 sums tile k (level_guides_body).  min_blocks: blocks per
- * multiprocessor
- * the register budget must allow, measured (H100, bench_atrous_cuda,
- * two tiles a block against the former one, at 1080p): packed 8 (32
- * registers), guides at 1080p 0.0187-0.0213 -> 0.0176-0.0205 ms (levels
- * 0-3), whole filter 0.6574/0.6585 -> 0.6547/0.6535 ms, 4K 2.431 -> 2.422
- * (6 blocks: 0.6613/0.6602); fp32 6 (40 registers; with 8 it spills),
- * 0.0245 -> 0.0220 ms a level, fp32 permuted 0.839 -> 0.830 ms; 4 tiles a
- * block were slower than 2 in both (1080p has 135 tile rows: 34 blocks a
- * column leave a thin last wave). */
+ * multiprocessor the register budget must allow, measured (H100,
+ * bench_atrous_cuda, two tiles a block against the former one, at 1080p):
+ * packed 8 (32 registers), guides 0.0187-0.0213 -> 0.0176-0.0205 ms
+ * (levels 0-3), whole filter 0.6574/0.6585 -> 0.6547/0.6535 ms, 4K 2.431
+ * -> 2.422 (6 blocks: 0.6613/0.6602); fp32 6 (40 registers; with 8 it
+ * spills), 0.0245 -> 0.0220 ms a level, fp32 permuted 0.839 -> 0.830 ms.
+ * Four tiles a block were slower than two in both (1080p has 135 tile
+ * rows: 34 blocks a column leave a thin last wave). */
 #define LULL_GUIDE_KERNEL(name, packed, tiles, min_blocks)                          \
   static __global__ void __launch_bounds__(GUIDE_THREADS, min_blocks)               \
       name(const lull_atrous_level_args a)                                          \

@@ -36,11 +36,11 @@ enum
   GUIDE_TY = 4,                    /* thread rows */
   GUIDE_ROWS = 2,                  /* pixels per thread and tile, GUIDE_TY apart */
   GUIDE_BH = GUIDE_TY * GUIDE_ROWS, /* original rows per tile */
-  GUIDE_MAX_TILES = 2,             /* tiles per block (guide_tiles_for), one below the other */
-  /* two tiles a block where one-tile blocks would fill 2048 slots or
-   * more (two waves on the H100 at 8 blocks per multiprocessor): smaller
-   * images keep more, shorter blocks (at 512 x 512 two tiles were 3%
-   * slower, at 1920 x 1080 0.4% faster) */
+  /* one or two tiles a block (guide_tiles_for), one below the other: two
+   * where one-tile blocks would fill 2048 slots or more (two waves on the
+   * H100 at 8 blocks per multiprocessor); smaller images keep more,
+   * shorter blocks (at 512 x 512 two tiles were 3% slower, at 1920 x 1080
+   * 0.4% faster) */
   GUIDE_TWO_TILE_BLOCKS = 2048,
   GUIDE_THREADS = GUIDE_BW * GUIDE_TY,
   GUIDE_TW = GUIDE_BW + 2,

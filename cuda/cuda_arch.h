@@ -9,15 +9,14 @@
  *     devices of A's major version whose minor version is at least A's
  *     (sm_80 code runs on 8.6 and 8.9, not on 9.0);
  *   - PTX for A ("A-virtual", or a plain "A") is compiled by the driver for
- *     any device of compute capability A or newer.
+ *     any device of compute capability A or newer;
  *   - arch-specific code ("90a", "100a-real": features of one chip) runs
  *     on that compute capability exactly, machine code and PTX alike;
  *   - family code ("100f", "120f") runs on the same major version with a
  *     minor version at least its own, machine code and PTX alike.
- * Entries CMake
- * resolves when it configures ("native", "all", "all-major") cannot be
- * judged here and count as running anywhere, which leaves the check to
- * the first launch. */
+ * Entries CMake resolves when it configures ("native", "all", "all-major")
+ * cannot be judged here and count as running anywhere, which leaves the
+ * check to the first launch. */
 #pragma once
 
 #include <string.h>

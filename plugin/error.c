@@ -156,7 +156,6 @@ static int env_verbose(void)
   return v ? atoi(v) : 0;
 }
 
-
 void lull_errors_hold(OIDNDevice device)
 {
   const int i = held_index(device);
