@@ -30,7 +30,7 @@ static size_t carve(size_t* offset, size_t bytes)
 typedef struct scratch_layout
 {
   size_t c[2], cp[2], g0[2], g1[2], gp[2], g2[2], ig[2];
-  size_t lg, alpha, tables;
+  size_t lg, alpha, tables, bound;
   size_t bytes;
 } scratch_layout;
 
@@ -62,6 +62,7 @@ static int scratch_layout_make(const lull_atrous_plan* p, int color_channels, sc
   s->lg = p->variance_mode ? carve(&offset, b8) : NONE;
   s->alpha = color_channels == 4 ? carve(&offset, b4) : NONE;
   s->tables = p->permuted ? carve(&offset, bt) : NONE;
+  s->bound = p->packed ? carve(&offset, sizeof(unsigned)) : NONE;
   s->bytes = offset;
   return 1;
 }
@@ -149,6 +150,7 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
   float* alpha = AT(float, scratch, s.alpha);
   int* tables = AT(int, scratch, s.tables);
+  unsigned* bound = AT(unsigned, scratch, s.bound);
 
   /* 1. prepare: level 0's input in buffers 0 */
   lull_atrous_prepare_args pa;
@@ -175,6 +177,7 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
   pa.packed = plan->packed;
   pa.out = buffers_at(scratch, &s, 0, 0);
   pa.alpha = alpha;
+  pa.pack_bound = bound;
   cudaError_t code = launchers->prepare(launchers->ctx, &pa);
   if (code == cudaSuccess && plan->permuted)
     code = launchers->layout_tables(launchers->ctx, tables, w, h, levels);
@@ -223,6 +226,7 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
     la.clamp_output = params->clamp_output;
     la.out_channels = lull_format_channels(images->output.format);
     la.inv_scale = 1.0f / params->input_scale;
+    la.pack_bound = bound;
     code = launchers->level(launchers->ctx, &la, plan->permuted, plan->variance_mode,
                             plan->geometry_kind);
     if (code != cudaSuccess)

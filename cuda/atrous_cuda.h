@@ -57,6 +57,9 @@ typedef struct lull_atrous_prepare_args
   int srgb, packed;
   lull_atrous_buffers out; /* level 0's input, original layout */
   float* alpha;        /* the fourth colour channel, copied through */
+  /* packed: the bound of the packing scale (atrous_packing.cuh) as float
+   * bits, reduced over the image by the prepare launch; NULL otherwise */
+  unsigned* pack_bound;
 } lull_atrous_prepare_args;
 
 /* One level of the filter. */
@@ -91,10 +94,12 @@ typedef struct lull_atrous_level_args
   const float* alpha;
   int has_alpha, demodulate, srgb, clamp_output, out_channels;
   float inv_scale;
+  const unsigned* pack_bound; /* packed: prepare's bound, to unscale the output */
 } lull_atrous_level_args;
 
 /* Kernel launchers (each file's entry points).  They return the launch
- * error, if any. */
+ * error, if any.  Prepare's launch also finds the packing bound first when
+ * args->pack_bound is set. */
 cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cudaStream_t stream);
 /* The colour test's per-level inputs LG (variance mode), in the level's
  * layout: both schedules. */

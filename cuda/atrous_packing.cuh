@@ -1,9 +1,9 @@
 /* packedGuides: the compact working buffers of atrous_cuda.h (CP, GP).
  *
- *   CP = (r, g, b, sqrt v) as four fp16 values: colour to 2^-11 relative,
- *        magnitudes clamped to fp16's largest finite value 65504; the
- *        variance travels as its square root, whose fp16 range (6e-5 to
- *        65504 in normal numbers) covers the variances of late levels
+ *   CP = (r, g, b, sqrt v) as four fp16 values, all times the image's
+ *        packing scale s (below): colour to 2^-11 relative; the variance
+ *        travels as its square root, which has the colour's units, so one
+ *        scale serves both and sqrt v covers the variances of late levels
  *        (which shrink by about 5x per level) as well as fireflies.
  *   GP = (oct normal, half2 (ar, ag), half2 (ab, 0), fp32 gx): normals
  *        octahedron-encoded (Cigolle et al. 2014, "A Survey of Efficient
@@ -41,12 +41,58 @@ LULL_BODY float lull_unpack_half_hi(unsigned v)
   return __half2float(__ushort_as_half((unsigned short)(v >> 16)));
 }
 
+/* -- the packing scale ---------------------------------------------------
+ *
+ * fp16 keeps 11 bits from 2^-14 to 65504 (30 binades), but renders in
+ * physical units, HDR highlights divided by a dark albedo (demodulation
+ * lifts albedos to 0.02, a factor of up to 50), or inputScale put the
+ * colour anywhere in fp32's range: unscaled, a packed run clipped every
+ * value above 65504 and flushed dark images to zero.  So the colour is
+ * packed times a power of two s, found per run from a bound b on the
+ * magnitudes the packed words will hold (the prepare launch reduces it
+ * over the image first, atrous_prepare.cuh): s puts b in [2^14, 2^15),
+ * half of fp16's range below its top, as everything the levels compute
+ * from the colour stays within b (weighted means, the luminance, sqrt of
+ * the variance of values within b), and leaves the 28 binades below for
+ * the rest of the image.  The levels are scale-equivariant (the colour
+ * test divides luminance differences by sqrt(Var) + 1e-10, where the
+ * 1e-10 matters only for exactly flat regions), so only the last step
+ * divides by s again.  A power of two, so scaling and unscaling are exact
+ * and fp16 rounds the scaled values as it rounds the unscaled ones
+ * wherever both are normal numbers. */
+
+/* The exponent k of s = 2^k for bound b given as its float bits (b >= 0,
+ * as the reduction's unsigned maximum of non-negative floats); 0 when b is
+ * 0 (all black, or no finite pixel); k in [-100, 100], so s and 1 / s are
+ * normal floats. */
+LULL_BODY int lull_pack_scale_exponent(unsigned bound_bits)
+{
+  if (bound_bits == 0u)
+    return 0;
+  /* b = m 2^(E - 127) with m in [1, 2): s = 2^(141 - E) puts it in
+   * [2^14, 2^15); E = 0 (subnormal) and E = 255 (inf) fall to the clamp */
+  const int k = 141 - (int)((bound_bits >> 23) & 0xffu);
+  return k < -100 ? -100 : (k > 100 ? 100 : k);
+}
+
+/* 2^k for |k| <= 126, built from its bits (exact). */
+LULL_BODY float lull_pow2(int k)
+{
+  return lull_bits_float((uint32_t)(127 + k) << 23);
+}
+
 /* -- colour and variance ------------------------------------------------- */
+
+/* (r, g, b) and sd = sqrt v, already scaled by s */
+LULL_BODY uint2 lull_pack_color_sd(float r, float g, float b, float sd)
+{
+  return make_uint2(lull_pack_half2(r, g), lull_pack_half2(b, sd));
+}
 
 LULL_BODY uint2 lull_pack_color(float4 c)
 {
   const float s = LULL_SQRT(c.w > 0.0f ? c.w : 0.0f); /* rounded to fp16 next */
-  return make_uint2(lull_pack_half2(c.x, c.y), lull_pack_half2(c.z, s));
+  return lull_pack_color_sd(c.x, c.y, c.z, s);
 }
 
 LULL_BODY float4 lull_unpack_color(uint2 p)

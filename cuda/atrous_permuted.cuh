@@ -312,8 +312,14 @@ LULL_BODY void permuted_finish_body(const lull_atrous_level_args* a, lull_thread
   if (x >= a->width || y >= a->height)
     return;
   const size_t i = (size_t)y * (size_t)a->width + (size_t)x;
-  atrous_encode_store(a, x, y, a->packed ? lull_unpack_color(LULL_LDG(a->final_cp + i))
-                                         : a->final_c[i]);
+  if (!a->packed) {
+    atrous_encode_store(a, x, y, a->final_c[i]);
+    return;
+  }
+  /* divided by the packing scale again (exactly: a power of two) */
+  const float u = lull_pow2(-lull_pack_scale_exponent(LULL_LDG(a->pack_bound)));
+  const float4 c = lull_unpack_color(LULL_LDG(a->final_cp + i));
+  atrous_encode_store(a, x, y, make_float4(c.x * u, c.y * u, c.z * u, 0.0f));
 }
 
 /* Layout tables: thread x of axis by (0: x, 1: y) walks its pixel through

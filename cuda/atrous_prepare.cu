@@ -35,8 +35,34 @@ LULL_PREPARE_KERNEL(prepare_position, 1, 0)
 LULL_PREPARE_KERNEL(prepare_depth_float, 0, 1)
 LULL_PREPARE_KERNEL(prepare_position_float, 1, 1)
 
+#define LULL_BOUND_KERNEL(name, floats)                                       \
+  static __global__ void __launch_bounds__(BOUND_THREADS)                     \
+      name(const lull_atrous_prepare_args a, int blocks)                      \
+  {                                                                           \
+    __shared__ bound_tile s;                                                  \
+    const lull_thread t = LULL_THREAD_HERE();                                 \
+    prepare_bound_body(&a, &s, 0, t, blocks, floats);                         \
+    __syncthreads();                                                          \
+    prepare_bound_body(&a, &s, 1, t, blocks, floats);                         \
+    __syncthreads();                                                          \
+    prepare_bound_body(&a, &s, 2, t, blocks, floats);                         \
+  }
+
+LULL_BOUND_KERNEL(prepare_bound, 0)
+LULL_BOUND_KERNEL(prepare_bound_float, 1)
+
 cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cudaStream_t stream)
 {
+  if (args->pack_bound) {
+    const cudaError_t code = cudaMemsetAsync(args->pack_bound, 0, sizeof(unsigned), stream);
+    if (code != cudaSuccess)
+      return code;
+    const int blocks = prepare_bound_blocks(args->width, args->height);
+    if (prepare_inputs_float(args))
+      prepare_bound_float<<<blocks, BOUND_THREADS, 0, stream>>>(*args, blocks);
+    else
+      prepare_bound<<<blocks, BOUND_THREADS, 0, stream>>>(*args, blocks);
+  }
   const dim3 block(PREP_BW, PREP_BH);
   const dim3 grid((unsigned)((args->width + PREP_BW - 1) / PREP_BW),
                   (unsigned)((args->height + PREP_BH - 1) / PREP_BH));

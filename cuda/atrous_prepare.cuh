@@ -360,13 +360,15 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
     var = all_inside ? prepare_variance_estimate(a, s, x, y, tx, ty, ig, position, 1)
                      : prepare_variance_estimate(a, s, x, y, tx, ty, ig, position, 0);
   }
-  const float4 cv = make_float4(c.x, c.y, c.z, var);
   const float4 g0 = s->n[ty][tx];
   if (a->packed) {
-    a->out.cp[i] = lull_pack_color(cv);
+    /* times the packing scale, which the bound kernel has found */
+    const float ps = lull_pow2(lull_pack_scale_exponent(LULL_LDG(a->pack_bound)));
+    a->out.cp[i] = lull_pack_color_sd(c.x * ps, c.y * ps, c.z * ps,
+                                      LULL_SQRT(var > 0.0f ? var : 0.0f) * ps);
     a->out.gp[i] = lull_pack_guides(g0, g1);
   } else {
-    a->out.c[i] = cv;
+    a->out.c[i] = make_float4(c.x, c.y, c.z, var);
     a->out.g0[i] = g0;
     a->out.g1[i] = g1;
   }
@@ -392,4 +394,181 @@ LULL_BODY void prepare_body(const lull_atrous_prepare_args* a, prepare_tile* s, 
     prepare_color(a, s, t);
   else
     prepare_finish(a, s, t, position, floats);
+}
+
+/* -- the packing bound ------------------------------------------------------
+ *
+ * packedGuides: before prepare, a reduction over the image finds the bound
+ * b of atrous_packing.cuh's packing scale: the largest magnitude a packed
+ * word of level 0 can hold, i.e. of the prepared colour (sanitised,
+ * scaled, linearised, as phase 0 computes it), times 1 / 0.02 when the
+ * colour is demodulated (the smallest albedo demodulation divides by), and
+ * of the square root of a given variance in the same units.  What prepare
+ * derives from the colour stays within it: the inpainting mean, the
+ * luminance, and the square root of the variance estimate (a weighted
+ * variance of luminances within [-b, b]).
+ *
+ * What keeps this pass short (one read of the colour image):
+ *   - the albedo is bounded, not read (the bound is then up to 50 times,
+ *     5.6 binades, too large, which costs range at the dark end only: 22
+ *     binades at full precision stay below the brightest value);
+ *   - the colour conversion is monotonic, so only the largest and the
+ *     smallest finite raw value are kept, and converted once per thread;
+ *   - finite values of a pixel whose other channels are not finite count
+ *     too (prepare inpaints that pixel from its neighbours): a bound that
+ *     is at most larger, and no per-pixel test;
+ *   - a compact, 16-byte aligned float colour image (every image the
+ *     library's own buffers give) is read as a flat array of float4, all
+ *     of it colour except the alpha of four-channel images.
+ * Blocks of 256 threads take the data at a grid stride, four loads in
+ * flight at a time, and reduce their bounds through shared memory in three
+ * phases; one atomic maximum a block (as unsigned bits: non-negative floats
+ * order as their bits) into the bound, which the launch zeroes first. */
+enum
+{
+  BOUND_THREADS = 256,
+  BOUND_BATCH = 4,
+  BOUND_MAX_BLOCKS = 1024,
+  BOUND_PHASES = 3,
+};
+
+typedef struct bound_tile
+{
+  float m[BOUND_THREADS];
+} bound_tile;
+
+/* The blocks of the bound kernel for w x h pixels. */
+LULL_BODY int prepare_bound_blocks(int w, int h)
+{
+  const size_t per_block = (size_t)BOUND_THREADS * BOUND_BATCH;
+  const size_t blocks = ((size_t)w * (size_t)h + per_block - 1) / per_block;
+  return blocks < BOUND_MAX_BLOCKS ? (int)blocks : BOUND_MAX_BLOCKS;
+}
+
+/* Whether the colour is a compact float image at a 16-byte aligned
+ * address: its values are then one flat array (the launcher and the CPU
+ * emulation pick the kernel's path with it). */
+LULL_BODY int prepare_bound_flat(const lull_image* c)
+{
+  const int n = lull_format_channels(c->format);
+  return !lull_format_is_half(c->format) && ((size_t)c->data & 15u) == 0 &&
+         c->pixel_stride == (size_t)n * sizeof(float) &&
+         c->row_stride == c->pixel_stride * (size_t)c->width;
+}
+
+/* The running extremes of the finite raw colour values. */
+typedef struct bound_range
+{
+  float hi, lo;
+} bound_range;
+
+LULL_BODY void bound_add(bound_range* r, float v)
+{
+  if ((v - v) == 0.0f) { /* finite */
+    r->hi = fmaxf(r->hi, v);
+    r->lo = fminf(r->lo, v);
+  }
+}
+
+/* sqrt of the largest luminance variance pixel v of a given variance image
+ * can give (prepare_finish, with the smallest demodulation albedo). */
+LULL_BODY float prepare_bound_of_variance(const lull_atrous_prepare_args* a, const float v[4])
+{
+  const float e = a->demodulate ? LULL_DEMODULATION_EPS : 1.0f;
+  return sqrtf(lull_variance_luminance(v, lull_format_channels(a->variance.format), e, e, e));
+}
+
+/* Phase 0 of a thread: the extremes of its part of the colour, as the
+ * bound of the prepared colour, and of the variance image. */
+LULL_BODY float prepare_bound_thread(const lull_atrous_prepare_args* a, lull_thread t, int blocks,
+                                     const int floats)
+{
+  const size_t first = (size_t)t.bx * BOUND_THREADS + (size_t)t.tx;
+  const size_t stride = (size_t)blocks * BOUND_THREADS;
+  const size_t pixels = (size_t)a->width * (size_t)a->height;
+  bound_range r = {0.0f, 0.0f};
+  if (prepare_bound_flat(&a->color)) {
+    const int channels = lull_format_channels(a->color.format);
+    const size_t count = pixels * (size_t)channels, vectors = count / 4;
+    const float4* v = (const float4*)a->color.data;
+    for (size_t i0 = first; i0 < vectors; i0 += BOUND_BATCH * stride) {
+      float4 q[BOUND_BATCH];
+      LULL_UNROLL
+      for (int k = 0; k < BOUND_BATCH; ++k) {
+        const size_t i = i0 + (size_t)k * stride;
+        q[k] = i < vectors ? LULL_LDG(v + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+      LULL_UNROLL
+      for (int k = 0; k < BOUND_BATCH; ++k) {
+        bound_add(&r, q[k].x);
+        bound_add(&r, q[k].y);
+        bound_add(&r, q[k].z);
+        if (channels != 4) /* the alpha channel is not packed */
+          bound_add(&r, q[k].w);
+      }
+    }
+    /* the last count % 4 values (three-channel images) */
+    for (size_t i = vectors * 4 + first; i < count; i += stride)
+      bound_add(&r, LULL_LDG((const float*)a->color.data + i));
+  } else {
+    for (size_t i0 = first; i0 < pixels; i0 += BOUND_BATCH * stride) {
+      float c[BOUND_BATCH][4];
+      LULL_UNROLL
+      for (int k = 0; k < BOUND_BATCH; ++k) {
+        const size_t i = i0 + (size_t)k * stride;
+        c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0.0f;
+        if (i < pixels) {
+          const int y = (int)(i / (size_t)a->width), x = (int)(i - (size_t)y * (size_t)a->width);
+          prepare_fetch(&a->color, x, y, floats, c[k]);
+        }
+      }
+      LULL_UNROLL
+      for (int k = 0; k < BOUND_BATCH; ++k) {
+        bound_add(&r, c[k][0]);
+        bound_add(&r, c[k][1]);
+        bound_add(&r, c[k][2]);
+      }
+    }
+  }
+  /* prepare's conversion is non-decreasing, so its largest magnitude comes
+   * from one of the extremes */
+  float m = fmaxf(fabsf(lull_prepare_color_channel(r.hi, a->input_scale, a->srgb)),
+                  fabsf(lull_prepare_color_channel(r.lo, a->input_scale, a->srgb)));
+  if (a->demodulate)
+    m *= 1.0f / LULL_DEMODULATION_EPS;
+  if (a->variance_mode && a->variance.data)
+    for (size_t i = first; i < pixels; i += stride) {
+      const int y = (int)(i / (size_t)a->width), x = (int)(i - (size_t)y * (size_t)a->width);
+      float v[4];
+      prepare_fetch(&a->variance, x, y, floats, v);
+      m = fmaxf(m, prepare_bound_of_variance(a, v));
+    }
+  return m;
+}
+
+LULL_BODY void prepare_bound_body(const lull_atrous_prepare_args* a, bound_tile* s, int phase,
+                                  lull_thread t, int blocks, const int floats)
+{
+  const int tid = t.tx;
+  if (phase == 0) {
+    s->m[tid] = prepare_bound_thread(a, t, blocks, floats);
+  } else if (phase == 1) {
+    if (tid < 32) {
+      float m = s->m[tid];
+      for (int k = 1; k < BOUND_THREADS / 32; ++k)
+        m = fmaxf(m, s->m[tid + 32 * k]);
+      s->m[tid] = m;
+    }
+  } else if (tid == 0) {
+    float m = s->m[0];
+    for (int k = 1; k < 32; ++k)
+      m = fmaxf(m, s->m[k]);
+    const unsigned bits = lull_float_bits(m);
+#if defined(__CUDA_ARCH__)
+    atomicMax(a->pack_bound, bits);
+#else
+    if (*a->pack_bound < bits) /* the CPU emulation runs one block at a time */
+      *a->pack_bound = bits;
+#endif
+  }
 }

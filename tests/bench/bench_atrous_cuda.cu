@@ -149,8 +149,9 @@ static void fill_host(float* host, int w, int h)
 }
 
 /* Minimum bytes per pixel of each step (atrous_cuda.h for the buffers):
- * prepare reads 40 (colour, albedo, normal 12 each, depth 4) and writes C,
- * G0, G1, IG (fp32: 52) or CP, GP, IG (28); the guide kernel reads C and
+ * prepare reads 40 (colour, albedo, normal 12 each, depth 4; packed: and
+ * the colour once more, for the packing scale's bound) and writes C, G0,
+ * G1, IG (fp32: 52) or CP, GP, IG (28); the guide kernel reads C and
  * writes LG; a level reads C, G0, G1, LG, IG and writes C (baseline), C and
  * the moved guides (permuted); the last level writes the 12-byte output
  * (baseline) or the original-layout colour (fp32, or fp16 with packed
@@ -158,8 +159,8 @@ static void fill_host(float* host, int w, int h)
 static double step_bytes(int mode, int step)
 {
   const double c = mode == 2 ? 8 : 16, g = mode == 2 ? 16 : 32;
-  if (step < 0)
-    return 40 + c + g + 4;
+  if (step < 0) /* packed: the bound kernel reads the colour first */
+    return 40 + c + g + 4 + (mode == 2 ? 12 : 0);
   const double guide = c + 8;
   const double in = c + g + 8 + 4;
   if (step == LEVELS - 1)

@@ -15,6 +15,7 @@
  * a GPU ever runs it.  (On the host, lull_edge_weight_log2 is exp2f, so
  * the emulation agrees with the CPU more closely than the GPU, which uses
  * the exp2 unit.) */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,26 @@ static void* emu_alloc(size_t bytes)
  * (prepare_inputs_float), as the launcher would have. */
 static int emu_prepare_float = -1;
 
+/* The packing bound kernel's grid (the launch zeroes the bound first). */
+static void emu_prepare_bound(const lull_atrous_prepare_args* a)
+{
+  *a->pack_bound = 0u;
+  const int blocks = prepare_bound_blocks(a->width, a->height);
+  bound_tile* b = (bound_tile*)emu_alloc(sizeof *b);
+  for (int bx = 0; bx < blocks; ++bx)
+    for (int phase = 0; phase < BOUND_PHASES; ++phase)
+      for (int tx = 0; tx < BOUND_THREADS; ++tx)
+        prepare_bound_body(a, b, phase, lull_thread{bx, 0, tx, 0}, blocks,
+                           prepare_inputs_float(a));
+  free(b);
+}
+
 static cudaError_t emu_prepare(void* ctx, const lull_atrous_prepare_args* a)
 {
   (void)ctx;
   emu_prepare_float = prepare_inputs_float(a);
+  if (a->pack_bound)
+    emu_prepare_bound(a);
   prepare_tile* s = (prepare_tile*)emu_alloc(sizeof *s);
   for (int by = 0; by < (a->height + PREP_BH - 1) / PREP_BH; ++by)
     for (int bx = 0; bx < (a->width + PREP_BW - 1) / PREP_BW; ++bx)
@@ -333,8 +350,124 @@ static void run_render(const char* scene)
     free(data[k]);
 }
 
+/* packedGuides' packing scale (atrous_packing.cuh): 2^k puts every bound
+ * in [2^14, 2^15) unless k is clamped, and the edge cases. */
+static void check_pack_scale(void)
+{
+  CHECK_EQ_INT(lull_pack_scale_exponent(0u), 0);                        /* all black */
+  CHECK_EQ_INT(lull_pack_scale_exponent(lull_float_bits(1.0f)), 14);
+  CHECK_EQ_INT(lull_pack_scale_exponent(lull_float_bits(65504.0f)), -1);
+  CHECK_EQ_INT(lull_pack_scale_exponent(lull_float_bits(INFINITY)), -100);
+  CHECK_EQ_INT(lull_pack_scale_exponent(lull_float_bits(FLT_MAX)), -100);
+  CHECK_EQ_INT(lull_pack_scale_exponent(1u), 100);                      /* subnormal */
+  CHECK(lull_pow2(-100) == ldexpf(1.0f, -100) && lull_pow2(100) == ldexpf(1.0f, 100));
+  int unclamped = 0;
+  for (float b = 1e-36f; b < 1e36f; b *= 1.37f) {
+    const int k = lull_pack_scale_exponent(lull_float_bits(b));
+    if (k == -100 || k == 100)
+      continue;
+    const float scaled = b * lull_pow2(k);
+    CHECK(scaled >= 16384.0f && scaled < 32768.0f);
+    ++unclamped;
+  }
+  CHECK(unclamped > 100);
+}
+
+/* The packing bound of a colour image with non-finite values, read as a
+ * flat array and through a view with padded rows (the per-pixel path):
+ * both give the largest finite magnitude, times 50 when demodulating, for
+ * 1 to 4 channels (the fourth, alpha, does not count). */
+static void check_pack_bound(void)
+{
+  const int w = 37, h = 23;
+  for (int channels = 1; channels <= 4; ++channels)
+    for (int demodulate = 0; demodulate <= 1; ++demodulate) {
+      const size_t n = (size_t)w * (size_t)h * (size_t)channels;
+      float* flat = (float*)emu_alloc(n * sizeof(float));
+      unsigned seed = 7u;
+      float largest = 0.0f;
+      for (size_t i = 0; i < n; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        flat[i] = ((float)(seed >> 8) / 16777216.0f - 0.3f) * 100.0f;
+        if (i % 97 == 5)
+          flat[i] = i % 2 ? NAN : -INFINITY;
+        if (i == n / 2 + 1)
+          flat[i] = -4321.0f; /* the largest magnitude: negative */
+        if (channels == 4 && i % 4 == 3)
+          flat[i] = 1e9f; /* alpha: not packed */
+        else if ((flat[i] - flat[i]) == 0.0f)
+          largest = fmaxf(largest, fabsf(flat[i]));
+      }
+      const size_t row = (size_t)w * (size_t)channels * sizeof(float);
+      unsigned char* padded = (unsigned char*)emu_alloc((row + 12) * (size_t)h);
+      for (int y = 0; y < h; ++y)
+        memcpy(padded + (size_t)y * (row + 12), (const unsigned char*)flat + (size_t)y * row, row);
+      unsigned bound[2];
+      for (int k = 0; k < 2; ++k) {
+        lull_atrous_prepare_args a;
+        memset(&a, 0, sizeof a);
+        a.color = view(flat, channels, w, h);
+        if (k == 1) {
+          a.color.data = padded;
+          a.color.row_stride = row + 12;
+        }
+        CHECK_EQ_INT(prepare_bound_flat(&a.color), k == 0);
+        a.width = w;
+        a.height = h;
+        a.demodulate = demodulate;
+        a.input_scale = 1.0f;
+        a.pack_bound = &bound[k];
+        emu_prepare_bound(&a);
+      }
+      CHECK_EQ_INT((int)bound[0], (int)bound[1]);
+      CHECK(lull_bits_float(bound[0]) == largest * (demodulate ? 1.0f / 0.02f : 1.0f));
+      free(flat);
+      free(padded);
+    }
+}
+
+/* packedGuides over fp16's range: colour times `factor` (zero albedo: the
+ * demodulation divides by 0.02), inputScale `input_scale`; before the
+ * packing scale, values above 65504 were clipped (1e4 with zero albedo: a
+ * mean 0.13 of the fp32 result) and dark images flushed to zero. */
+static void run_packing_range(const char* name, float factor, int zero_albedo,
+                              float input_scale)
+{
+  const int w = 90, h = 70;
+  gpu_scene s;
+  gpu_scene_make(&s, w, h, 99u);
+  const size_t n = (size_t)w * (size_t)h;
+  float* color = (float*)emu_alloc(n * 3 * sizeof(float));
+  float* variance = (float*)emu_alloc(n * 3 * sizeof(float));
+  gpu_scene_atrous_inputs(&s, 3, 0, 0, color, variance);
+  for (size_t i = 0; i < n * 3; ++i) {
+    color[i] *= factor;
+    if (zero_albedo)
+      s.albedo[i] = 0.0f;
+  }
+  lull_atrous_images images;
+  memset(&images, 0, sizeof images);
+  images.color = view(color, 3, w, h);
+  images.albedo = view(s.albedo, 3, w, h);
+  images.normal = view(s.normal, 3, w, h);
+  images.depth = view(s.depth, 1, w, h);
+  lull_atrous_params params = lull_atrous_default_params();
+  params.iterations = 3;
+  params.input_scale = input_scale;
+  compare(name, params, images, w, h, 3);
+  free(color);
+  free(variance);
+  gpu_scene_free(&s);
+}
+
 int main(void)
 {
+  check_pack_scale();
+  check_pack_bound();
+  run_packing_range("hdr 1e4, zero albedo", 1e4f, 1, 1.0f);
+  run_packing_range("hdr 1e6", 1e6f, 0, 1.0f);
+  run_packing_range("dark 1e-6", 1e-6f, 0, 1.0f);
+  run_packing_range("inputScale 1e5", 1.0f, 1, 1e5f);
   static const config configs[] = {
       /* name              w    h  ch alb nrm geo mode it srgb var scale poison
        *   colour storage, guide storage, float variant */

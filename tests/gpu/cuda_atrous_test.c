@@ -6,7 +6,8 @@
  *     border (gpu_atrous_margin) and stays close at the border, where the
  *     mirrored sub-images of Dolp et al. 2024 §3.4/§4.1 change the taps;
  *   - permuted with packedGuides (fp16 colour, oct normals) stays within
- *     fp16 precision of the fp32 permuted result (PACKED_TOLERANCE);
+ *     fp16 precision of the fp32 permuted result (PACKED_TOLERANCE), also
+ *     for colours far outside fp16's range (the packing scale);
  *   - on the test renders, permuted (packed or not) is as close to the
  *     reference as the baseline;
  *   - the Gaussian filter equals the CPU's.
@@ -288,6 +289,10 @@ int main(void)
       {"one level", 83, 59, 4, 1, 1, 1, 1, 1, 1, 0, 0, 1.0f, 0},
       {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 1, 0, 0, 1.0f, 0},
       {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
+      /* beyond fp16's range without packedGuides' packing scale: clipped
+       * above 65504 (after demodulation), flushed to 0 in the dark */
+      {"inputScale 1e5", 90, 70, 3, 1, 1, 1, 1, 3, 1, 0, 0, 1e5f, 0},
+      {"inputScale 1e-6", 90, 70, 3, 1, 1, 1, 1, 3, 1, 0, 0, 1e-6f, 0},
   };
   for (size_t i = 0; i < sizeof configs / sizeof configs[0]; ++i)
     run_config(cpu, gpu, &configs[i]);
