@@ -15,7 +15,8 @@
  *                          g3x3(l) and 1 / (sigma_l sqrt(g3x3 Var) + eps)
  * packedGuides (permuted schedule, variance-guided colour test) replaces C,
  * G0 and G1 by (atrous_packing.cuh):
- *   CP = half4 (r, g, b, sqrt v)                         8 bytes
+ *   CP = half4 (r, g, b, sqrt v), times a per-run power of two that
+ *        keeps them in fp16's range                       8 bytes
  *   GP = (oct normal 2 x snorm16, half ar, ag, ab, fp32 gx)  16 bytes
  * so a level moves 80 instead of 136 bytes per pixel.
  * The baseline reads the guides in the original layout at every level; the
