@@ -86,12 +86,12 @@ static OIDNDevice device_new(OIDNDeviceType type, int cuda_id, void* stream)
 /* Creates a device for a physical device index. */
 static OIDNDevice device_for_physical(int id)
 {
-  lull_physical_device pd;
-  if (!lull_physical_device_get(id, &pd)) {
+  const lull_physical_device* pd = lull_physical_device_find(id);
+  if (!pd) {
     lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid physical device ID");
     return NULL;
   }
-  return device_new(pd.type, pd.cuda_id, NULL);
+  return device_new(pd->type, pd->cuda_id, NULL);
 }
 
 static const char* type_name(OIDNDeviceType type)
@@ -111,11 +111,9 @@ static const char* type_name(OIDNDeviceType type)
 static int physical_of_type(OIDNDeviceType type)
 {
   const int n = lull_physical_device_count();
-  for (int i = 0; i < n; ++i) {
-    lull_physical_device pd;
-    if (lull_physical_device_get(i, &pd) && pd.type == type)
+  for (int i = 0; i < n; ++i)
+    if (lull_physical_device_find(i)->type == type)
       return i;
-  }
   return -1;
 }
 
@@ -178,13 +176,11 @@ static OIDNDevice device_by_bytes(const void* key, size_t size, int luid)
   }
   const int n = lull_physical_device_count();
   for (int i = 0; i < n; ++i) {
-    lull_physical_device pd;
-    if (!lull_physical_device_get(i, &pd))
-      continue;
-    const int supported = luid ? pd.luid_supported : pd.uuid_supported;
-    const void* bytes = luid ? (const void*)pd.luid : (const void*)pd.uuid;
+    const lull_physical_device* pd = lull_physical_device_find(i);
+    const int supported = luid ? pd->luid_supported : pd->uuid_supported;
+    const void* bytes = luid ? (const void*)pd->luid : (const void*)pd->uuid;
     if (supported && memcmp(bytes, key, size) == 0)
-      return device_new(pd.type, pd.cuda_id, NULL);
+      return device_new(pd->type, pd->cuda_id, NULL);
   }
   lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT,
                  luid ? "no physical device found with specified LUID"
@@ -207,10 +203,10 @@ OIDN_API OIDNDevice oidnNewDeviceByPCIAddress(int pciDomain, int pciBus, int pci
 {
   const int n = lull_physical_device_count();
   for (int i = 0; i < n; ++i) {
-    lull_physical_device pd;
-    if (lull_physical_device_get(i, &pd) && pd.pci_supported && pd.pci_domain == pciDomain &&
-        pd.pci_bus == pciBus && pd.pci_device == pciDevice && pd.pci_function == pciFunction)
-      return device_new(pd.type, pd.cuda_id, NULL);
+    const lull_physical_device* pd = lull_physical_device_find(i);
+    if (pd->pci_supported && pd->pci_domain == pciDomain && pd->pci_bus == pciBus &&
+        pd->pci_device == pciDevice && pd->pci_function == pciFunction)
+      return device_new(pd->type, pd->cuda_id, NULL);
   }
   lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT,
                  "no physical device found with specified PCI address");
@@ -249,12 +245,12 @@ OIDN_API OIDNDevice oidnNewCUDADevice(const int* deviceIDs, const cudaStream_t* 
 
 OIDN_API bool oidnIsCPUDeviceSupported(void)
 {
-  return lull_env_int("OIDN_DEVICE_CPU", 1) != 0;
+  return lull_cpu_device_enabled() != 0;
 }
 
 OIDN_API bool oidnIsCUDADeviceSupported(int deviceID)
 {
-  if (lull_env_int("OIDN_DEVICE_CUDA", 1) == 0)
+  if (!lull_cuda_devices_enabled())
     return false;
   return lull_cuda_device_usable(deviceID) != 0;
 }

@@ -2,24 +2,40 @@
  * these calls go to the calling thread's global slot: there is no device. */
 #include "physical_device.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "handles.h"
 
-static int cuda_count(void)
+/* Process-wide state, as OIDN's semantics require: OIDN reads the
+ * OIDN_DEVICE_* switches and lists the physical devices once per process,
+ * and the strings and data its queries return stay valid for the process
+ * lifetime, so callers keep them and share them between threads.  Both are
+ * built at first use and never change or get freed. */
+static struct
 {
-  return lull_env_int("OIDN_DEVICE_CUDA", 1) != 0 ? lull_cuda_device_count() : 0;
+  int cpu, cuda;
+} enabled;
+static pthread_once_t enabled_once = PTHREAD_ONCE_INIT;
+
+static void read_enabled(void)
+{
+  enabled.cpu = lull_env_int("OIDN_DEVICE_CPU", 1) != 0;
+  enabled.cuda = lull_env_int("OIDN_DEVICE_CUDA", 1) != 0;
 }
 
-static int cpu_count(void)
+int lull_cpu_device_enabled(void)
 {
-  return lull_env_int("OIDN_DEVICE_CPU", 1) != 0 ? 1 : 0;
+  pthread_once(&enabled_once, read_enabled);
+  return enabled.cpu;
 }
 
-int lull_physical_device_count(void)
+int lull_cuda_devices_enabled(void)
 {
-  return cuda_count() + cpu_count();
+  pthread_once(&enabled_once, read_enabled);
+  return enabled.cuda;
 }
 
 /* The CPU's model name from /proc/cpuinfo, or a generic name. */
@@ -46,38 +62,70 @@ static void cpu_name(char* out, size_t size)
   fclose(f);
 }
 
-int lull_physical_device_get(int id, lull_physical_device* out)
+/* Usable GPU `index` (lull_cuda_device_count's order); 0 when its
+ * properties cannot be read. */
+static int cuda_entry(int index, lull_physical_device* out)
 {
-  memset(out, 0, sizeof *out);
-  const int gpus = cuda_count();
-  if (id < 0 || id >= gpus + cpu_count())
+  const int ordinal = lull_cuda_device_ordinal(index);
+  lull_cuda_device_info info;
+  lull_error err;
+  if (ordinal < 0 || lull_cuda_device_info_get(ordinal, &info, &err) != LULL_OK)
     return 0;
-  if (id < gpus) {
-    /* the usable GPUs only, in CUDA's order (lull_cuda_device_count) */
-    const int ordinal = lull_cuda_device_ordinal(id);
-    lull_cuda_device_info info;
-    lull_error err;
-    if (ordinal < 0 || lull_cuda_device_info_get(ordinal, &info, &err) != LULL_OK)
-      return 0;
-    out->type = OIDN_DEVICE_TYPE_CUDA;
-    out->cuda_id = ordinal;
-    snprintf(out->name, sizeof out->name, "%s", info.name);
-    out->uuid_supported = info.uuid_supported;
-    memcpy(out->uuid, info.uuid, sizeof out->uuid);
-    out->luid_supported = info.luid_supported;
-    memcpy(out->luid, info.luid, sizeof out->luid);
-    out->node_mask = info.node_mask;
-    out->pci_supported = info.pci_supported;
-    out->pci_domain = info.pci_domain;
-    out->pci_bus = info.pci_bus;
-    out->pci_device = info.pci_device;
-    out->pci_function = info.pci_function;
-    return 1;
-  }
-  out->type = OIDN_DEVICE_TYPE_CPU;
-  out->cuda_id = -1;
-  cpu_name(out->name, sizeof out->name);
+  out->type = OIDN_DEVICE_TYPE_CUDA;
+  out->cuda_id = ordinal;
+  snprintf(out->name, sizeof out->name, "%s", info.name);
+  out->uuid_supported = info.uuid_supported;
+  memcpy(out->uuid, info.uuid, sizeof out->uuid);
+  out->luid_supported = info.luid_supported;
+  memcpy(out->luid, info.luid, sizeof out->luid);
+  out->node_mask = info.node_mask;
+  out->pci_supported = info.pci_supported;
+  out->pci_domain = info.pci_domain;
+  out->pci_bus = info.pci_bus;
+  out->pci_device = info.pci_device;
+  out->pci_function = info.pci_function;
   return 1;
+}
+
+static struct
+{
+  const lull_physical_device* devices;
+  int count;
+} list;
+static pthread_once_t list_once = PTHREAD_ONCE_INIT;
+
+/* The GPUs fastest first (CUDA's order), then the CPU.  Short of memory
+ * for a few entries, the list stays empty: "no supported devices". */
+static void build_list(void)
+{
+  const int gpus = lull_cuda_devices_enabled() ? lull_cuda_device_count() : 0;
+  const int total = gpus + lull_cpu_device_enabled();
+  lull_physical_device* devices = total > 0 ? calloc((size_t)total, sizeof *devices) : NULL;
+  if (!devices)
+    return;
+  int n = 0;
+  for (int i = 0; i < gpus; ++i)
+    n += cuda_entry(i, &devices[n]);
+  if (lull_cpu_device_enabled()) {
+    devices[n].type = OIDN_DEVICE_TYPE_CPU;
+    devices[n].cuda_id = -1;
+    cpu_name(devices[n].name, sizeof devices[n].name);
+    ++n;
+  }
+  list.devices = devices;
+  list.count = n;
+}
+
+int lull_physical_device_count(void)
+{
+  pthread_once(&list_once, build_list);
+  return list.count;
+}
+
+const lull_physical_device* lull_physical_device_find(int id)
+{
+  pthread_once(&list_once, build_list);
+  return id >= 0 && id < list.count ? &list.devices[id] : NULL;
 }
 
 OIDN_API int oidnGetNumPhysicalDevices(void)
@@ -85,15 +133,15 @@ OIDN_API int oidnGetNumPhysicalDevices(void)
   return lull_physical_device_count();
 }
 
-static int get_device(int id, const char* name, lull_physical_device* pd)
+/* The entry of physical device id, or NULL with the error recorded. */
+static const lull_physical_device* get_device(int id, const char* name)
 {
   if (!lull_check_string(NULL, name))
-    return 0;
-  if (!lull_physical_device_get(id, pd)) {
+    return NULL;
+  const lull_physical_device* pd = lull_physical_device_find(id);
+  if (!pd)
     lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid physical device ID");
-    return 0;
-  }
-  return 1;
+  return pd;
 }
 
 static void unknown(const char* name)
@@ -106,28 +154,28 @@ static void unknown(const char* name)
 
 OIDN_API int oidnGetPhysicalDeviceInt(int physicalDeviceID, const char* name)
 {
-  lull_physical_device pd;
-  if (!get_device(physicalDeviceID, name, &pd))
+  const lull_physical_device* pd = get_device(physicalDeviceID, name);
+  if (!pd)
     return 0;
   if (strcmp(name, "type") == 0)
-    return pd.type;
+    return pd->type;
   if (strcmp(name, "uuidSupported") == 0)
-    return pd.uuid_supported;
+    return pd->uuid_supported;
   if (strcmp(name, "luidSupported") == 0)
-    return pd.luid_supported;
+    return pd->luid_supported;
   if (strcmp(name, "pciAddressSupported") == 0)
-    return pd.pci_supported;
-  if (strcmp(name, "nodeMask") == 0 && pd.luid_supported)
-    return (int)pd.node_mask;
-  if (pd.pci_supported) {
+    return pd->pci_supported;
+  if (strcmp(name, "nodeMask") == 0 && pd->luid_supported)
+    return (int)pd->node_mask;
+  if (pd->pci_supported) {
     if (strcmp(name, "pciDomain") == 0)
-      return pd.pci_domain;
+      return pd->pci_domain;
     if (strcmp(name, "pciBus") == 0)
-      return pd.pci_bus;
+      return pd->pci_bus;
     if (strcmp(name, "pciDevice") == 0)
-      return pd.pci_device;
+      return pd->pci_device;
     if (strcmp(name, "pciFunction") == 0)
-      return pd.pci_function;
+      return pd->pci_function;
   }
   unknown(name);
   return 0;
@@ -138,25 +186,15 @@ OIDN_API bool oidnGetPhysicalDeviceBool(int physicalDeviceID, const char* name)
   return oidnGetPhysicalDeviceInt(physicalDeviceID, name) != 0;
 }
 
-/* Strings and data are returned from per-thread storage, one entry per
- * device ID, valid until the thread ends (or the same ID is queried again). */
-enum { RETURNED_MAX = 16 };
-static _Thread_local lull_physical_device returned_table[RETURNED_MAX];
-
-static lull_physical_device* returned_entry(int id, const lull_physical_device* pd)
-{
-  lull_physical_device* entry = &returned_table[id % RETURNED_MAX];
-  *entry = *pd;
-  return entry;
-}
-
+/* Strings and data point into the process-wide list: valid for the
+ * process lifetime, as OIDN's. */
 OIDN_API const char* oidnGetPhysicalDeviceString(int physicalDeviceID, const char* name)
 {
-  lull_physical_device pd;
-  if (!get_device(physicalDeviceID, name, &pd))
+  const lull_physical_device* pd = get_device(physicalDeviceID, name);
+  if (!pd)
     return NULL;
   if (strcmp(name, "name") == 0)
-    return returned_entry(physicalDeviceID, &pd)->name;
+    return pd->name;
   unknown(name);
   return NULL;
 }
@@ -164,18 +202,18 @@ OIDN_API const char* oidnGetPhysicalDeviceString(int physicalDeviceID, const cha
 OIDN_API const void* oidnGetPhysicalDeviceData(int physicalDeviceID, const char* name,
                                                size_t* byteSize)
 {
-  lull_physical_device pd;
-  if (!get_device(physicalDeviceID, name, &pd))
+  const lull_physical_device* pd = get_device(physicalDeviceID, name);
+  if (!pd)
     return NULL;
-  if (strcmp(name, "uuid") == 0 && pd.uuid_supported) {
+  if (strcmp(name, "uuid") == 0 && pd->uuid_supported) {
     if (byteSize)
       *byteSize = OIDN_UUID_SIZE;
-    return returned_entry(physicalDeviceID, &pd)->uuid;
+    return pd->uuid;
   }
-  if (strcmp(name, "luid") == 0 && pd.luid_supported) {
+  if (strcmp(name, "luid") == 0 && pd->luid_supported) {
     if (byteSize)
       *byteSize = OIDN_LUID_SIZE;
-    return returned_entry(physicalDeviceID, &pd)->luid;
+    return pd->luid;
   }
   unknown(name);
   return NULL;

@@ -1,6 +1,8 @@
 /* The physical devices lull can create devices on: the CUDA GPUs (fastest
  * first, when the CUDA backend is built and a driver and GPU are present),
- * then the CPU.  OIDN_DEVICE_CPU=0 / OIDN_DEVICE_CUDA=0 hide a kind. */
+ * then the CPU.  OIDN_DEVICE_CPU=0 / OIDN_DEVICE_CUDA=0 hide a kind.  As in
+ * OIDN, the switches are read and the list is built once per process, at
+ * first use. */
 #pragma once
 
 #include <OpenImageDenoise/oidn.h>
@@ -17,6 +19,11 @@ typedef struct lull_physical_device
   int pci_domain, pci_bus, pci_device, pci_function;
 } lull_physical_device;
 
+/* The OIDN_DEVICE_CPU / OIDN_DEVICE_CUDA switches (1 unless set to 0);
+ * reading them enumerates nothing. */
+int lull_cpu_device_enabled(void);
+int lull_cuda_devices_enabled(void);
 int lull_physical_device_count(void);
-/* Returns 0 for an invalid index. */
-int lull_physical_device_get(int id, lull_physical_device* out);
+/* Physical device id's entry, valid for the process lifetime; NULL for an
+ * invalid id. */
+const lull_physical_device* lull_physical_device_find(int id);

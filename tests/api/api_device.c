@@ -2,6 +2,7 @@
  * parameters and the commit rules, physical-device queries, hardware lull
  * does not drive, OIDN 2.5's semaphore stubs, external memory, the 1.x
  * names, and reference counting. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,7 +188,9 @@ static void creation(void)
   oidnReleaseDevice(device);
 }
 
-/* OIDN_DEVICE_CPU / OIDN_DEVICE_CUDA / OIDN_DEFAULT_DEVICE. */
+/* OIDN_DEFAULT_DEVICE, read by each creation; OIDN_DEVICE_CPU /
+ * OIDN_DEVICE_CUDA, read once per process (api_test_no_cpu and
+ * api_test_no_devices set them in processes of their own). */
 static void environment(void)
 {
   /* OIDN ignores an OIDN_DEFAULT_DEVICE it cannot honour and takes the
@@ -206,10 +209,39 @@ static void environment(void)
   }
   unsetenv("OIDN_DEFAULT_DEVICE");
 
+  /* the switches were read at the first call: changing them later changes
+   * nothing (as in OIDN, whose list is built once per process) */
+  const int n = oidnGetNumPhysicalDevices();
+  CHECK(n >= 1);
+  setenv("OIDN_DEVICE_CPU", "0", 1);
+  setenv("OIDN_DEVICE_CUDA", "0", 1);
+  CHECK_EQ_INT(oidnGetNumPhysicalDevices(), n);
+  CHECK(oidnIsCPUDeviceSupported());
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  CHECK(device != NULL);
+  EXPECT_OK(NULL);
+  oidnReleaseDevice(device);
+  unsetenv("OIDN_DEVICE_CUDA");
+  unsetenv("OIDN_DEVICE_CPU");
+}
+
+/* OIDN_DEVICE_CPU=0 from the start of the process: no CPU device. */
+void api_test_no_cpu(void)
+{
   setenv("OIDN_DEVICE_CPU", "0", 1);
   CHECK(!oidnIsCPUDeviceSupported());
   CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CPU) == NULL);
   EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CPU");
+  const int n = oidnGetNumPhysicalDevices();
+  for (int id = 0; id < n; ++id)
+    CHECK(oidnGetPhysicalDeviceInt(id, "type") != OIDN_DEVICE_TYPE_CPU);
+  EXPECT_OK(NULL);
+}
+
+/* OIDN_DEVICE_CPU=0 and OIDN_DEVICE_CUDA=0 from the start: no devices. */
+void api_test_no_devices(void)
+{
+  setenv("OIDN_DEVICE_CPU", "0", 1);
   setenv("OIDN_DEVICE_CUDA", "0", 1);
   CHECK_EQ_INT(oidnGetNumPhysicalDevices(), 0);
   CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT) == NULL);
@@ -217,11 +249,65 @@ static void environment(void)
   setenv("OIDN_DEFAULT_DEVICE", "cpu", 1);
   CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT) == NULL);
   EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "no supported devices found");
-  unsetenv("OIDN_DEFAULT_DEVICE");
-  unsetenv("OIDN_DEVICE_CUDA");
-  unsetenv("OIDN_DEVICE_CPU");
-  CHECK(oidnIsCPUDeviceSupported());
-  CHECK(oidnGetNumPhysicalDevices() >= 1);
+  CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CPU) == NULL);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CPU");
+}
+
+/* What one thread got from the string and data queries of every device. */
+enum { POINTERS_MAX = 64 };
+typedef struct returned_pointers
+{
+  int count;
+  const char* name[POINTERS_MAX];
+  char name_copy[POINTERS_MAX][256];
+  const void* uuid[POINTERS_MAX]; /* NULL without a UUID */
+  unsigned char uuid_copy[POINTERS_MAX][OIDN_UUID_SIZE];
+} returned_pointers;
+
+static void* query_pointers(void* arg)
+{
+  returned_pointers* r = arg;
+  r->count = oidnGetNumPhysicalDevices();
+  if (r->count > POINTERS_MAX)
+    r->count = POINTERS_MAX;
+  for (int id = 0; id < r->count; ++id) {
+    r->name[id] = oidnGetPhysicalDeviceString(id, "name");
+    snprintf(r->name_copy[id], sizeof r->name_copy[id], "%s", r->name[id] ? r->name[id] : "");
+    r->uuid[id] = NULL;
+    if (oidnGetPhysicalDeviceBool(id, "uuidSupported")) {
+      r->uuid[id] = oidnGetPhysicalDeviceData(id, "uuid", NULL);
+      if (r->uuid[id])
+        memcpy(r->uuid_copy[id], r->uuid[id], OIDN_UUID_SIZE);
+    }
+  }
+  return NULL;
+}
+
+/* As in OIDN, the strings and data of the physical-device queries are the
+ * process's: valid after the thread that asked has ended and after queries
+ * of other devices, the same pointer for every thread. */
+static void physical_device_pointers(void)
+{
+  static returned_pointers first, second;
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, query_pointers, &first) == 0);
+  pthread_join(thread, NULL);
+  /* another thread (which may reuse the first one's stack and thread
+   * storage) and this one query every device again */
+  CHECK(pthread_create(&thread, NULL, query_pointers, &second) == 0);
+  pthread_join(thread, NULL);
+  query_pointers(&second);
+  CHECK(first.count >= 1);
+  CHECK_EQ_INT(second.count, first.count);
+  for (int id = 0; id < first.count && id < second.count; ++id) {
+    CHECK(first.name[id] != NULL);
+    CHECK(first.name[id] == second.name[id]);
+    CHECK(first.name[id] && strcmp(first.name[id], first.name_copy[id]) == 0);
+    CHECK(first.uuid[id] == second.uuid[id]);
+    if (first.uuid[id])
+      CHECK(memcmp(first.uuid[id], first.uuid_copy[id], OIDN_UUID_SIZE) == 0);
+  }
+  EXPECT_OK(NULL);
 }
 
 static void physical_devices(void)
@@ -459,6 +545,7 @@ void api_test_devices(void)
   creation();
   environment();
   physical_devices();
+  physical_device_pointers();
   semaphores();
   deprecated_names();
   refcounts();

@@ -53,3 +53,7 @@ void api_test_params(void);
 void api_test_images(void);
 void api_test_execute(void);
 void api_test_random(void);
+/* Groups that need a process of their own (they set OIDN_DEVICE_* before
+ * the first call, which reads them once): run only when named. */
+void api_test_no_cpu(void);
+void api_test_no_devices(void);

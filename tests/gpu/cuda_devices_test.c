@@ -4,8 +4,10 @@
  * loads, lists only the CPU, refuses CUDA devices with
  * UNSUPPORTED_HARDWARE and runs filters on the CPU; with a GPU, the CUDA
  * device is listed first and is the default, and OIDN_DEVICE_CUDA=0 /
- * OIDN_DEFAULT_DEVICE=cpu hide it or pick the CPU. */
+ * OIDN_DEFAULT_DEVICE=cpu hide it or pick the CPU.  `test_cuda_devices
+ * cuda_off` checks OIDN_DEVICE_CUDA=0, which OIDN reads once per process. */
 #include <stdlib.h>
+#include <string.h>
 
 #include <OpenImageDenoise/oidn.h>
 
@@ -43,8 +45,29 @@ static void run_constant(OIDNDevice device)
   oidnReleaseBuffer(ob);
 }
 
-int main(void)
+/* OIDN_DEVICE_CUDA=0 from the start of the process: the CPU only, with or
+ * without a GPU. */
+static int cuda_off(void)
 {
+  setenv("OIDN_DEVICE_CUDA", "0", 1);
+  CHECK_EQ_INT(oidnGetNumPhysicalDevices(), 1);
+  CHECK_EQ_INT(oidnGetPhysicalDeviceInt(0, "type"), OIDN_DEVICE_TYPE_CPU);
+  CHECK(!oidnIsCUDADeviceSupported(0));
+  CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+  CHECK(device != NULL);
+  oidnCommitDevice(device);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "type"), OIDN_DEVICE_TYPE_CPU);
+  run_constant(device);
+  oidnReleaseDevice(device);
+  return lull_test_result("cuda_devices cuda_off");
+}
+
+int main(int argc, char** argv)
+{
+  if (argc > 1 && strcmp(argv[1], "cuda_off") == 0)
+    return cuda_off();
   const int n = oidnGetNumPhysicalDevices();
   const int gpus = count_cuda();
   CHECK_EQ_INT(n, gpus + 1);
@@ -75,13 +98,11 @@ int main(void)
     CHECK_EQ_INT(oidnGetDeviceInt(cpu, "type"), OIDN_DEVICE_TYPE_CPU);
     oidnReleaseDevice(cpu);
     unsetenv("OIDN_DEFAULT_DEVICE");
+    /* OIDN_DEVICE_CUDA was read at the first call: setting it now hides
+     * nothing (cuda_off sets it from the start) */
     setenv("OIDN_DEVICE_CUDA", "0", 1);
-    CHECK_EQ_INT(oidnGetNumPhysicalDevices(), 1);
-    CHECK(!oidnIsCUDADeviceSupported(0));
-    OIDNDevice d2 = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
-    oidnCommitDevice(d2);
-    CHECK_EQ_INT(oidnGetDeviceInt(d2, "type"), OIDN_DEVICE_TYPE_CPU);
-    oidnReleaseDevice(d2);
+    CHECK_EQ_INT(oidnGetNumPhysicalDevices(), n);
+    CHECK(oidnIsCUDADeviceSupported(0));
     unsetenv("OIDN_DEVICE_CUDA");
   }
   return lull_test_result("cuda_devices");
