@@ -97,6 +97,11 @@ typedef struct lull_cuda_device_info
   int pci_supported;
 } lull_cuda_device_info;
 
+/* How many times lull has asked the CUDA runtime which devices exist (the
+ * first ask starts the driver: 0.1 s and its library mapped); a test hook,
+ * for the check that creating a CPU device starts no CUDA.  Without CUDA,
+ * the calls of the functions below. */
+int lull_cuda_enumerations(void);
 /* Number of usable CUDA devices (compute capability 7.5 or newer, GPU code
  * in this build for it, properties readable); 0 without driver, GPU or
  * CUDA build.  Never fails and never aborts: a machine without NVIDIA

@@ -7,15 +7,27 @@
  * default device falls back to the CPU next to an older GPU. */
 #include <stdio.h>
 
+#include <atomic>
+
 #include "backend_cuda.h"
 #include "cuda_arch.h"
 
 /* The oldest compute capability lull's kernels are written for. */
 enum { MIN_MAJOR = 7, MIN_MINOR = 5 };
 
+/* lull_cuda_enumerations: the calls of cudaGetDeviceCount, through which
+ * every query here starts */
+static std::atomic<int> enumerations{0};
+
+extern "C" int lull_cuda_enumerations(void)
+{
+  return enumerations.load();
+}
+
 /* All CUDA devices, usable or not. */
 static int cuda_devices(void)
 {
+  enumerations.fetch_add(1);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     (void)cudaGetLastError(); /* no driver or no GPU: not an error for lull */

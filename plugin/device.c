@@ -117,34 +117,52 @@ static int physical_of_type(OIDNDeviceType type)
   return -1;
 }
 
+/* A device of a type, or NULL when none is available (no error recorded).
+ * The CPU needs no list of physical devices: building it enumerates the
+ * CUDA devices, which starts the CUDA driver, and OIDN initialises only the
+ * type asked for (a CPU device records no physical-device ID; the CPU is
+ * the last one listed). */
+static OIDNDevice device_of_type(OIDNDeviceType type)
+{
+  if (type == OIDN_DEVICE_TYPE_CPU)
+    return lull_cpu_device_enabled() ? device_new(OIDN_DEVICE_TYPE_CPU, -1, NULL) : NULL;
+  if (type != OIDN_DEVICE_TYPE_CUDA)
+    return NULL;
+  const int id = physical_of_type(type);
+  return id >= 0 ? device_for_physical(id) : NULL;
+}
+
 /* OIDN_DEFAULT_DEVICE names a type ("cpu", "cuda", ...) or a physical device
  * ID.  As in OIDN, a value that cannot be honoured (unknown, unsupported or
  * out of range) is ignored: the default is then physical device 0, the
  * fastest. */
 static OIDNDevice default_device(void)
 {
+  const char* env = getenv("OIDN_DEFAULT_DEVICE");
+  if (env && *env && !(*env >= '0' && *env <= '9')) {
+    static const struct { const char* name; OIDNDeviceType type; } names[] = {
+        {"cpu", OIDN_DEVICE_TYPE_CPU},   {"sycl", OIDN_DEVICE_TYPE_SYCL},
+        {"cuda", OIDN_DEVICE_TYPE_CUDA}, {"hip", OIDN_DEVICE_TYPE_HIP},
+        {"metal", OIDN_DEVICE_TYPE_METAL}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+      if (strcmp(env, names[i].name) == 0) {
+        OIDNDevice device = device_of_type(names[i].type);
+        if (device)
+          return device;
+      }
+    }
+  }
   const int n = lull_physical_device_count();
   if (n == 0) {
     lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "no supported devices found");
     return NULL;
   }
-  const char* env = getenv("OIDN_DEFAULT_DEVICE");
   int id = 0;
   if (env && *env >= '0' && *env <= '9') {
     char* end = NULL;
     const long chosen = strtol(env, &end, 10);
     if (*end == '\0' && chosen < n)
       id = (int)chosen;
-  } else if (env && *env) {
-    static const struct { const char* name; OIDNDeviceType type; } names[] = {
-        {"cpu", OIDN_DEVICE_TYPE_CPU},   {"sycl", OIDN_DEVICE_TYPE_SYCL},
-        {"cuda", OIDN_DEVICE_TYPE_CUDA}, {"hip", OIDN_DEVICE_TYPE_HIP},
-        {"metal", OIDN_DEVICE_TYPE_METAL}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
-      const int found = strcmp(env, names[i].name) == 0 ? physical_of_type(names[i].type) : -1;
-      if (found >= 0)
-        id = found;
-    }
   }
   return device_for_physical(id);
 }
@@ -153,9 +171,9 @@ OIDN_API OIDNDevice oidnNewDevice(OIDNDeviceType type)
 {
   if (type == OIDN_DEVICE_TYPE_DEFAULT)
     return default_device();
-  const int id = physical_of_type(type);
-  if (id >= 0)
-    return device_for_physical(id);
+  OIDNDevice device = device_of_type(type);
+  if (device)
+    return device;
   char message[96];
   snprintf(message, sizeof message, "unsupported device type: %s", type_name(type));
   lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, message);
