@@ -1,5 +1,6 @@
 /* Devices: creation by type or physical device, parameters, the one commit,
  * synchronisation and lifetime.  The commit creates the backend. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,20 +133,43 @@ static OIDNDevice device_of_type(OIDNDeviceType type)
   return id >= 0 ? device_for_physical(id) : NULL;
 }
 
+/* OIDN_DEFAULT_DEVICE's value without the blanks around it and in lower
+ * case (OIDN lowercases it: "CPU" names the CPU); "" when unset or too long
+ * to name anything. */
+static void default_device_value(char* out, size_t size)
+{
+  out[0] = '\0';
+  const char* env = getenv("OIDN_DEFAULT_DEVICE");
+  if (!env)
+    return;
+  while (isspace((unsigned char)*env))
+    ++env;
+  size_t length = strlen(env);
+  while (length > 0 && isspace((unsigned char)env[length - 1]))
+    --length;
+  if (length >= size)
+    return;
+  for (size_t i = 0; i < length; ++i)
+    out[i] = (char)tolower((unsigned char)env[i]);
+  out[length] = '\0';
+}
+
 /* OIDN_DEFAULT_DEVICE names a type ("cpu", "cuda", ...) or a physical device
  * ID.  As in OIDN, a value that cannot be honoured (unknown, unsupported or
  * out of range) is ignored: the default is then physical device 0, the
  * fastest. */
 static OIDNDevice default_device(void)
 {
-  const char* env = getenv("OIDN_DEFAULT_DEVICE");
-  if (env && *env && !(*env >= '0' && *env <= '9')) {
+  char value[32];
+  default_device_value(value, sizeof value);
+  const int numeric = value[0] >= '0' && value[0] <= '9';
+  if (value[0] && !numeric) {
     static const struct { const char* name; OIDNDeviceType type; } names[] = {
         {"cpu", OIDN_DEVICE_TYPE_CPU},   {"sycl", OIDN_DEVICE_TYPE_SYCL},
         {"cuda", OIDN_DEVICE_TYPE_CUDA}, {"hip", OIDN_DEVICE_TYPE_HIP},
         {"metal", OIDN_DEVICE_TYPE_METAL}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
-      if (strcmp(env, names[i].name) == 0) {
+      if (strcmp(value, names[i].name) == 0) {
         OIDNDevice device = device_of_type(names[i].type);
         if (device)
           return device;
@@ -158,9 +182,9 @@ static OIDNDevice default_device(void)
     return NULL;
   }
   int id = 0;
-  if (env && *env >= '0' && *env <= '9') {
+  if (numeric) {
     char* end = NULL;
-    const long chosen = strtol(env, &end, 10);
+    const long chosen = strtol(value, &end, 10);
     if (*end == '\0' && chosen < n)
       id = (int)chosen;
   }

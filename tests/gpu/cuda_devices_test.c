@@ -92,11 +92,19 @@ int main(int argc, char** argv)
   } else {
     CHECK_EQ_INT(oidnGetPhysicalDeviceInt(0, "type"), OIDN_DEVICE_TYPE_CUDA);
     CHECK(oidnIsCUDADeviceSupported(0));
-    setenv("OIDN_DEFAULT_DEVICE", "cpu", 1);
-    OIDNDevice cpu = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
-    oidnCommitDevice(cpu);
-    CHECK_EQ_INT(oidnGetDeviceInt(cpu, "type"), OIDN_DEVICE_TYPE_CPU);
-    oidnReleaseDevice(cpu);
+    /* OIDN matches the name whatever its case and blanks */
+    static const char* const cpu_values[] = {"cpu", "CPU", " Cpu "};
+    for (size_t i = 0; i < sizeof cpu_values / sizeof cpu_values[0]; ++i) {
+      setenv("OIDN_DEFAULT_DEVICE", cpu_values[i], 1);
+      OIDNDevice cpu = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+      oidnCommitDevice(cpu);
+      CHECK_EQ_INT(oidnGetDeviceInt(cpu, "type"), OIDN_DEVICE_TYPE_CPU);
+      oidnReleaseDevice(cpu);
+    }
+    setenv("OIDN_DEFAULT_DEVICE", "CUDA", 1);
+    OIDNDevice gpu = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
+    CHECK_EQ_INT(oidnGetDeviceInt(gpu, "type"), OIDN_DEVICE_TYPE_CUDA);
+    oidnReleaseDevice(gpu);
     unsetenv("OIDN_DEFAULT_DEVICE");
     /* OIDN_DEVICE_CUDA was read at the first call: setting it now hides
      * nothing (cuda_off sets it from the start) */
