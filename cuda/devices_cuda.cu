@@ -24,16 +24,27 @@ extern "C" int lull_cuda_enumerations(void)
   return enumerations.load();
 }
 
-/* All CUDA devices, usable or not. */
-static int cuda_devices(void)
+/* All CUDA devices, usable or not; 0 when the runtime cannot list them
+ * (no driver or GPU: not an error for lull), with the runtime's error in
+ * *error when error is not NULL, for the messages that say why CUDA is
+ * unsupported. */
+static int cuda_devices_or_error(cudaError_t* error)
 {
   enumerations.fetch_add(1);
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError(); /* no driver or no GPU: not an error for lull */
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (error)
+    *error = code;
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
     return 0;
   }
   return count > 0 ? count : 0;
+}
+
+static int cuda_devices(void)
+{
+  return cuda_devices_or_error(NULL);
 }
 
 /* The compute capability of CUDA device `ordinal`; 0 when it cannot be read. */
@@ -88,9 +99,21 @@ extern "C" int lull_cuda_device_ordinal(int index)
 
 extern "C" lull_status lull_cuda_device_unusable_reason(int ordinal, lull_error* err)
 {
+  cudaError_t listing = cudaSuccess;
+  const int n = cuda_devices_or_error(&listing);
+  /* e.g. cudaErrorInsufficientDriver: a driver older than the runtime
+   * lull is linked with */
+  if (listing != cudaSuccess)
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "the CUDA runtime lists no device, %s: %s", cudaGetErrorName(listing),
+                     cudaGetErrorString(listing));
+  if (ordinal < 0 || ordinal >= n)
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "unsupported CUDA device %d: the CUDA runtime lists %d", ordinal, n);
   int major = 0, minor = 0;
-  if (ordinal < 0 || ordinal >= cuda_devices() || !compute_capability(ordinal, &major, &minor))
-    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE, "unsupported CUDA device %d", ordinal);
+  if (!compute_capability(ordinal, &major, &minor))
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "unsupported CUDA device %d: its compute capability cannot be read", ordinal);
   return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
                    "unsupported CUDA device %d (compute capability %d.%d): lull needs 7.5 or "
                    "newer and this build has GPU code for %s",

@@ -191,6 +191,22 @@ static OIDNDevice default_device(void)
   return device_for_physical(id);
 }
 
+/* Records OIDN's "unsupported device type: CUDA" with why no CUDA device
+ * is usable (a driver older than lull's CUDA runtime, no GPU, an old GPU,
+ * a build without CUDA), which the message alone leaves users to guess. */
+static void cuda_unsupported(void)
+{
+  lull_error why = {LULL_OK, ""};
+  if (!lull_cuda_devices_enabled())
+    (void)lull_fail(&why, LULL_ERROR_UNSUPPORTED_HARDWARE, "disabled by OIDN_DEVICE_CUDA=0");
+  else
+    (void)lull_cuda_device_unusable_reason(0, &why);
+  lull_error err;
+  (void)lull_fail(&err, LULL_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA (%s)",
+                  why.message);
+  lull_api_error_status(NULL, &err);
+}
+
 OIDN_API OIDNDevice oidnNewDevice(OIDNDeviceType type)
 {
   if (type == OIDN_DEVICE_TYPE_DEFAULT)
@@ -198,6 +214,10 @@ OIDN_API OIDNDevice oidnNewDevice(OIDNDeviceType type)
   OIDNDevice device = device_of_type(type);
   if (device)
     return device;
+  if (type == OIDN_DEVICE_TYPE_CUDA) {
+    cuda_unsupported();
+    return NULL;
+  }
   char message[96];
   snprintf(message, sizeof message, "unsupported device type: %s", type_name(type));
   lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, message);
@@ -260,7 +280,7 @@ OIDN_API OIDNDevice oidnNewCUDADevice(const int* deviceIDs, const cudaStream_t* 
 {
   /* as in OIDN, a missing CUDA device type is reported before the arguments */
   if (physical_of_type(OIDN_DEVICE_TYPE_CUDA) < 0) {
-    lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
+    cuda_unsupported();
     return NULL;
   }
   /* OIDN's checks and messages; a NULL stream in the array is the default
@@ -279,7 +299,9 @@ OIDN_API OIDNDevice oidnNewCUDADevice(const int* deviceIDs, const cudaStream_t* 
     return NULL;
   }
   if (!oidnIsCUDADeviceSupported(deviceIDs[0])) {
-    lull_api_error(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported CUDA device");
+    lull_error err;
+    (void)lull_cuda_device_unusable_reason(deviceIDs[0], &err);
+    lull_api_error_status(NULL, &err);
     return NULL;
   }
   return device_new(OIDN_DEVICE_TYPE_CUDA, deviceIDs[0], (void*)streams[0]);

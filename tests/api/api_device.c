@@ -153,14 +153,15 @@ static void creation(void)
   CHECK(oidnNewSYCLDevice(NULL, 0) == NULL);
   EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: SYCL");
 
-  /* CUDA: without a usable GPU the type is unsupported, whatever is asked */
+  /* CUDA: without a usable GPU the type is unsupported, whatever is asked,
+   * and OIDN's message is followed by why, in parentheses */
   if (!oidnIsCUDADeviceSupported(0)) {
     CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
-    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA (");
     CHECK(oidnNewCUDADevice(&zero, NULL, 1) == NULL);
     EXPECT_ERROR(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE);
     CHECK(oidnNewCUDADevice(NULL, NULL, 0) == NULL);
-    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA");
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE, "unsupported device type: CUDA (");
   } else {
     /* with a GPU: exactly one (ID, stream) pair, both arrays given */
     const int ids[2] = {0, 0};

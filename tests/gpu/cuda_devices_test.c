@@ -6,6 +6,7 @@
  * device is listed first and is the default, and OIDN_DEVICE_CUDA=0 /
  * OIDN_DEFAULT_DEVICE=cpu hide it or pick the CPU.  `test_cuda_devices
  * cuda_off` checks OIDN_DEVICE_CUDA=0, which OIDN reads once per process. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,22 @@ static int count_cuda(void)
   for (int i = 0; i < oidnGetNumPhysicalDevices(); ++i)
     n += oidnGetPhysicalDeviceInt(i, "type") == OIDN_DEVICE_TYPE_CUDA;
   return n;
+}
+
+/* The global error slot holds UNSUPPORTED_HARDWARE with OIDN's "unsupported
+ * device type: CUDA" and, in parentheses, why (containing `why` when not
+ * NULL). */
+static void expect_cuda_unsupported(const char* why)
+{
+  static const char prefix[] = "unsupported device type: CUDA (";
+  const char* message = NULL;
+  CHECK_EQ_INT(oidnGetDeviceError(NULL, &message), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  if (message)
+    printf("CUDA unsupported: %s\n", message);
+  CHECK(message && strncmp(message, prefix, sizeof prefix - 1) == 0);
+  CHECK(message && strlen(message) > sizeof prefix);
+  if (why)
+    CHECK(message && strstr(message, why));
 }
 
 /* A 4x3 ATrous run on the given device gives finite output close to input
@@ -54,7 +71,11 @@ static int cuda_off(void)
   CHECK_EQ_INT(oidnGetPhysicalDeviceInt(0, "type"), OIDN_DEVICE_TYPE_CPU);
   CHECK(!oidnIsCUDADeviceSupported(0));
   CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
-  CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+  expect_cuda_unsupported("OIDN_DEVICE_CUDA=0");
+  const int id = 0;
+  cudaStream_t stream = NULL;
+  CHECK(oidnNewCUDADevice(&id, &stream, 1) == NULL);
+  expect_cuda_unsupported("OIDN_DEVICE_CUDA=0");
   OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_DEFAULT);
   CHECK(device != NULL);
   oidnCommitDevice(device);
@@ -81,14 +102,16 @@ int main(int argc, char** argv)
   oidnReleaseDevice(def);
 
   if (gpus == 0) {
-    /* no driver or GPU: CUDA is unsupported, never a crash */
+    /* no driver or GPU: CUDA is unsupported, never a crash, and the message
+     * says why (the CUDA runtime's error, e.g. a driver older than the
+     * runtime, or a build without CUDA) */
     CHECK(!oidnIsCUDADeviceSupported(0));
     CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
-    CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+    expect_cuda_unsupported(NULL);
     const int id = 0;
     cudaStream_t stream = NULL;
     CHECK(oidnNewCUDADevice(&id, &stream, 1) == NULL);
-    CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+    expect_cuda_unsupported(NULL);
   } else {
     CHECK_EQ_INT(oidnGetPhysicalDeviceInt(0, "type"), OIDN_DEVICE_TYPE_CUDA);
     CHECK(oidnIsCUDADeviceSupported(0));
