@@ -152,6 +152,16 @@ static void unknown(const char* name)
   lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, message);
 }
 
+/* A parameter the device does not have (a CPU's UUID, LUID or PCI
+ * address): OIDN's code, and the flag to check before asking. */
+static void unavailable(const char* name, const char* flag)
+{
+  char message[160];
+  snprintf(message, sizeof message,
+           "physical device parameter '%s' is not available, check '%s' first", name, flag);
+  lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, message);
+}
+
 OIDN_API int oidnGetPhysicalDeviceInt(int physicalDeviceID, const char* name)
 {
   const lull_physical_device* pd = get_device(physicalDeviceID, name);
@@ -165,17 +175,22 @@ OIDN_API int oidnGetPhysicalDeviceInt(int physicalDeviceID, const char* name)
     return pd->luid_supported;
   if (strcmp(name, "pciAddressSupported") == 0)
     return pd->pci_supported;
-  if (strcmp(name, "nodeMask") == 0 && pd->luid_supported)
-    return (int)pd->node_mask;
-  if (pd->pci_supported) {
-    if (strcmp(name, "pciDomain") == 0)
-      return pd->pci_domain;
-    if (strcmp(name, "pciBus") == 0)
-      return pd->pci_bus;
-    if (strcmp(name, "pciDevice") == 0)
-      return pd->pci_device;
-    if (strcmp(name, "pciFunction") == 0)
-      return pd->pci_function;
+  if (strcmp(name, "nodeMask") == 0) {
+    if (pd->luid_supported)
+      return (int)pd->node_mask;
+    unavailable("nodeMask", "luidSupported");
+    return 0;
+  }
+  const int* pci = strcmp(name, "pciDomain") == 0     ? &pd->pci_domain
+                   : strcmp(name, "pciBus") == 0      ? &pd->pci_bus
+                   : strcmp(name, "pciDevice") == 0   ? &pd->pci_device
+                   : strcmp(name, "pciFunction") == 0 ? &pd->pci_function
+                                                      : NULL;
+  if (pci) {
+    if (pd->pci_supported)
+      return *pci;
+    unavailable(name, "pciAddressSupported");
+    return 0;
   }
   unknown(name);
   return 0;
@@ -205,12 +220,20 @@ OIDN_API const void* oidnGetPhysicalDeviceData(int physicalDeviceID, const char*
   const lull_physical_device* pd = get_device(physicalDeviceID, name);
   if (!pd)
     return NULL;
-  if (strcmp(name, "uuid") == 0 && pd->uuid_supported) {
+  if (strcmp(name, "uuid") == 0) {
+    if (!pd->uuid_supported) {
+      unavailable("uuid", "uuidSupported");
+      return NULL;
+    }
     if (byteSize)
       *byteSize = OIDN_UUID_SIZE;
     return pd->uuid;
   }
-  if (strcmp(name, "luid") == 0 && pd->luid_supported) {
+  if (strcmp(name, "luid") == 0) {
+    if (!pd->luid_supported) {
+      unavailable("luid", "luidSupported");
+      return NULL;
+    }
     if (byteSize)
       *byteSize = OIDN_LUID_SIZE;
     return pd->luid;

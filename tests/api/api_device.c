@@ -352,20 +352,27 @@ static void physical_devices(void)
   if (cpu < 0)
     return;
 
-  /* the CPU has no UUID, LUID or PCI address: asking for them is an error */
+  /* the CPU has no UUID, LUID or PCI address: asking for them is OIDN's
+   * INVALID_ARGUMENT, and the message names the flag to check first */
   CHECK(!oidnGetPhysicalDeviceBool(cpu, "uuidSupported"));
   CHECK(!oidnGetPhysicalDeviceBool(cpu, "luidSupported"));
   CHECK(!oidnGetPhysicalDeviceBool(cpu, "pciAddressSupported"));
   EXPECT_OK(NULL);
   size_t size = 12345;
   CHECK(oidnGetPhysicalDeviceData(cpu, "uuid", &size) == NULL);
-  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT,
+                   "'uuid' is not available, check 'uuidSupported'");
   CHECK(oidnGetPhysicalDeviceData(cpu, "luid", NULL) == NULL);
-  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
-  CHECK_EQ_INT(oidnGetPhysicalDeviceInt(cpu, "pciBus"), 0);
-  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT,
+                   "'luid' is not available, check 'luidSupported'");
+  static const char* const pci_names[] = {"pciDomain", "pciBus", "pciDevice", "pciFunction"};
+  for (size_t i = 0; i < sizeof pci_names / sizeof pci_names[0]; ++i) {
+    CHECK_EQ_INT(oidnGetPhysicalDeviceInt(cpu, pci_names[i]), 0);
+    EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "check 'pciAddressSupported' first");
+  }
   CHECK_EQ_INT(oidnGetPhysicalDeviceUInt(cpu, "nodeMask"), 0u);
-  EXPECT_ERROR(NULL, OIDN_ERROR_INVALID_ARGUMENT);
+  EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT,
+                   "'nodeMask' is not available, check 'luidSupported'");
   CHECK_EQ_INT(oidnGetPhysicalDeviceInt(cpu, "bogus"), 0);
   EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "bogus");
   CHECK(oidnGetPhysicalDeviceString(cpu, "type") == NULL); /* type mismatch */
