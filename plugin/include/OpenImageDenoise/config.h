@@ -26,6 +26,10 @@
 #define OIDN_NAMESPACE_END }
 #define OIDN_NAMESPACE_USING using namespace oidn;
 
+/* The device types built, as in OIDN: OIDN_DEVICE_CUDA only with the CUDA
+ * backend.  This file is the header of a CUDA build; the copy programs see
+ * (build tree and install) drops the line in builds without CUDA
+ * (plugin/CMakeLists.txt). */
 #define OIDN_DEVICE_CPU
 #define OIDN_DEVICE_CUDA
 #define OIDN_FILTER_RT

@@ -4,6 +4,17 @@
 
 #include <OpenImageDenoise/oidn.h>
 
+/* OIDN's config.h defines OIDN_DEVICE_<TYPE> for the device types the
+ * library was built with; the test that builds this project may say which
+ * to expect for CUDA. */
+#if defined(EXPECT_OIDN_DEVICE_CUDA)
+  #if EXPECT_OIDN_DEVICE_CUDA && !defined(OIDN_DEVICE_CUDA)
+    #error "config.h lacks OIDN_DEVICE_CUDA, but the library has the CUDA device"
+  #elif !EXPECT_OIDN_DEVICE_CUDA && defined(OIDN_DEVICE_CUDA)
+    #error "config.h defines OIDN_DEVICE_CUDA, but the library has no CUDA device"
+  #endif
+#endif
+
 int version_from_cxx(void);
 
 enum { W = 32, H = 24, N = W * H * 3 };
