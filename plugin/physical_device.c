@@ -4,7 +4,6 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "handles.h"
@@ -87,32 +86,32 @@ static int cuda_entry(int index, lull_physical_device* out)
   return 1;
 }
 
+/* Static storage: nothing to allocate (so nothing to fail) for a list
+ * that lives as long as the process.  More GPUs than this are not listed;
+ * CUDA machines have up to 16. */
+enum { MAX_GPUS = 64 };
 static struct
 {
-  const lull_physical_device* devices;
+  lull_physical_device devices[MAX_GPUS + 1];
   int count;
 } list;
 static pthread_once_t list_once = PTHREAD_ONCE_INIT;
 
-/* The GPUs fastest first (CUDA's order), then the CPU.  Short of memory
- * for a few entries, the list stays empty: "no supported devices". */
+/* The GPUs fastest first (CUDA's order), then the CPU. */
 static void build_list(void)
 {
-  const int gpus = lull_cuda_devices_enabled() ? lull_cuda_device_count() : 0;
-  const int total = gpus + lull_cpu_device_enabled();
-  lull_physical_device* devices = total > 0 ? calloc((size_t)total, sizeof *devices) : NULL;
-  if (!devices)
-    return;
+  int gpus = lull_cuda_devices_enabled() ? lull_cuda_device_count() : 0;
+  if (gpus > MAX_GPUS)
+    gpus = MAX_GPUS;
   int n = 0;
   for (int i = 0; i < gpus; ++i)
-    n += cuda_entry(i, &devices[n]);
+    n += cuda_entry(i, &list.devices[n]);
   if (lull_cpu_device_enabled()) {
-    devices[n].type = OIDN_DEVICE_TYPE_CPU;
-    devices[n].cuda_id = -1;
-    cpu_name(devices[n].name, sizeof devices[n].name);
+    list.devices[n].type = OIDN_DEVICE_TYPE_CPU;
+    list.devices[n].cuda_id = -1;
+    cpu_name(list.devices[n].name, sizeof list.devices[n].name);
     ++n;
   }
-  list.devices = devices;
   list.count = n;
 }
 
