@@ -319,9 +319,8 @@ static float geometry_inv_scale2(const geometry_planes* g, int x, int y, int w, 
     }
     d[k] = geometry_distance(g, i, (size_t)ys[k] * (size_t)w + (size_t)xs[k]);
   }
-  const float scale = sigma * lull_geometry_footprint(d[0], d[1], d[2], d[3],
-                                                      geometry_magnitude(g, i));
-  return 1.0f / (scale * scale);
+  return lull_geometry_inv_scale2(
+      sigma, lull_geometry_footprint(d[0], d[1], d[2], d[3], geometry_magnitude(g, i)));
 }
 
 /* 1 / (sigma_g s_p)^2 for pixels [1, w - 1) of a row whose four
@@ -339,8 +338,7 @@ static LULL_ALWAYS_INLINE void geometry_row_interior(const geometry_planes* g, s
         geometry_distance(g, i, i - 1), geometry_distance(g, i, i + 1),
         geometry_distance(g, i, i - ws), geometry_distance(g, i, i + ws),
         geometry_magnitude(g, i));
-    const float scale = sigma * fp;
-    inv_g[i] = 1.0f / (scale * scale);
+    inv_g[i] = lull_geometry_inv_scale2(sigma, fp);
   }
 }
 
@@ -674,12 +672,8 @@ static LULL_ALWAYS_INLINE void moments_body(const lull_planes* pl, size_t row, i
       }
     }
 #pragma omp simd
-    for (int l = 0; l < LANES; ++l) {
-      const float inv = 1.0f / sw[l]; /* the centre's own weight is 1 */
-      const float mean = sd[l] * inv;
-      const float var = sd2[l] * inv - mean * mean;
-      v[i0 + (size_t)l] = var > 0.0f ? var : 0.0f;
-    }
+    for (int l = 0; l < LANES; ++l)
+      v[i0 + (size_t)l] = lull_moments_variance(sw[l], sd[l], sd2[l]);
   }
 }
 
@@ -756,12 +750,8 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
       }
     }
     for (int k = 0; k < 2; ++k)
-      for (int x = segments[k][0]; x < segments[k][1]; ++x) {
-        const float inv = 1.0f / t.sw[x]; /* the centre's own weight is 1 */
-        const float mean = t.sr[x] * inv;
-        const float var = t.sg[x] * inv - mean * mean;
-        v[row + (size_t)x] = var > 0.0f ? var : 0.0f;
-      }
+      for (int x = segments[k][0]; x < segments[k][1]; ++x)
+        v[row + (size_t)x] = lull_moments_variance(t.sw[x], t.sr[x], t.sg[x]);
   }
 }
 
@@ -797,8 +787,7 @@ static void level_guides_row(const float* const t_l[3], const float* const t_v[3
   const float* LULL_RESTRICT v2 = t_v[2];
   for (int x = 0; x < w; ++x) {
     gl[x] = (k0 * l0[x] + c * l1[x] + k2 * l2[x]) * norm;
-    const float var = (k0 * v0[x] + c * v1[x] + k2 * v2[x]) * norm;
-    inv_l[x] = 1.0f / (sigma * sqrtf(var) + 1e-10f);
+    inv_l[x] = lull_luminance_inv_scale(sigma, (k0 * v0[x] + c * v1[x] + k2 * v2[x]) * norm);
   }
 }
 
@@ -954,13 +943,13 @@ static LULL_ALWAYS_INLINE void interior_body(const lull_planes* pl, size_t row, 
 #pragma omp simd
     for (int l = 0; l < LANES; ++l) {
       const size_t i = i0 + (size_t)l;
-      const float inv = 1.0f / sw[l];
-      r2[i] = sr[l] * inv;
-      g2[i] = sg[l] * inv;
-      b2[i] = sb[l] * inv;
+      const lull_rgbv o = lull_normalise_sums(sw[l], sr[l], sg[l], sb[l], sv[l]);
+      r2[i] = o.r;
+      g2[i] = o.g;
+      b2[i] = o.b;
       if (!last) {
-        l2[i] = lull_luminance_of(channels, r2[i], g2[i], b2[i]);
-        v2[i] = sv[l] * inv * inv;
+        l2[i] = lull_luminance_of(channels, o.r, o.g, o.b);
+        v2[i] = o.v;
       }
     }
   }
@@ -1017,7 +1006,8 @@ static int level_row(int i, int h, int step)
 /* -- the output ------------------------------------------------------------ */
 
 /* The output row loops, apart so that the ones without powf (sRGB)
- * vectorise: o = c a' (a' the demodulation albedo), then o = clamp(o s). */
+ * vectorise: o = c a' (a' the demodulation albedo), then
+ * lull_encode_output, in scale_row when there is no sRGB to encode. */
 LULL_TARGET_CLONES
 static void remodulate_row(float* LULL_RESTRICT o, const float* LULL_RESTRICT c,
                            const float* LULL_RESTRICT a, int w)
@@ -1029,10 +1019,8 @@ static void remodulate_row(float* LULL_RESTRICT o, const float* LULL_RESTRICT c,
 LULL_TARGET_CLONES
 static void scale_row(float* o, int w, float inv_scale, int clamp)
 {
-  for (int x = 0; x < w; ++x) {
-    const float v = o[x] * inv_scale;
-    o[x] = clamp ? (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v)) : v;
-  }
+  for (int x = 0; x < w; ++x)
+    o[x] = lull_encode_output(o[x], 0, inv_scale, clamp);
 }
 
 /* Output row y from the last level's rows of r, g, b (planes in[3]):
@@ -1057,8 +1045,9 @@ static void output_row(const lull_atrous_params* params, const lull_atrous_image
       memcpy(o, in[k] + row, (size_t)w * sizeof(float));
     if (params->srgb)
       for (int x = 0; x < w; ++x)
-        o[x] = lull_linear_to_srgb(o[x] > 0.0f ? o[x] : 0.0f);
-    scale_row(o, w, inv_scale, params->clamp_output);
+        o[x] = lull_encode_output(o[x], 1, inv_scale, params->clamp_output);
+    else
+      scale_row(o, w, inv_scale, params->clamp_output);
   }
   const float* const planes[4] = {out, out + w, out + 2 * (size_t)w,
                                   lull_plane_c(pl, P_ALPHA) + row};
@@ -1142,13 +1131,13 @@ static void run_level(const lull_atrous_params* params, const lull_atrous_images
     float* v2 = lull_plane(pl, P_V2) + row;
     for (int k = 0; k < 2; ++k)
       for (int x = segments[k][0]; x < segments[k][1]; ++x) {
-        const float inv = 1.0f / t.sw[x];
-        r2[x] = t.sr[x] * inv;
-        g2[x] = t.sg[x] * inv;
-        b2[x] = t.sb[x] * inv;
+        const lull_rgbv o = lull_normalise_sums(t.sw[x], t.sr[x], t.sg[x], t.sb[x], t.sv[x]);
+        r2[x] = o.r;
+        g2[x] = o.g;
+        b2[x] = o.b;
         if (!last) {
-          l2[x] = lull_luminance_of(s->channels, r2[x], g2[x], b2[x]);
-          v2[x] = t.sv[x] * inv * inv;
+          l2[x] = lull_luminance_of(s->channels, o.r, o.g, o.b);
+          v2[x] = o.v;
         }
       }
     /* the accumulator rows are done with: they take the output rows */

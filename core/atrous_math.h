@@ -283,6 +283,16 @@ LULL_HD float lull_geometry_footprint(float d_left, float d_right, float d_up, f
   return g > floor_g ? g : floor_g;
 }
 
+/* ig = 1 / (sigma_g s_p)^2 (SVGF eq. 3 as squared in the header comment),
+ * from sigma_g and the footprint s_p of lull_geometry_footprint.  An
+ * infinite square (a footprint near FLT_MAX) gives 0: no geometry test. */
+LULL_HD float lull_geometry_inv_scale2(float sigma_g, float footprint)
+{
+  const float scale = sigma_g * footprint;
+  const float scale2 = scale * scale;
+  return LULL_RCP(scale2);
+}
+
 /* sRGB transfer functions for LDR input with srgb=true (IEC 61966-2-1). */
 LULL_HD float lull_srgb_to_linear(float v)
 {
@@ -338,4 +348,67 @@ LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float
     var = c[0] / (la * la);
   }
   return (var - var) == 0.0f && var > 0.0f ? var : 0.0f;
+}
+
+/* -- per-pixel steps of the levels, around the taps ------------------------ */
+
+/* il = 1 / (sigma_l sqrt(Var) + eps), the colour test's scale (SVGF §4.4,
+ * eq. 4), from the 3x3-prefiltered variance var >= 0 of the pixel; eps
+ * keeps il finite where the variance is 0. */
+LULL_HD float lull_luminance_inv_scale(float sigma_l, float var)
+{
+  return LULL_RCP(sigma_l * LULL_SQRT(var) + 1e-10f);
+}
+
+/* The luminance variance of level 0 from guide-weighted moments of the
+ * neighbourhood (SVGF §4.2's spatial estimate): sw = sum w, sd = sum w d,
+ * sd2 = sum w d^2 with d = l_q - l_p, so Var = E[d^2] - E[d]^2, which can
+ * round below 0 (clamped; a select, for the CPU's vectorised rows).
+ * sw >= 1: the centre's own weight is 1. */
+LULL_HD float lull_moments_variance(float sw, float sd, float sd2)
+{
+  const float inv = LULL_RCP(sw);
+  const float mean = sd * inv;
+  const float var = sd2 * inv - mean * mean;
+  return var > 0.0f ? var : 0.0f;
+}
+
+/* A filtered colour and its variance. */
+typedef struct lull_rgbv
+{
+  float r, g, b, v;
+} lull_rgbv;
+
+/* The end of a level (Dammertz 2010 eq. 2; SVGF §4.4 for the variance):
+ * from the sums sw = sum h w, sr, sg, sb = sum h w c and sv = sum h^2 w^2
+ * Var over the taps, the filtered colour c = sum h w c / sum h w and
+ * variance Var = sum h^2 w^2 Var / (sum h w)^2.  sw > 0: the centre tap
+ * has weight h > 0.  Returned by value, not through an array: in the CPU's
+ * `omp simd` loops an array local to the body stays in memory (one copy a
+ * lane), and the loop was no longer vectorised. */
+LULL_HD lull_rgbv lull_normalise_sums(float sw, float sr, float sg, float sb, float sv)
+{
+  const float inv = LULL_RCP(sw);
+  lull_rgbv o;
+  o.r = sr * inv;
+  o.g = sg * inv;
+  o.b = sb * inv;
+  o.v = sv * inv * inv;
+  return o;
+}
+
+/* An output channel from the filtered linear value v (remodulated): sRGB
+ * encoded when the input was sRGB (negatives to 0 first), the input scale
+ * undone (inv_scale = 1 / inputScale), clamped to [0, 1] when asked.  srgb
+ * and clamp are the same for a whole image: the CPU calls this in a loop
+ * that vectorises with srgb = 0 (powf does not) and hoists the clamp's
+ * test. */
+LULL_HD float lull_encode_output(float v, int srgb, float inv_scale, int clamp)
+{
+  if (srgb)
+    v = lull_linear_to_srgb(v > 0.0f ? v : 0.0f);
+  v *= inv_scale;
+  if (clamp)
+    v = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+  return v;
 }

@@ -18,6 +18,30 @@
   #endif
 #endif
 
+/* Reciprocal and roots for the per-pixel formulas: on the GPU by the
+ * multifunction unit, one instruction each (about 2 ulp), where a few ulp
+ * do not matter: IEEE 1.0f / x, sqrtf and 1.0f / sqrtf cost a Newton step
+ * and slow-path branches each (cuda/NOTES.md); on the host (the CPU
+ * backend, and the kernels' CPU emulation) IEEE.  LULL_RCP(x) needs |x|
+ * normal and below 2^126, or infinite (gives 0); LULL_SQRT x >= 0.  A macro
+ * rather than a function so that a shared formula (core/atrous_math.h)
+ * compiles to the same instructions as when the kernels spelt it out. */
+#if defined(__CUDA_ARCH__)
+  #define LULL_RSQRT(x) rsqrtf(x)
+  #define LULL_RCP(x) __fdividef(1.0f, (x))
+  #define LULL_SQRT(x) lull_sqrt_approx(x)
+static __device__ __forceinline__ float lull_sqrt_approx(float x)
+{
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+#else
+  #define LULL_RSQRT(x) (1.0f / sqrtf(x))
+  #define LULL_RCP(x) (1.0f / (x))
+  #define LULL_SQRT(x) sqrtf(x)
+#endif
+
 #if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__clang__) && defined(__x86_64__)
   /* One binary, the widest vector unit found at run time (AVX-512, AVX2 or
    * SSE2): the library is built for a generic x86-64 yet the hot loops of

@@ -222,18 +222,13 @@ LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const a
   s->v += w * w * q->v;
 }
 
-/* Normalises the sums (the centre tap has weight h > 0, so w > 0) into the
- * next level's (r, g, b, v); SVGF §4.4: Var / (sum w)^2.  1 / w by the
- * multifunction unit (w is normal and finite: no IEEE fix-up needed). */
+/* The sums normalised into the next level's (r, g, b, v)
+ * (lull_normalise_sums; 1 / w by the multifunction unit: w is normal and
+ * finite). */
 LULL_BODY float4 atrous_normalise(const atrous_sums* t)
 {
-  const float inv = LULL_RCP(t->w);
-  float4 o;
-  o.x = t->r * inv;
-  o.y = t->g * inv;
-  o.z = t->b * inv;
-  o.w = t->v * inv * inv;
-  return o;
+  const lull_rgbv o = lull_normalise_sums(t->w, t->r, t->g, t->b, t->v);
+  return make_float4(o.r, o.g, o.b, o.v);
 }
 
 /* The finish step of core/atrous.h in two halves: multiply the albedo back
@@ -257,12 +252,7 @@ LULL_BODY void atrous_encode_store(const lull_atrous_level_args* a, int x, int y
   const size_t i = (size_t)y * (size_t)a->width + (size_t)x;
   float c[4] = {rgb.x, rgb.y, rgb.z, a->has_alpha ? a->alpha[i] : 0.0f};
 LULL_UNROLL
-  for (int k = 0; k < 3; ++k) {
-    if (a->srgb)
-      c[k] = lull_linear_to_srgb(c[k] > 0.0f ? c[k] : 0.0f);
-    c[k] *= a->inv_scale;
-    if (a->clamp_output)
-      c[k] = c[k] < 0.0f ? 0.0f : (c[k] > 1.0f ? 1.0f : c[k]);
-  }
+  for (int k = 0; k < 3; ++k)
+    c[k] = lull_encode_output(c[k], a->srgb, a->inv_scale, a->clamp_output);
   lull_cuda_image_store_n(&a->output, x, y, c, a->out_channels);
 }

@@ -168,8 +168,7 @@ LULL_BODY float2 guide_pixel(const lull_atrous_level_args* a, const guide_tile* 
   /* the divisions and the root by the multifunction unit: sum_w is one of
    * a few normal numbers (1 in the interior), the variance finite, >= 0 */
   const float inv_w = LULL_RCP(sum_w);
-  return make_float2(sum_l * inv_w,
-                     LULL_RCP(a->sigma_luminance * LULL_SQRT(sum_v * inv_w) + 1e-10f));
+  return make_float2(sum_l * inv_w, lull_luminance_inv_scale(a->sigma_luminance, sum_v * inv_w));
 }
 
 /* (gl, il) of the thread's pixels of tile k, from buffer b. */

@@ -271,11 +271,8 @@ LULL_BODY float prepare_inv_geometry(const lull_atrous_prepare_args* a, const pr
     d[k] = LULL_SQRT(dd);
   }
   const float magnitude = pos ? LULL_SQRT(gx * gx + gyz.x * gyz.x + gyz.y * gyz.y) : fabsf(gx);
-  const float fp = lull_geometry_footprint(d[0], d[1], d[2], d[3], magnitude);
-  const float scale = a->sigma_depth * fp;
-  /* by the multifunction unit: within an ulp or two of 1 / x here (also 0
-   * for an infinite square; the IEEE slow path is never needed) */
-  return LULL_RCP(scale * scale);
+  return lull_geometry_inv_scale2(a->sigma_depth,
+                                  lull_geometry_footprint(d[0], d[1], d[2], d[3], magnitude));
 }
 
 /* Variance of the luminance at level 0 (atrous_cpu.c, prepare_variance):
@@ -329,10 +326,7 @@ LULL_BODY float prepare_variance_estimate(const lull_atrous_prepare_args* a,
       sd2 += wgt * d * d;
     }
   }
-  const float inv = LULL_RCP(sw); /* sw >= 1: the centre's own weight is 1 */
-  const float mean = sd * inv;
-  const float v = sd2 * inv - mean * mean;
-  return v > 0.0f ? v : 0.0f;
+  return lull_moments_variance(sw, sd, sd2);
 }
 
 /* Phase 2: footprint, variance, and the working buffers of pixel (x, y). */

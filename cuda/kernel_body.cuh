@@ -27,26 +27,10 @@ typedef struct lull_thread
    * so that both schedules compute bitwise the same values */
   #define LULL_MUL_RN(a, b) __fmul_rn((a), (b))
   #define LULL_UNROLL _Pragma("unroll")
-  /* 1 / sqrt(x) in one multifunction-unit instruction (about 2 ulp), where
-   * a few ulp do not matter: IEEE 1.0f / sqrtf(x) costs a Newton step and
-   * two slow-path branches each */
-  #define LULL_RSQRT(x) rsqrtf(x)
-  /* the same for 1 / x (x normal and finite) and sqrt(x) (x >= 0) */
-  #define LULL_RCP(x) __fdividef(1.0f, (x))
-  #define LULL_SQRT(x) lull_sqrt_approx(x)
-static __device__ __forceinline__ float lull_sqrt_approx(float x)
-{
-  float r;
-  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
 #else
   #define LULL_LDG(p) (*(p))
   #define LULL_MUL_RN(a, b) ((a) * (b))
   #define LULL_UNROLL
-  #define LULL_RSQRT(x) (1.0f / sqrtf(x))
-  #define LULL_RCP(x) (1.0f / (x))
-  #define LULL_SQRT(x) sqrtf(x)
 #endif
 
 /* The calling thread's index, in a __global__ wrapper. */
