@@ -283,14 +283,32 @@ LULL_HD float lull_geometry_footprint(float d_left, float d_right, float d_up, f
   return g > floor_g ? g : floor_g;
 }
 
+/* The smallest (sigma_g s_p)^2 the geometry test divides by.  The
+ * footprint's floor alone does not keep ig finite: sigma_g = 1e-8 over
+ * all-zero depth gives (1e-8 1e-12)^2 = 1e-40, and 1 / that is inf in
+ * float, so a tap at equal depth (the centre always) gets the geometry
+ * exponent 0 inf = NaN: the CPU then turned every weight into exp(-80) (a
+ * box filter) while the GPU, which skips the centre's term, kept the
+ * centre.  With the cap ig <= 1e30: 0 ig stays 0 (equal depths do not
+ * count, as for any other sigma); ig times the GPU's -log2(e) and the
+ * inverse pixel distances (<= 1) stays finite; a difference of 1e-15 or
+ * more already gives an exponent of 1 or more, and one whose product
+ * overflows to inf gives weight exp(-80) through lull_exp_neg's and
+ * lull_edge_weight_log2's clamp, as any far depth does.  Scales above
+ * 1e-15 (every scene in practice: sigma_g s_p >= 1e-4 sigma_g |depth|)
+ * are unchanged. */
+#define LULL_GEOMETRY_MIN_SCALE2 1e-30f
+
 /* ig = 1 / (sigma_g s_p)^2 (SVGF eq. 3 as squared in the header comment),
- * from sigma_g and the footprint s_p of lull_geometry_footprint.  An
- * infinite square (a footprint near FLT_MAX) gives 0: no geometry test. */
+ * from sigma_g and the footprint s_p of lull_geometry_footprint; the square
+ * capped below by LULL_GEOMETRY_MIN_SCALE2 with a select (branch-free for
+ * the CPU's vectorised rows).  An infinite square (a footprint near
+ * FLT_MAX) gives 0: no geometry test. */
 LULL_HD float lull_geometry_inv_scale2(float sigma_g, float footprint)
 {
   const float scale = sigma_g * footprint;
   const float scale2 = scale * scale;
-  return LULL_RCP(scale2);
+  return LULL_RCP(scale2 > LULL_GEOMETRY_MIN_SCALE2 ? scale2 : LULL_GEOMETRY_MIN_SCALE2);
 }
 
 /* sRGB transfer functions for LDR input with srgb=true (IEC 61966-2-1). */

@@ -59,15 +59,31 @@ int gpu_run_filter_at(OIDNDevice device, const char* type, int width, int height
   oidnCommitFilter(f);
   oidnExecuteFilter(f);
   oidnReadBuffer(ob, 0, out_bytes, out);
-  const char* message = NULL;
-  const int code = oidnGetDeviceError(device, &message);
-  if (code != OIDN_ERROR_NONE)
-    fprintf(stderr, "%s: error %d: %s\n", type, code, message ? message : "");
+  const int code = gpu_device_error(device, type);
   oidnReleaseFilter(f);
   oidnReleaseBuffer(ob);
   for (int i = 0; i < num_images && i < 16; ++i)
     oidnReleaseBuffer(buffers[i]);
   return code;
+}
+
+int gpu_device_error(OIDNDevice device, const char* what)
+{
+  const char* message = NULL;
+  const int code = oidnGetDeviceError(device, &message);
+  if (code != OIDN_ERROR_NONE)
+    fprintf(stderr, "%s: error %d: %s\n", what, code, message ? message : "");
+  return code;
+}
+
+double gpu_rel_l1(const float* a, const float* b, size_t n)
+{
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < n; ++i) {
+    diff += fabs((double)a[i] - (double)b[i]);
+    ref += fabs((double)b[i]);
+  }
+  return ref > 0 ? diff / ref : diff;
 }
 
 double gpu_max_rel_diff(const float* a, const float* b, size_t n, double floor)

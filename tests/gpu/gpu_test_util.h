@@ -37,6 +37,13 @@ int gpu_run_filter_at(OIDNDevice device, const char* type, int width, int height
                       const gpu_image* images, int num_images, int out_channels,
                       const gpu_param* params, int num_params, float* out, size_t input_offset);
 
+/* The device's pending error code, reported on stderr (prefixed `what`)
+ * unless OIDN_ERROR_NONE. */
+int gpu_device_error(OIDNDevice device, const char* what);
+
+/* mean |a - b| / mean |b| over n values. */
+double gpu_rel_l1(const float* a, const float* b, size_t n);
+
 /* Largest |a - b| / (|b| + floor) over n values; NaN counts as infinite. */
 double gpu_max_rel_diff(const float* a, const float* b, size_t n, double floor);
 
