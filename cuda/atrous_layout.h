@@ -53,16 +53,25 @@ LULL_HD int lull_layout_direction(int x, int level)
   return (level >= 1 && (x & 1)) ? -1 : 1;
 }
 
-/* Reflects a coordinate that lies up to 2 outside [0, n) back inside
- * (-1 -> 1, n -> n - 2; clamped for n < 3).  Used where a tap leaves the
- * whole embedded image: the permuted schedule mirrors there as well. */
+/* Reflects a coordinate that lies up to 2 outside [0, n) back inside:
+ * the mirroring of period 2 n - 2 that keeps the edge pixel once (-1 -> 1,
+ * n -> n - 2).  Used where a tap leaves the whole embedded image: the
+ * permuted schedule mirrors there as well.  n = 2 has period 2, which one
+ * fold at each end does not reach from n + 1 (3 -> -1): the second |p|
+ * takes it to 1, where a clamp at 0 gave 0 and made the taps of 2-pixel
+ * images asymmetric; it costs what that clamp did (this runs for every
+ * pixel the level kernel stages).  The final minimum only keeps inside
+ * the loads of a tile that reaches far past a small image (no output
+ * pixel reads those), and maps everything to 0 for n = 1. */
 LULL_HD int lull_layout_reflect(int p, int n)
 {
   if (p < 0)
     p = -p;
   if (p >= n)
     p = 2 * n - 2 - p;
-  return p < 0 ? 0 : (p >= n ? n - 1 : p);
+  if (p < 0)
+    p = -p;
+  return p >= n ? n - 1 : p;
 }
 
 /* -- shared-memory thread mapping (§3.5) ---------------------------------

@@ -65,7 +65,29 @@ int main(void)
   CHECK_EQ_INT(lull_layout_reflect(-2, 10), 2);
   CHECK_EQ_INT(lull_layout_reflect(11, 10), 7);
   CHECK_EQ_INT(lull_layout_reflect(-1, 1), 0);
+  /* n = 2 reflects with period 2 (p mod 2), n = 1 onto its one pixel */
+  static const int reflect2[6] = {0, 1, 0, 1, 0, 1}; /* p = -2 .. 3 */
+  for (int p = -2; p <= 3; ++p) {
+    CHECK_EQ_INT(lull_layout_reflect(p, 2), reflect2[p + 2]);
+    CHECK_EQ_INT(lull_layout_reflect(p, 1), 0);
+  }
   CHECK_EQ_INT(lull_layout_reflect(2, 2), 0);
+  CHECK_EQ_INT(lull_layout_reflect(3, 2), 1);
+  CHECK_EQ_INT(lull_layout_reflect(-2, 2), 0);
+  /* every n: the mirroring of period 2 n - 2 (-1 -> 1, -2 -> 2, n -> n - 2,
+   * n + 1 -> n - 3), inside unchanged */
+  for (int n = 1; n <= 9; ++n)
+    for (int p = -2; p <= n + 1; ++p) {
+      const int period = n > 1 ? 2 * n - 2 : 1;
+      const int m = ((p % period) + period) % period;
+      CHECK_EQ_INT(lull_layout_reflect(p, n), m < n ? m : period - m);
+    }
+  /* far outside (a tile reaching past a small image): still inside */
+  for (int n = 1; n <= 5; ++n)
+    for (int p = -2; p <= 40; ++p) {
+      const int r = lull_layout_reflect(p, n);
+      CHECK_EQ_INT(r >= 0 && r < n, 1);
+    }
 
   /* §3.5: the paper's example (W_s = 10, 128-bit components) has d x n =
    * 2 x 4; the permuted kernel's warps (strips of 2 rows of a 36-wide tile
