@@ -459,6 +459,180 @@ static void run_tiny_images(void)
   }
 }
 
+/* -- image views: strides, offsets, aliasing, half outputs ---------------- */
+
+/* A new buffer of `bytes` filled with 0xA5: bytes that are no pixel's must
+ * keep it. */
+static unsigned char* guard_alloc(size_t bytes)
+{
+  unsigned char* p = (unsigned char*)emu_alloc(bytes);
+  memset(p, 0xA5, bytes);
+  return p;
+}
+
+/* Stores compact floats (the view's channels per pixel) into the view. */
+static void view_fill(const lull_image* v, const float* src)
+{
+  const int n = lull_format_channels(v->format);
+  for (int y = 0; y < v->height; ++y)
+    for (int x = 0; x < v->width; ++x) {
+      float c[4] = {0, 0, 0, 0};
+      memcpy(c, src + ((size_t)y * (size_t)v->width + (size_t)x) * (size_t)n,
+             (size_t)n * sizeof(float));
+      lull_image_store(v, x, y, c);
+    }
+}
+
+/* The view's pixels as compact floats (a new array; halves widen exactly,
+ * so equal arrays mean equal bits). */
+static float* view_read(const lull_image* v)
+{
+  const int n = lull_format_channels(v->format);
+  float* out = (float*)emu_alloc((size_t)v->width * (size_t)v->height * (size_t)n * sizeof(float));
+  for (int y = 0; y < v->height; ++y)
+    for (int x = 0; x < v->width; ++x) {
+      float c[4];
+      lull_image_load(v, x, y, c);
+      memcpy(out + ((size_t)y * (size_t)v->width + (size_t)x) * (size_t)n, c,
+             (size_t)n * sizeof(float));
+    }
+  return out;
+}
+
+/* Whether every byte of buf that no pixel of v covers still holds 0xA5. */
+static int guard_intact(const unsigned char* buf, size_t bytes, const lull_image* v)
+{
+  unsigned char* mine = (unsigned char*)emu_alloc(bytes);
+  const size_t size = lull_format_size(v->format);
+  for (int y = 0; y < v->height; ++y)
+    for (int x = 0; x < v->width; ++x)
+      memset(mine + (size_t)(lull_image_pixel(v, x, y) - buf), 1, size);
+  int ok = 1;
+  for (size_t i = 0; i < bytes; ++i)
+    ok &= mine[i] || buf[i] == 0xA5;
+  free(mine);
+  return ok;
+}
+
+/* The layouts checked against compact images. */
+enum
+{
+  VIEWS_INTERLEAVED, /* colour, albedo, normal, depth in one buffer */
+  VIEWS_IN_PLACE,    /* output = colour */
+  VIEWS_INTO_ALBEDO, /* output = albedo */
+  VIEWS_HALF3_OUT,   /* HALF3 output, padded rows */
+  VIEWS_HALF4_IN_PLACE, /* HALF4 colour, output = colour: alpha unchanged */
+  VIEWS_CASES
+};
+
+/* Each backend's output with the images laid out as `layout` says must
+ * equal, bit for bit, its output for compact images of the same formats
+ * (colour HALF4 for VIEWS_HALF4_IN_PLACE, output HALF3 or HALF4 where the
+ * case has them, FLOAT3 else); nothing outside the output's pixels may be
+ * written. */
+static void run_views(int layout)
+{
+  static const char* const names[VIEWS_CASES] = {"interleaved, padded", "output = colour",
+                                                 "output = albedo", "HALF3 out, padded",
+                                                 "HALF4 colour in place"};
+  const int w = 45, h = 37;
+  const size_t n = (size_t)w * (size_t)h;
+  gpu_scene s;
+  gpu_scene_make(&s, w, h, 4321u);
+  const int ch = layout == VIEWS_HALF4_IN_PLACE ? 4 : 3;
+  float* color = (float*)emu_alloc(n * 4 * sizeof(float));
+  float* variance = (float*)emu_alloc(n * 3 * sizeof(float));
+  gpu_scene_atrous_inputs(&s, ch, 0, 0, color, variance);
+  const lull_format color_format =
+      layout == VIEWS_HALF4_IN_PLACE ? LULL_FORMAT_HALF4 : LULL_FORMAT_FLOAT3;
+  const lull_format out_format = layout == VIEWS_HALF3_OUT ? LULL_FORMAT_HALF3 : color_format;
+  const size_t cs = lull_format_size(color_format), os = lull_format_size(out_format);
+  lull_atrous_params params = lull_atrous_default_params();
+  params.iterations = 3;
+  int same = 1, intact = 1, alpha = 1;
+  for (int k = 0; k < BACKENDS; ++k) {
+    /* compact */
+    unsigned char* cbuf = guard_alloc(n * cs);
+    unsigned char* obuf = guard_alloc(n * os);
+    lull_atrous_images images;
+    memset(&images, 0, sizeof images);
+    images.color = view_at(cbuf, 0, color_format, w, h, cs, cs * (size_t)w);
+    view_fill(&images.color, color);
+    images.albedo = view(s.albedo, 3, w, h);
+    images.normal = view(s.normal, 3, w, h);
+    images.depth = view(s.depth, 1, w, h);
+    images.output = view_at(obuf, 0, out_format, w, h, os, os * (size_t)w);
+    CHECK_EQ_INT(run_backend(params, &images, k), LULL_OK);
+    float* expect = view_read(&images.output);
+    free(cbuf);
+    free(obuf);
+
+    /* the case's layout; buf holds the output */
+    unsigned char* buf = NULL;
+    size_t bytes = 0;
+    if (layout == VIEWS_INTERLEAVED) {
+      /* per pixel: colour, albedo, normal (12 bytes each), depth (4)
+       * and 8 bytes of padding; rows padded by 40 bytes; 4 bytes in */
+      const size_t ps = 48, rs = ps * (size_t)w + 40;
+      unsigned char* in = guard_alloc(4 + rs * (size_t)h);
+      images.color = view_at(in, 4, LULL_FORMAT_FLOAT3, w, h, ps, rs);
+      images.albedo = view_at(in, 16, LULL_FORMAT_FLOAT3, w, h, ps, rs);
+      images.normal = view_at(in, 28, LULL_FORMAT_FLOAT3, w, h, ps, rs);
+      images.depth = view_at(in, 40, LULL_FORMAT_FLOAT, w, h, ps, rs);
+      view_fill(&images.color, color);
+      view_fill(&images.albedo, s.albedo);
+      view_fill(&images.normal, s.normal);
+      view_fill(&images.depth, s.depth);
+      bytes = n * os;
+      buf = guard_alloc(bytes);
+      images.output = view_at(buf, 0, out_format, w, h, os, os * (size_t)w);
+      CHECK_EQ_INT(run_backend(params, &images, k), LULL_OK);
+      free(in);
+    } else if (layout == VIEWS_INTO_ALBEDO) {
+      bytes = n * 3 * sizeof(float);
+      buf = (unsigned char*)emu_alloc(bytes);
+      memcpy(buf, s.albedo, bytes);
+      images.color = view(color, 3, w, h);
+      images.albedo = view((const float*)buf, 3, w, h);
+      images.output = images.albedo;
+      CHECK_EQ_INT(run_backend(params, &images, k), LULL_OK);
+    } else if (layout == VIEWS_HALF3_OUT) {
+      /* rows padded by 10 bytes, 2 bytes in */
+      const size_t rs = os * (size_t)w + 10;
+      bytes = 2 + rs * (size_t)h;
+      buf = guard_alloc(bytes);
+      images.color = view(color, 3, w, h);
+      images.output = view_at(buf, 2, out_format, w, h, os, rs);
+      CHECK_EQ_INT(run_backend(params, &images, k), LULL_OK);
+    } else { /* in place */
+      bytes = n * cs;
+      buf = guard_alloc(bytes);
+      images.color = view_at(buf, 0, color_format, w, h, cs, cs * (size_t)w);
+      view_fill(&images.color, color);
+      images.output = images.color;
+      CHECK_EQ_INT(run_backend(params, &images, k), LULL_OK);
+    }
+    float* got = view_read(&images.output);
+    same &= memcmp(got, expect, n * (size_t)lull_format_channels(out_format) * sizeof(float)) == 0;
+    if (layout != VIEWS_INTO_ALBEDO)
+      intact &= guard_intact(buf, bytes, &images.output);
+    if (layout == VIEWS_HALF4_IN_PLACE) /* alpha as given, in fp16 */
+      for (size_t i = 0; i < n; ++i)
+        alpha &= lull_float_to_half(got[4 * i + 3]) == lull_float_to_half(color[4 * i + 3]);
+    free(got);
+    free(expect);
+    free(buf);
+  }
+  printf("%-22s every backend equal to compact images bit for bit: %s\n", names[layout],
+         same && intact && alpha ? "yes" : "NO");
+  CHECK(same);
+  CHECK(intact);
+  CHECK(alpha);
+  free(color);
+  free(variance);
+  gpu_scene_free(&s);
+}
+
 /* A test render (tests/gpu/export_testdata.py), when it was exported. */
 static void run_render(const char* scene)
 {
@@ -634,6 +808,8 @@ int main(void)
     run_config(&configs[i]);
   run_tiny_geometry_scale();
   run_tiny_images();
+  for (int layout = 0; layout < VIEWS_CASES; ++layout)
+    run_views(layout);
   run_render("cornell");
   return lull_test_result("atrous_emulation");
 }

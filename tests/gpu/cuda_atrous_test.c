@@ -14,11 +14,13 @@
  * atrous_emulation_test.cu checks the same on the CPU, running the kernels'
  * bodies there. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_test_util.h"
+#include "half.h"
 #include "test_util.h"
 
 /* Border difference of the permuted schedule, mean |perm - base| / mean
@@ -221,6 +223,98 @@ static void run_unaligned(OIDNDevice gpu)
   gpu_scene_free(&s);
 }
 
+/* A device buffer holding `bytes` of data. */
+static OIDNBuffer new_filled_buffer(OIDNDevice device, const void* data, size_t bytes)
+{
+  OIDNBuffer b = oidnNewBuffer(device, bytes);
+  oidnWriteBuffer(b, 0, bytes, data);
+  return b;
+}
+
+/* The output of ATrous (schedule and packedGuides as given; the CPU
+ * device ignores them) for colour `color` (bytes of `format`, compact)
+ * with the scene's albedo, normal and depth, into out: in place (output
+ * = the colour buffer) or into a buffer of its own. */
+static int run_color_buffer(OIDNDevice device, const gpu_scene* s, OIDNFormat format,
+                            size_t pixel_bytes, const void* color, int schedule, int packed,
+                            int in_place, void* out)
+{
+  const size_t w = (size_t)s->width, h = (size_t)s->height, n = w * h;
+  const size_t bytes = n * pixel_bytes;
+  OIDNBuffer cb = new_filled_buffer(device, color, bytes);
+  OIDNBuffer guides[3] = {new_filled_buffer(device, s->albedo, n * 3 * sizeof(float)),
+                          new_filled_buffer(device, s->normal, n * 3 * sizeof(float)),
+                          new_filled_buffer(device, s->depth, n * sizeof(float))};
+  OIDNBuffer ob = in_place ? cb : oidnNewBuffer(device, bytes);
+  OIDNFilter f = oidnNewFilter(device, "ATrous");
+  oidnSetFilterImage(f, "color", cb, format, w, h, 0, 0, 0);
+  oidnSetFilterImage(f, "albedo", guides[0], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  oidnSetFilterImage(f, "normal", guides[1], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  oidnSetFilterImage(f, "depth", guides[2], OIDN_FORMAT_FLOAT, w, h, 0, 0, 0);
+  oidnSetFilterImage(f, "output", ob, format, w, h, 0, 0, 0);
+  oidnSetFilterInt(f, "iterations", 3);
+  oidnSetFilterInt(f, "schedule", schedule);
+  oidnSetFilterBool(f, "packedGuides", packed);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  oidnReadBuffer(ob, 0, bytes, out);
+  const int code = gpu_device_error(device, "ATrous");
+  oidnReleaseFilter(f);
+  if (!in_place)
+    oidnReleaseBuffer(ob);
+  oidnReleaseBuffer(cb);
+  for (int k = 0; k < 3; ++k)
+    oidnReleaseBuffer(guides[k]);
+  return code;
+}
+
+/* Output = colour (in place), FLOAT3 and HALF4 (whose alpha must come
+ * back unchanged): on the CPU device and on both schedules (packed too)
+ * of the GPU, bit for bit what the same run writes into a buffer of its
+ * own.  atrous_emulation_test.cu checks more layouts (strides, offsets,
+ * output = albedo, HALF3) with the kernels' bodies on the CPU. */
+static void run_in_place(OIDNDevice cpu, OIDNDevice gpu)
+{
+  const int w = 91, h = 67;
+  const size_t n = (size_t)w * (size_t)h;
+  gpu_scene s;
+  gpu_scene_make(&s, w, h, 555u);
+  float* color = malloc(n * 4 * sizeof(float));
+  float* variance = malloc(n * 3 * sizeof(float));
+  gpu_scene_atrous_inputs(&s, 4, 0, 0, color, variance);
+  for (int half = 0; half < 2; ++half) {
+    const size_t pixel_bytes = half ? 4 * sizeof(uint16_t) : 3 * sizeof(float);
+    const OIDNFormat format = half ? OIDN_FORMAT_HALF4 : OIDN_FORMAT_FLOAT3;
+    unsigned char* in = malloc(n * pixel_bytes);
+    unsigned char* out[2] = {malloc(n * pixel_bytes), malloc(n * pixel_bytes)};
+    for (size_t i = 0; i < n; ++i)
+      for (int k = 0; k < (half ? 4 : 3); ++k) {
+        if (half)
+          ((uint16_t*)in)[4 * i + (size_t)k] = lull_float_to_half(color[4 * i + (size_t)k]);
+        else
+          ((float*)in)[3 * i + (size_t)k] = color[4 * i + (size_t)k];
+      }
+    for (int run = 0; run < 4; ++run) { /* CPU, baseline, permuted, packed */
+      for (int in_place = 0; in_place < 2; ++in_place)
+        CHECK_EQ_INT(run_color_buffer(run == 0 ? cpu : gpu, &s, format, pixel_bytes, in,
+                                      run >= 2, run == 3, in_place, out[in_place]),
+                     OIDN_ERROR_NONE);
+      CHECK_EQ_INT(memcmp(out[0], out[1], n * pixel_bytes), 0);
+      if (half) /* alpha as given */
+        for (size_t i = 0; i < n; ++i)
+          CHECK_EQ_INT(((const uint16_t*)out[1])[4 * i + 3], ((const uint16_t*)in)[4 * i + 3]);
+    }
+    printf("%-22s in place equal to a separate output bit for bit\n",
+           half ? "HALF4 colour" : "FLOAT3 colour");
+    free(in);
+    free(out[0]);
+    free(out[1]);
+  }
+  free(color);
+  free(variance);
+  gpu_scene_free(&s);
+}
+
 /* Gaussian on RGBA with a NaN pixel: the CPU's output, alpha unchanged. */
 static void run_gaussian(OIDNDevice cpu, OIDNDevice gpu)
 {
@@ -295,6 +389,7 @@ int main(void)
     run_config(cpu, gpu, &configs[i]);
   run_render(cpu, gpu, "cornell");
   run_unaligned(gpu);
+  run_in_place(cpu, gpu);
   run_gaussian(cpu, gpu);
   oidnReleaseDevice(cpu);
   oidnReleaseDevice(gpu);
