@@ -15,11 +15,26 @@
 #include "gradient_domain_cuda.h"
 #include "poisson_cuda.h"
 
+lull_status lull_cuda_status(cudaError_t code)
+{
+  /* OIDN's CUDA device maps the same three codes to unsupported hardware:
+   * no device, a launch this GPU cannot run (e.g. more shared memory or
+   * registers a block than it has), a feature it lacks */
+  switch (code) {
+    case cudaSuccess: return LULL_OK;
+    case cudaErrorMemoryAllocation: return LULL_ERROR_OUT_OF_MEMORY;
+    case cudaErrorNoDevice:
+    case cudaErrorInvalidConfiguration:
+    case cudaErrorNotSupported: return LULL_ERROR_UNSUPPORTED_HARDWARE;
+    default: return LULL_ERROR_UNKNOWN;
+  }
+}
+
 lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what)
 {
-  const lull_status status = (code == cudaErrorMemoryAllocation) ? LULL_ERROR_OUT_OF_MEMORY
-                                                                 : LULL_ERROR_UNKNOWN;
-  return lull_fail(err, status, "%s: %s", what, cudaGetErrorString(code));
+  const lull_status status = lull_cuda_status(code);
+  return lull_fail(err, status == LULL_OK ? LULL_ERROR_UNKNOWN : status, "%s: %s", what,
+                   cudaGetErrorString(code));
 }
 
 lull_status lull_cuda_enter(const lull_cuda_backend* cuda, lull_cuda_scope* scope,

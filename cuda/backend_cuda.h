@@ -37,8 +37,13 @@ lull_status lull_cuda_enter(const lull_cuda_backend* cuda, lull_cuda_scope* scop
                             lull_error* err);
 void lull_cuda_leave(const lull_cuda_scope* scope);
 
-/* Turns a CUDA error into a lull status with "what: CUDA's message";
- * out-of-memory errors become LULL_ERROR_OUT_OF_MEMORY. */
+/* The status of a CUDA error, as OIDN's CUDA device maps them: out of
+ * memory; no device, an invalid launch configuration and an unsupported
+ * feature are unsupported hardware; everything else unknown. */
+lull_status lull_cuda_status(cudaError_t code);
+
+/* Turns a CUDA error into a lull status (lull_cuda_status) with
+ * "what: CUDA's message". */
 lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what);
 
 /* Device pointer to at least `bytes` of scratch memory, or NULL with err

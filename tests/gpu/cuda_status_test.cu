@@ -1,0 +1,45 @@
+/* How CUDA errors become OIDN errors (lull_cuda_status, lull_cuda_fail):
+ * the codes OIDN's CUDA device maps, and the message.  No GPU needed: the
+ * functions only read cudaGetErrorString. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend_cuda.h"
+
+extern "C" {
+#include "test_util.h"
+}
+
+int main(void)
+{
+  static const struct
+  {
+    cudaError_t code;
+    lull_status status;
+  } cases[] = {
+      {cudaSuccess, LULL_OK},
+      {cudaErrorMemoryAllocation, LULL_ERROR_OUT_OF_MEMORY},
+      {cudaErrorNoDevice, LULL_ERROR_UNSUPPORTED_HARDWARE},
+      {cudaErrorInvalidConfiguration, LULL_ERROR_UNSUPPORTED_HARDWARE},
+      {cudaErrorNotSupported, LULL_ERROR_UNSUPPORTED_HARDWARE},
+      {cudaErrorIllegalAddress, LULL_ERROR_UNKNOWN},
+      {cudaErrorLaunchFailure, LULL_ERROR_UNKNOWN},
+      {cudaErrorInvalidValue, LULL_ERROR_UNKNOWN},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const lull_status status = lull_cuda_status(cases[i].code);
+    if (status != cases[i].status)
+      printf("%s: status %d, expected %d\n", cudaGetErrorName(cases[i].code), (int)status,
+             (int)cases[i].status);
+    CHECK_EQ_INT((int)status, (int)cases[i].status);
+  }
+  lull_error err = {LULL_OK, ""};
+  CHECK_EQ_INT((int)lull_cuda_fail(&err, cudaErrorNoDevice, "cannot select the CUDA device"),
+               (int)LULL_ERROR_UNSUPPORTED_HARDWARE);
+  CHECK_EQ_INT((int)err.code, (int)LULL_ERROR_UNSUPPORTED_HARDWARE);
+  CHECK(strstr(err.message, "cannot select the CUDA device: ") == err.message);
+  CHECK(strstr(err.message, cudaGetErrorString(cudaErrorNoDevice)) != NULL);
+  /* a failure is never reported as success, whatever the code */
+  CHECK_EQ_INT((int)lull_cuda_fail(&err, cudaSuccess, "x"), (int)LULL_ERROR_UNKNOWN);
+  return lull_test_result("cuda_status");
+}
