@@ -216,11 +216,9 @@ OIDN_API void oidnSetSharedFilterImage(OIDNFilter filter, const char* name, void
     lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT, "image region wraps around the address space");
     return;
   }
+  /* no check of the device's state: a filter exists only on a committed
+   * device, and OIDN takes shared images on a dirty one too */
   lull_device_lock(device);
-  if (!lull_device_ready(device)) {
-    lull_device_unlock(device);
-    return;
-  }
   const int storage = device->backend->ops->classify(device->backend, devPtr);
   lull_device_unlock(device);
   if (storage == LULL_STORAGE_UNDEFINED) {

@@ -91,8 +91,14 @@ static void parameters(void)
    * dirty, and a dirty device does nothing, except reading and writing
    * the buffers it has (OIDN checks only the commit there) */
   OIDNBuffer kept = oidnNewBuffer(device, 16);
+  OIDNFilter kept_filter = oidnNewFilter(device, "RT");
   oidnSetDeviceInt(device, "noSuchParameter", 0);
   EXPECT_OK(device);
+  /* and giving a filter it has shared images (OIDN checks nothing there) */
+  float pixels[12] = {0};
+  oidnSetSharedFilterImage(kept_filter, "color", pixels, OIDN_FORMAT_FLOAT3, 2, 2, 0, 0, 0);
+  EXPECT_OK(device);
+  oidnReleaseFilter(kept_filter);
   const unsigned char in[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   unsigned char out[16] = {0};
   oidnWriteBuffer(kept, 0, sizeof in, in);
