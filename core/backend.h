@@ -111,9 +111,10 @@ int lull_cuda_device_count(void);
 int lull_cuda_device_ordinal(int index);
 /* 1 when CUDA device `ordinal` is usable (as above). */
 int lull_cuda_device_usable(int ordinal);
-/* UNSUPPORTED_HARDWARE with why device `ordinal` is not usable: the CUDA
+/* Why device `ordinal` is not usable: UNSUPPORTED_HARDWARE with the CUDA
  * runtime's error when it lists no device (an old driver, no driver, no
- * GPU), an ordinal out of range, or an unsupported GPU. */
+ * GPU) or for an unsupported GPU; UNKNOWN for an ordinal out of range (as
+ * OIDN reports the runtime's invalid ordinal). */
 lull_status lull_cuda_device_unusable_reason(int ordinal, lull_error* err);
 /* Facts about CUDA device `device_id` (an ordinal). */
 lull_status lull_cuda_device_info_get(int device_id, lull_cuda_device_info* info,

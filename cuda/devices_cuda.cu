@@ -107,9 +107,10 @@ extern "C" lull_status lull_cuda_device_unusable_reason(int ordinal, lull_error*
     return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
                      "the CUDA runtime lists no device, %s: %s", cudaGetErrorName(listing),
                      cudaGetErrorString(listing));
+  /* OIDN_ERROR_UNKNOWN, as OIDN reports the runtime's invalid ordinal */
   if (ordinal < 0 || ordinal >= n)
-    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
-                     "unsupported CUDA device %d: the CUDA runtime lists %d", ordinal, n);
+    return lull_fail(err, LULL_ERROR_UNKNOWN, "invalid CUDA device ID %d: the CUDA runtime lists %d",
+                     ordinal, n);
   int major = 0, minor = 0;
   if (!compute_capability(ordinal, &major, &minor))
     return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,

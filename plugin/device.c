@@ -298,12 +298,9 @@ OIDN_API OIDNDevice oidnNewCUDADevice(const int* deviceIDs, const cudaStream_t* 
     lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "array of CUDA streams is null");
     return NULL;
   }
-  if (!oidnIsCUDADeviceSupported(deviceIDs[0])) {
-    lull_error err;
-    (void)lull_cuda_device_unusable_reason(deviceIDs[0], &err);
-    lull_api_error_status(NULL, &err);
-    return NULL;
-  }
+  /* as in OIDN, the ID is checked by the commit (on the device's own error
+   * slot and callback): an ID the runtime does not list gives
+   * OIDN_ERROR_UNKNOWN, a GPU lull cannot run on UNSUPPORTED_HARDWARE */
   return device_new(OIDN_DEVICE_TYPE_CUDA, deviceIDs[0], (void*)streams[0]);
 }
 

@@ -178,9 +178,14 @@ static void creation(void)
     EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "array of CUDA devices is null");
     CHECK(oidnNewCUDADevice(ids, NULL, 1) == NULL);
     EXPECT_ERROR_MSG(NULL, OIDN_ERROR_INVALID_ARGUMENT, "array of CUDA streams is null");
+    /* an ID the runtime does not list: created, fails at the commit (OIDN) */
     const int bad = -1;
-    CHECK(oidnNewCUDADevice(&bad, streams, 1) == NULL);
-    EXPECT_ERROR(NULL, OIDN_ERROR_UNSUPPORTED_HARDWARE);
+    OIDNDevice d = oidnNewCUDADevice(&bad, streams, 1);
+    CHECK(d != NULL);
+    EXPECT_OK(NULL);
+    oidnCommitDevice(d);
+    EXPECT_ERROR_MSG(d, OIDN_ERROR_UNKNOWN, "invalid CUDA device ID -1");
+    oidnReleaseDevice(d);
   }
   /* external memory and Metal buffers: not supported by any lull device */
   device = api_cpu_device();

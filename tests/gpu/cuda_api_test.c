@@ -64,10 +64,19 @@ static void check_physical(void)
   CHECK(oidnNewCUDADevice(ids, NULL, 1) == NULL);
   CHECK_EQ_INT(oidnGetDeviceError(NULL, &message), OIDN_ERROR_INVALID_ARGUMENT);
   CHECK(message && strstr(message, "array of CUDA streams is null"));
+  /* as in OIDN, an ID the runtime does not list is created and fails at
+   * the commit, on the device's own error slot, with OIDN_ERROR_UNKNOWN */
   const int bad[2] = {999, -1};
   for (int i = 0; i < 2; ++i) {
-    CHECK(oidnNewCUDADevice(&bad[i], streams, 1) == NULL);
-    CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_UNSUPPORTED_HARDWARE);
+    OIDNDevice d = oidnNewCUDADevice(&bad[i], streams, 1);
+    CHECK(d != NULL);
+    CHECK_EQ_INT(oidnGetDeviceError(NULL, NULL), OIDN_ERROR_NONE);
+    oidnCommitDevice(d);
+    CHECK_EQ_INT(oidnGetDeviceError(d, &message), OIDN_ERROR_UNKNOWN);
+    CHECK(message && strstr(message, "invalid CUDA device ID"));
+    CHECK(oidnNewFilter(d, "RT") == NULL); /* not committed */
+    CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_INVALID_OPERATION);
+    oidnReleaseDevice(d);
     CHECK(!oidnIsCUDADeviceSupported(bad[i]));
   }
   OIDNDevice by_stream = oidnNewCUDADevice(ids, streams, 1);
