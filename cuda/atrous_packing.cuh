@@ -81,6 +81,18 @@ LULL_BODY float lull_pow2(int k)
   return lull_bits_float((uint32_t)(127 + k) << 23);
 }
 
+/* The packing scale s of a bound (prepare multiplies by it) and 1 / s (the
+ * finish step multiplies by that). */
+LULL_BODY float lull_pack_scale(unsigned bound_bits)
+{
+  return lull_pow2(lull_pack_scale_exponent(bound_bits));
+}
+
+LULL_BODY float lull_pack_unscale(unsigned bound_bits)
+{
+  return lull_pow2(-lull_pack_scale_exponent(bound_bits));
+}
+
 /* -- colour and variance ------------------------------------------------- */
 
 /* (r, g, b) and sd = sqrt v, already scaled by s */

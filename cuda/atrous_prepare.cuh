@@ -357,7 +357,7 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
   const float4 g0 = s->n[ty][tx];
   if (a->packed) {
     /* times the packing scale, which the bound kernel has found */
-    const float ps = lull_pow2(lull_pack_scale_exponent(LULL_LDG(a->pack_bound)));
+    const float ps = lull_pack_scale(LULL_LDG(a->pack_bound));
     a->out.cp[i] = lull_pack_color_sd(c.x * ps, c.y * ps, c.z * ps,
                                       LULL_SQRT(var > 0.0f ? var : 0.0f) * ps);
     a->out.gp[i] = lull_pack_guides(g0, g1);
@@ -450,6 +450,13 @@ LULL_BODY int prepare_bound_flat(const lull_image* c)
          c->row_stride == c->pixel_stride * (size_t)c->width;
 }
 
+/* Pixel i (row-major) of the image: its coordinates. */
+LULL_BODY void bound_pixel(const lull_atrous_prepare_args* a, size_t i, int* x, int* y)
+{
+  *y = (int)(i / (size_t)a->width);
+  *x = (int)(i - (size_t)*y * (size_t)a->width);
+}
+
 /* The running extremes of the finite raw colour values. */
 typedef struct bound_range
 {
@@ -512,7 +519,8 @@ LULL_BODY float prepare_bound_thread(const lull_atrous_prepare_args* a, lull_thr
         const size_t i = i0 + (size_t)k * stride;
         c[k][0] = c[k][1] = c[k][2] = c[k][3] = 0.0f;
         if (i < pixels) {
-          const int y = (int)(i / (size_t)a->width), x = (int)(i - (size_t)y * (size_t)a->width);
+          int x, y;
+          bound_pixel(a, i, &x, &y);
           prepare_fetch(&a->color, x, y, floats, c[k]);
         }
       }
@@ -532,7 +540,8 @@ LULL_BODY float prepare_bound_thread(const lull_atrous_prepare_args* a, lull_thr
     m *= 1.0f / LULL_DEMODULATION_EPS;
   if (a->variance_mode && a->variance.data)
     for (size_t i = first; i < pixels; i += stride) {
-      const int y = (int)(i / (size_t)a->width), x = (int)(i - (size_t)y * (size_t)a->width);
+      int x, y;
+      bound_pixel(a, i, &x, &y);
       float v[4];
       prepare_fetch(&a->variance, x, y, floats, v);
       m = fmaxf(m, prepare_bound_of_variance(a, v));
