@@ -444,7 +444,7 @@ static lull_status check_config(OIDNFilter filter, const lull_filter_config* con
       continue; /* "automatic" */
     if (!(v >= def->min && v <= def->max))
       return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
-                       "invalid value %g for filter parameter '%s' (valid: %g to %g)", v,
+                       "invalid value %.9g for filter parameter '%s' (valid: %.9g to %.9g)", v,
                        def->name, def->min, def->max);
   }
   return type->check(config, err);

@@ -40,7 +40,7 @@ static int find(const char* type, const char* name, LullParamInfo* info)
 static int out_of_range(const LullParamInfo* info, double v)
 {
   char message[200];
-  PyOS_snprintf(message, sizeof message, "parameter '%s' = %g is out of range [%g, %g]",
+  PyOS_snprintf(message, sizeof message, "parameter '%s' = %.9g is out of range [%.9g, %.9g]",
                 info->name, v, info->minValue, info->maxValue);
   PyErr_SetString(PyExc_ValueError, message);
   return 0;
