@@ -44,7 +44,8 @@ typedef struct lull_atrous_params
   float sigma_depth;       /* geometry term for depth or position, <= 0 disables */
   float sigma_albedo;      /* <= 0 disables the albedo term */
   int demodulate;          /* divide by albedo before filtering, multiply after */
-  float input_scale;       /* colour is multiplied by this before, divided after */
+  float input_scale;       /* colour is multiplied by this before, divided after;
+                            * NaN: automatic (lull_atrous_scale_is_auto) */
   int srgb;                /* colour is sRGB-encoded: linearise before, encode after */
   int clamp_output;        /* LDR: clamp the output to [0, 1] */
   /* Hints for GPU backends (the CPU backend ignores them): store colour as
@@ -74,6 +75,17 @@ typedef struct lull_atrous_images
 /* Checks sizes and formats; the API layer reports the message. */
 lull_status lull_atrous_validate(const lull_atrous_params* params,
                                  const lull_atrous_images* images, lull_error* err);
+
+/* Whether a run picks its input scale from the colour (atrous_math.h, "the
+ * automatic input scale"): input_scale NaN with the variance-guided colour
+ * test on linear colour.  NaN otherwise means 1: the fixed colour sigma is
+ * in the colour's units, and sRGB colour is LDR. */
+int lull_atrous_scale_is_auto(const lull_atrous_params* params);
+
+/* The input scale of a run: params->input_scale, or for NaN the automatic
+ * scale of the colour image (counted on the CPU) or 1. */
+lull_status lull_atrous_input_scale(const lull_atrous_params* params, const lull_image* color,
+                                   int num_threads, float* scale, lull_error* err);
 
 /* Bytes of scratch memory the CPU backend needs for an image of this size. */
 size_t lull_atrous_cpu_scratch_bytes(const lull_atrous_images* images);

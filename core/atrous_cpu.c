@@ -38,7 +38,7 @@ lull_atrous_params lull_atrous_default_params(void)
   p.sigma_depth = 4.0f;
   p.sigma_albedo = 0.3f;
   p.demodulate = 1;
-  p.input_scale = 1.0f;
+  p.input_scale = NAN; /* automatic */
   p.srgb = 0;
   p.clamp_output = 0;
   p.packed_guides = 0;
@@ -78,8 +78,49 @@ lull_status lull_atrous_validate(const lull_atrous_params* params,
   if (params->color_mode != LULL_ATROUS_COLOR_FIXED &&
       params->color_mode != LULL_ATROUS_COLOR_VARIANCE)
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "unknown colorMode %d", params->color_mode);
-  if (!(params->input_scale > 0.0f) || !isfinite(params->input_scale))
+  if (!isnan(params->input_scale) &&
+      (!(params->input_scale > 0.0f) || !isfinite(params->input_scale)))
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "inputScale must be positive and finite");
+  return LULL_OK;
+}
+
+int lull_atrous_scale_is_auto(const lull_atrous_params* params)
+{
+  return isnan(params->input_scale) && params->color_mode == LULL_ATROUS_COLOR_VARIANCE &&
+         !params->srgb;
+}
+
+lull_status lull_atrous_input_scale(const lull_atrous_params* params, const lull_image* color,
+                                   int num_threads, float* scale, lull_error* err)
+{
+  *scale = isnan(params->input_scale) ? 1.0f : params->input_scale;
+  if (!lull_atrous_scale_is_auto(params))
+    return LULL_OK;
+  /* the colour channels of every pixel, a row at a time (a fourth channel
+   * is alpha and does not count) */
+  const int w = color->width, h = color->height;
+  const int channels = LULL_MIN(lull_format_channels(color->format), 3);
+  unsigned long long sum = 0, count = 0;
+  int failed = 0;
+#pragma omp parallel num_threads(lull_thread_count(num_threads)) reduction(+ : sum, count, failed)
+  {
+    float* row = malloc((size_t)w * 3 * sizeof(float));
+    failed = row == NULL;
+#pragma omp for schedule(static)
+    for (int y = 0; y < h; ++y) {
+      if (!row)
+        continue;
+      float* const planes[4] = {row, row + w, row + 2 * (size_t)w, NULL};
+      lull_image_read_row(color, y, planes, channels);
+      for (int c = 0; c < channels; ++c)
+        for (int x = 0; x < w; ++x)
+          lull_auto_scale_add(planes[c][x], &sum, &count);
+    }
+    free(row);
+  }
+  if (failed)
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  *scale = lull_auto_scale(sum, count);
   return LULL_OK;
 }
 
@@ -113,6 +154,7 @@ typedef struct atrous_setup
   int geometry_planes;         /* 3 for position, 1 for depth (or none) */
   float k_normal;              /* 1 / sigma_n^2, 0 when disabled */
   float k_albedo;              /* 1 / sigma_a^2, 0 when disabled */
+  float input_scale;           /* lull_atrous_input_scale */
 } atrous_setup;
 
 /* -- prepare ------------------------------------------------------------- */
@@ -187,7 +229,7 @@ static void prepare_color(const lull_atrous_params* params, const lull_atrous_im
   const float* ar = lull_plane_c(pl, P_AR);
   const float* ag = lull_plane_c(pl, P_AG);
   const float* ab = lull_plane_c(pl, P_AB);
-  const float scale = params->input_scale;
+  const float scale = s->input_scale;
   const int srgb = params->srgb;
 
   long nonfinite = 0;
@@ -710,7 +752,7 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
         const float dr = s->demodulate ? lull_demodulation_albedo(ar[i]) : 1.0f;
         const float dg = s->demodulate ? lull_demodulation_albedo(ag[i]) : 1.0f;
         const float db = s->demodulate ? lull_demodulation_albedo(ab[i]) : 1.0f;
-        v[i] = lull_variance_luminance(c, nc, dr, dg, db);
+        v[i] = lull_variance_luminance(c, nc, dr, dg, db, s->input_scale);
       }
     return;
   }
@@ -1036,7 +1078,7 @@ static void output_row(const lull_atrous_params* params, const lull_atrous_image
   const size_t row = (size_t)y * (size_t)w;
   const float* albedo[3] = {lull_plane_c(pl, P_AR), lull_plane_c(pl, P_AG),
                             lull_plane_c(pl, P_AB)};
-  const float inv_scale = 1.0f / params->input_scale;
+  const float inv_scale = 1.0f / s->input_scale;
   for (int k = 0; k < 3; ++k) {
     float* o = out + (size_t)k * (size_t)w;
     if (s->demodulate)
@@ -1184,6 +1226,9 @@ lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
 
   const int threads = lull_thread_count(num_threads);
   s.threads = threads;
+  status = lull_atrous_input_scale(params, &images->color, threads, &s.input_scale, err);
+  if (status != LULL_OK)
+    return status;
 
   lull_planes pl;
   if (!lull_planes_init_cached(&pl, (size_t)s.width, (size_t)s.height, P_COUNT, cache))

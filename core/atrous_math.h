@@ -324,14 +324,50 @@ LULL_HD float lull_linear_to_srgb(float v)
 
 /* -- prepare: per-pixel input conversion shared by the backends ------------ */
 
-/* A colour channel as the filter sees it: finite magnitudes beyond 1e15 are
- * clamped (so squares and their sums stay finite in float), then scaled by
- * inputScale, then linearised when the input is sRGB. */
+/* A colour channel as the filter sees it: scaled by inputScale, then
+ * magnitudes beyond 1e15 clamped (so squares and their sums stay finite in
+ * float; after the scale, so that a scale can bring any finite range into
+ * the filter's), then linearised when the input is sRGB. */
 LULL_HD float lull_prepare_color_channel(float v, float input_scale, int srgb)
 {
-  v = v > 1e15f ? 1e15f : (v < -1e15f ? -1e15f : v);
   v *= input_scale;
+  v = v > 1e15f ? 1e15f : (v < -1e15f ? -1e15f : v);
   return srgb ? lull_srgb_to_linear(v) : v;
+}
+
+/* -- the automatic input scale ----------------------------------------------
+ *
+ * inputScale NaN ("automatic", OIDN's default) gives the variance-guided
+ * filter a power of two s = 2^k that puts the geometric mean of the
+ * colour's finite non-zero magnitudes in [1, 2).  That filter depends on
+ * the colour's scale only through two absolute constants: the eps of
+ * lull_luminance_inv_scale (dark renders, around 1e-8 and below, were
+ * filtered harder) and the clamp of lull_prepare_color_channel (bright
+ * ones, above 1e15, were clipped).  With s the filter sees every render at
+ * the same scale, and since multiplying by a power of two is exact, the
+ * result for the colour 2^j c is 2^j times the result for c, bit for bit,
+ * over the whole float range (tests: atrous_scale).  Both backends count
+ * the same values, as integers, so they pick the same s. */
+
+/* Adds colour value v to the counts: its biased exponent field (0 for a
+ * subnormal) when v is finite and non-zero. */
+LULL_HD void lull_auto_scale_add(float v, unsigned long long* sum, unsigned long long* count)
+{
+  const uint32_t bits = lull_float_bits(v) & 0x7fffffffu;
+  if (bits != 0u && bits < 0x7f800000u) {
+    *sum += bits >> 23;
+    *count += 1u;
+  }
+}
+
+/* s from the counts: 2^(127 - mean exponent field), k in [-126, 126] so
+ * that s and 1 / s are normal floats; 1 when no value counted. */
+LULL_HD float lull_auto_scale(unsigned long long sum, unsigned long long count)
+{
+  if (count == 0u)
+    return 1.0f;
+  const int k = 127 - (int)(sum / count);
+  return lull_pow2(k < -126 ? -126 : (k > 126 ? 126 : k));
 }
 
 /* Radius of the neighbourhood whose finite colours replace a non-finite one. */
@@ -354,8 +390,12 @@ LULL_HD void lull_footprint_neighbours(int x, int y, int w, int h, int xs[4], in
  * in the demodulated units the filter works in (a_r, a_g, a_b: the albedo
  * used for demodulation, 1 without).  Three channels: Var(sum_k w_k c_k /
  * a_k) for independent channels; one channel: a luminance variance divided
- * by the squared luminance of the albedo.  Non-finite or negative: 0. */
-LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float a_g, float a_b)
+ * by the squared luminance of the albedo.  The image is in the colour
+ * image's units, so the colour's scale s (inputScale) applies squared,
+ * as (var s) s: var s^2 may be a float where s^2 is not.  Non-finite or
+ * negative: 0. */
+LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float a_g, float a_b,
+                                      float s)
 {
   float var;
   if (nc >= 3) {
@@ -365,6 +405,7 @@ LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float
     const float la = lull_luminance(a_r, a_g, a_b);
     var = c[0] / (la * la);
   }
+  var = var * s * s;
   return (var - var) == 0.0f && var > 0.0f ? var : 0.0f;
 }
 

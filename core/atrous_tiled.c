@@ -271,6 +271,13 @@ lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
 
   lull_atrous_params inner = *params;
   inner.memory_cap = 0; /* each tile fits by construction */
+  /* one scale for the whole image, as an untiled run has */
+  status = lull_atrous_input_scale(params, &images->color, num_threads, &inner.input_scale, err);
+  if (status != LULL_OK) {
+    free(tile_out);
+    free(held);
+    return status;
+  }
   tile_progress tp = {progress, 0.0, (double)tiling->columns * tiling->rows, 0};
   const lull_progress tile_report = {report_tile, &tp};
   const lull_progress* per_tile = progress && progress->report ? &tile_report : NULL;

@@ -22,6 +22,12 @@ LULL_HD float lull_bits_float(uint32_t u)
   return f;
 }
 
+/* 2^k for |k| <= 126, built from its bits (exact). */
+LULL_HD float lull_pow2(int k)
+{
+  return lull_bits_float((uint32_t)(127 + k) << 23);
+}
+
 LULL_HD float lull_half_to_float(uint16_t h)
 {
   const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;

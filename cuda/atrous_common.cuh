@@ -251,8 +251,9 @@ LULL_BODY void atrous_encode_store(const lull_atrous_level_args* a, int x, int y
 {
   const size_t i = (size_t)y * (size_t)a->width + (size_t)x;
   float c[4] = {rgb.x, rgb.y, rgb.z, a->has_alpha ? a->alpha[i] : 0.0f};
+  const float inv_scale = a->auto_scale ? LULL_LDG(&a->stats->inv_scale) : a->inv_scale;
 LULL_UNROLL
   for (int k = 0; k < 3; ++k)
-    c[k] = lull_encode_output(c[k], a->srgb, a->inv_scale, a->clamp_output);
+    c[k] = lull_encode_output(c[k], a->srgb, inv_scale, a->clamp_output);
   lull_cuda_image_store_n(&a->output, x, y, c, a->out_channels);
 }

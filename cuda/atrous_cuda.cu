@@ -30,7 +30,7 @@ static size_t carve(size_t* offset, size_t bytes)
 typedef struct scratch_layout
 {
   size_t c[2], cp[2], g0[2], g1[2], gp[2], g2[2], ig[2];
-  size_t lg, alpha, tables, bound;
+  size_t lg, alpha, tables, stats;
   size_t bytes;
 } scratch_layout;
 
@@ -62,7 +62,7 @@ static int scratch_layout_make(const lull_atrous_plan* p, int color_channels, sc
   s->lg = p->variance_mode ? carve(&offset, b8) : NONE;
   s->alpha = color_channels == 4 ? carve(&offset, b4) : NONE;
   s->tables = p->permuted ? carve(&offset, bt) : NONE;
-  s->bound = p->packed ? carve(&offset, sizeof(unsigned)) : NONE;
+  s->stats = p->packed || p->auto_scale ? carve(&offset, sizeof(lull_atrous_color_stats)) : NONE;
   s->bytes = offset;
   return 1;
 }
@@ -99,6 +99,7 @@ lull_status lull_atrous_plan_make(const lull_atrous_params* params, const lull_a
   /* packed buffers: a hint, taken by the permuted schedule with the
    * variance-guided colour test (the fast path); otherwise fp32 */
   plan->packed = params->packed_guides && plan->permuted && plan->variance_mode;
+  plan->auto_scale = lull_atrous_scale_is_auto(params);
   const int has_geometry =
       (images->depth.data || images->position.data) && params->sigma_depth > 0.0f;
   plan->geometry_kind = !has_geometry ? LULL_ATROUS_GEOMETRY_NONE
@@ -150,7 +151,9 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
   float* alpha = AT(float, scratch, s.alpha);
   int* tables = AT(int, scratch, s.tables);
-  unsigned* bound = AT(unsigned, scratch, s.bound);
+  lull_atrous_color_stats* stats = AT(lull_atrous_color_stats, scratch, s.stats);
+  /* an explicit scale, or 1 where NaN does not mean automatic */
+  const float input_scale = isnan(params->input_scale) ? 1.0f : params->input_scale;
 
   /* 1. prepare: level 0's input in buffers 0 */
   lull_atrous_prepare_args pa;
@@ -169,7 +172,8 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
   pa.geometry_kind = plan->geometry_kind;
   pa.demodulate = demodulate;
   pa.variance_mode = plan->variance_mode;
-  pa.input_scale = params->input_scale;
+  pa.input_scale = input_scale;
+  pa.auto_scale = plan->auto_scale;
   pa.sigma_depth = params->sigma_depth;
   pa.k_normal = k_normal;
   pa.k_albedo = k_albedo;
@@ -177,7 +181,7 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
   pa.packed = plan->packed;
   pa.out = buffers_at(scratch, &s, 0, 0);
   pa.alpha = alpha;
-  pa.pack_bound = bound;
+  pa.stats = stats;
   cudaError_t code = launchers->prepare(launchers->ctx, &pa);
   if (code == cudaSuccess && plan->permuted)
     code = launchers->layout_tables(launchers->ctx, tables, w, h, levels);
@@ -225,8 +229,9 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
     la.srgb = params->srgb;
     la.clamp_output = params->clamp_output;
     la.out_channels = lull_format_channels(images->output.format);
-    la.inv_scale = 1.0f / params->input_scale;
-    la.pack_bound = bound;
+    la.inv_scale = 1.0f / input_scale;
+    la.auto_scale = plan->auto_scale;
+    la.stats = stats;
     code = launchers->level(launchers->ctx, &la, plan->permuted, plan->variance_mode,
                             plan->geometry_kind);
     if (code != cudaSuccess)

@@ -47,6 +47,19 @@ typedef struct lull_atrous_buffers
   float* ig;
 } lull_atrous_buffers;
 
+/* What the colour pass before prepare (the "bound kernel",
+ * atrous_prepare.cuh) leaves in scratch memory for prepare and the finish:
+ * zeroed by the prepare launch, summed by the pass's blocks, finalised by
+ * its last block.  The pass runs for packedGuides and for the automatic
+ * input scale. */
+typedef struct lull_atrous_color_stats
+{
+  unsigned long long sum, count; /* automatic scale: lull_auto_scale_add's counts */
+  unsigned bound;                /* packed: the packing bound (atrous_packing.cuh), float bits */
+  unsigned blocks_done;          /* the block that ends last finalises */
+  float scale, inv_scale;        /* automatic scale: lull_auto_scale and 1 / it */
+} lull_atrous_color_stats;
+
 /* What prepare needs: the user's images and the parameters. */
 typedef struct lull_atrous_prepare_args
 {
@@ -54,13 +67,15 @@ typedef struct lull_atrous_prepare_args
   int width, height;
   int channels;        /* colour channels filtered, 1..3 */
   int has_alpha, has_albedo, has_normal, geometry_kind, demodulate, variance_mode;
-  float input_scale, sigma_depth, k_normal, k_albedo;
+  float input_scale;   /* the explicit scale (1 when automatic) */
+  float sigma_depth, k_normal, k_albedo;
   int srgb, packed;
+  int auto_scale;      /* the input scale is stats->scale (core/atrous.h) */
   lull_atrous_buffers out; /* level 0's input, original layout */
   float* alpha;        /* the fourth colour channel, copied through */
-  /* packed: the bound of the packing scale (atrous_packing.cuh) as float
-   * bits, reduced over the image by the prepare launch; NULL otherwise */
-  unsigned* pack_bound;
+  /* packed or automatic scale: the colour pass's results, found by the
+   * prepare launch first; NULL otherwise */
+  lull_atrous_color_stats* stats;
 } lull_atrous_prepare_args;
 
 /* One level of the filter. */
@@ -94,13 +109,15 @@ typedef struct lull_atrous_level_args
   lull_image output;
   const float* alpha;
   int has_alpha, demodulate, srgb, clamp_output, out_channels;
-  float inv_scale;
-  const unsigned* pack_bound; /* packed: prepare's bound, to unscale the output */
+  float inv_scale;         /* 1 / the explicit input scale */
+  int auto_scale;          /* ... or stats->inv_scale */
+  /* the colour pass's results (packed: the bound, to unscale the output) */
+  const lull_atrous_color_stats* stats;
 } lull_atrous_level_args;
 
 /* Kernel launchers (each file's entry points).  They return the launch
- * error, if any.  Prepare's launch also finds the packing bound first when
- * args->pack_bound is set. */
+ * error, if any.  Prepare's launch runs the colour pass first when
+ * args->stats is set. */
 cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cudaStream_t stream);
 /* The colour test's per-level inputs LG (variance mode), in the level's
  * layout: both schedules. */
@@ -141,6 +158,7 @@ lull_atrous_launchers lull_atrous_stream_launchers(cudaStream_t* stream);
 typedef struct lull_atrous_plan
 {
   int width, height, levels, permuted, packed, variance_mode, geometry_kind;
+  int auto_scale; /* lull_atrous_scale_is_auto */
   size_t scratch_bytes;
 } lull_atrous_plan;
 

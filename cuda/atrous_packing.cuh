@@ -75,12 +75,6 @@ LULL_BODY int lull_pack_scale_exponent(unsigned bound_bits)
   return k < -100 ? -100 : (k > 100 ? 100 : k);
 }
 
-/* 2^k for |k| <= 126, built from its bits (exact). */
-LULL_BODY float lull_pow2(int k)
-{
-  return lull_bits_float((uint32_t)(127 + k) << 23);
-}
-
 /* The packing scale s of a bound (prepare multiplies by it) and 1 / s (the
  * finish step multiplies by that). */
 LULL_BODY float lull_pack_scale(unsigned bound_bits)

@@ -317,7 +317,7 @@ LULL_BODY void permuted_finish_body(const lull_atrous_level_args* a, lull_thread
     return;
   }
   /* divided by the packing scale again (exactly: a power of two) */
-  const float u = lull_pack_unscale(LULL_LDG(a->pack_bound));
+  const float u = lull_pack_unscale(LULL_LDG(&a->stats->bound));
   const float4 c = lull_unpack_color(LULL_LDG(a->final_cp + i));
   atrous_encode_store(a, x, y, make_float4(c.x * u, c.y * u, c.z * u, 0.0f));
 }

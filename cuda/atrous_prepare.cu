@@ -53,8 +53,9 @@ LULL_BOUND_KERNEL(prepare_bound_float, 1)
 
 cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cudaStream_t stream)
 {
-  if (args->pack_bound) {
-    const cudaError_t code = cudaMemsetAsync(args->pack_bound, 0, sizeof(unsigned), stream);
+  if (args->stats) {
+    const cudaError_t code =
+        cudaMemsetAsync(args->stats, 0, sizeof(lull_atrous_color_stats), stream);
     if (code != cudaSuccess)
       return code;
     const int blocks = prepare_bound_blocks(args->width, args->height);

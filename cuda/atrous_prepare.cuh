@@ -117,6 +117,13 @@ LULL_BODY prepare_entry prepare_entry_of(const lull_atrous_prepare_args* a, lull
   return q;
 }
 
+/* The input scale: the explicit one, or the automatic one that the colour
+ * pass has found. */
+LULL_BODY float prepare_input_scale(const lull_atrous_prepare_args* a)
+{
+  return a->auto_scale ? LULL_LDG(&a->stats->scale) : a->input_scale;
+}
+
 /* Phase 0: the raw colour and the guides of the tiles.  Each thread issues
  * the loads of all its tile entries before it uses the first: loading and
  * converting one entry after the other, the threads waited on every load
@@ -124,6 +131,7 @@ LULL_BODY prepare_entry prepare_entry_of(const lull_atrous_prepare_args* a, lull
 LULL_BODY void prepare_stage(const lull_atrous_prepare_args* a, prepare_tile* s, lull_thread t,
                              const int floats)
 {
+  const float scale = prepare_input_scale(a);
   float c[PREP_RAW_LOADS][4];
 LULL_UNROLL
   for (int k = 0; k < PREP_RAW_LOADS; ++k) {
@@ -142,9 +150,9 @@ LULL_UNROLL
       const int ok = lull_isfinite3(c[k][0], c[k][1], c[k][2]);
       if (!ok)
         c[k][0] = c[k][1] = c[k][2] = 0.0f;
-      raw.x = lull_prepare_color_channel(c[k][0], a->input_scale, a->srgb);
-      raw.y = lull_prepare_color_channel(c[k][1], a->input_scale, a->srgb);
-      raw.z = lull_prepare_color_channel(c[k][2], a->input_scale, a->srgb);
+      raw.x = lull_prepare_color_channel(c[k][0], scale, a->srgb);
+      raw.y = lull_prepare_color_channel(c[k][1], scale, a->srgb);
+      raw.z = lull_prepare_color_channel(c[k][2], scale, a->srgb);
       raw.w = ok ? 1.0f : 0.0f;
     }
     s->raw[q.ty][q.tx] = raw;
@@ -348,7 +356,8 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
     const float dr = a->demodulate ? lull_demodulation_albedo(g1.x) : 1.0f;
     const float dg = a->demodulate ? lull_demodulation_albedo(g1.y) : 1.0f;
     const float db = a->demodulate ? lull_demodulation_albedo(g1.z) : 1.0f;
-    var = lull_variance_luminance(v, lull_format_channels(a->variance.format), dr, dg, db);
+    var = lull_variance_luminance(v, lull_format_channels(a->variance.format), dr, dg, db,
+                                  prepare_input_scale(a));
   } else if (a->variance_mode) {
     const int all_inside = x >= 2 && y >= 2 && x + 2 < a->width && y + 2 < a->height;
     var = all_inside ? prepare_variance_estimate(a, s, x, y, tx, ty, ig, position, 1)
@@ -357,7 +366,7 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
   const float4 g0 = s->n[ty][tx];
   if (a->packed) {
     /* times the packing scale, which the bound kernel has found */
-    const float ps = lull_pack_scale(LULL_LDG(a->pack_bound));
+    const float ps = lull_pack_scale(LULL_LDG(&a->stats->bound));
     a->out.cp[i] = lull_pack_color_sd(c.x * ps, c.y * ps, c.z * ps,
                                       LULL_SQRT(var > 0.0f ? var : 0.0f) * ps);
     a->out.gp[i] = lull_pack_guides(g0, g1);
@@ -429,6 +438,7 @@ enum
 typedef struct bound_tile
 {
   float m[BOUND_THREADS];
+  unsigned long long sum[BOUND_THREADS], count[BOUND_THREADS];
 } bound_tile;
 
 /* The blocks of the bound kernel for w x h pixels. */
@@ -457,37 +467,50 @@ LULL_BODY void bound_pixel(const lull_atrous_prepare_args* a, size_t i, int* x, 
   *x = (int)(i - (size_t)*y * (size_t)a->width);
 }
 
-/* The running extremes of the finite raw colour values. */
-typedef struct bound_range
+/* A thread's (then a block's) part of the pass: the running extremes of
+ * the finite raw colour values, then the bound m they give; the automatic
+ * scale's counts. */
+typedef struct bound_part
 {
-  float hi, lo;
-} bound_range;
+  float hi, lo, m;
+  unsigned long long sum, count;
+} bound_part;
 
-LULL_BODY void bound_add(bound_range* r, float v)
+/* counts: a->auto_scale (the counts cost an add or two per value) */
+LULL_BODY void bound_add(bound_part* r, float v, int counts)
 {
   if ((v - v) == 0.0f) { /* finite */
     r->hi = fmaxf(r->hi, v);
     r->lo = fminf(r->lo, v);
   }
+  if (counts)
+    lull_auto_scale_add(v, &r->sum, &r->count);
 }
 
 /* sqrt of the largest luminance variance pixel v of a given variance image
- * can give (prepare_finish, with the smallest demodulation albedo). */
+ * can give (prepare_finish, with the smallest demodulation albedo), in the
+ * units of the bound (see prepare_bound_thread). */
 LULL_BODY float prepare_bound_of_variance(const lull_atrous_prepare_args* a, const float v[4])
 {
   const float e = a->demodulate ? LULL_DEMODULATION_EPS : 1.0f;
-  return sqrtf(lull_variance_luminance(v, lull_format_channels(a->variance.format), e, e, e));
+  return sqrtf(lull_variance_luminance(v, lull_format_channels(a->variance.format), e, e, e,
+                                       a->auto_scale ? 1.0f : a->input_scale));
 }
 
 /* Phase 0 of a thread: the extremes of its part of the colour, as the
- * bound of the prepared colour, and of the variance image. */
-LULL_BODY float prepare_bound_thread(const lull_atrous_prepare_args* a, lull_thread t, int blocks,
-                                     const int floats)
+ * bound of the prepared colour, and of the variance image; with the
+ * automatic scale, the counts of its colour values and the bound in the
+ * colour's own units (the last block multiplies it by the scale: the
+ * conversion is then the product alone, as sRGB colour is never scaled
+ * automatically). */
+LULL_BODY bound_part prepare_bound_thread(const lull_atrous_prepare_args* a, lull_thread t,
+                                          int blocks, const int floats)
 {
   const size_t first = (size_t)t.bx * BOUND_THREADS + (size_t)t.tx;
   const size_t stride = (size_t)blocks * BOUND_THREADS;
   const size_t pixels = (size_t)a->width * (size_t)a->height;
-  bound_range r = {0.0f, 0.0f};
+  const int counts = a->auto_scale;
+  bound_part r = {0.0f, 0.0f, 0.0f, 0u, 0u};
   if (prepare_bound_flat(&a->color)) {
     const int channels = lull_format_channels(a->color.format);
     const size_t count = pixels * (size_t)channels, vectors = count / 4;
@@ -501,16 +524,16 @@ LULL_BODY float prepare_bound_thread(const lull_atrous_prepare_args* a, lull_thr
       }
       LULL_UNROLL
       for (int k = 0; k < BOUND_BATCH; ++k) {
-        bound_add(&r, q[k].x);
-        bound_add(&r, q[k].y);
-        bound_add(&r, q[k].z);
-        if (channels != 4) /* the alpha channel is not packed */
-          bound_add(&r, q[k].w);
+        bound_add(&r, q[k].x, counts);
+        bound_add(&r, q[k].y, counts);
+        bound_add(&r, q[k].z, counts);
+        if (channels != 4) /* the alpha channel is not packed, nor counted */
+          bound_add(&r, q[k].w, counts);
       }
     }
     /* the last count % 4 values (three-channel images) */
     for (size_t i = vectors * 4 + first; i < count; i += stride)
-      bound_add(&r, LULL_LDG((const float*)a->color.data + i));
+      bound_add(&r, LULL_LDG((const float*)a->color.data + i), counts);
   } else {
     for (size_t i0 = first; i0 < pixels; i0 += BOUND_BATCH * stride) {
       float c[BOUND_BATCH][4];
@@ -524,29 +547,47 @@ LULL_BODY float prepare_bound_thread(const lull_atrous_prepare_args* a, lull_thr
           prepare_fetch(&a->color, x, y, floats, c[k]);
         }
       }
+      /* the colour channels the CPU counts too (channels beyond the
+       * format's read 0, which neither extreme nor count takes) */
       LULL_UNROLL
       for (int k = 0; k < BOUND_BATCH; ++k) {
-        bound_add(&r, c[k][0]);
-        bound_add(&r, c[k][1]);
-        bound_add(&r, c[k][2]);
+        bound_add(&r, c[k][0], counts);
+        bound_add(&r, a->channels > 1 ? c[k][1] : 0.0f, counts);
+        bound_add(&r, a->channels > 2 ? c[k][2] : 0.0f, counts);
       }
     }
   }
   /* prepare's conversion is non-decreasing, so its largest magnitude comes
    * from one of the extremes */
-  float m = fmaxf(fabsf(lull_prepare_color_channel(r.hi, a->input_scale, a->srgb)),
-                  fabsf(lull_prepare_color_channel(r.lo, a->input_scale, a->srgb)));
+  if (counts)
+    r.m = fmaxf(fabsf(r.hi), fabsf(r.lo));
+  else
+    r.m = fmaxf(fabsf(lull_prepare_color_channel(r.hi, a->input_scale, a->srgb)),
+                fabsf(lull_prepare_color_channel(r.lo, a->input_scale, a->srgb)));
   if (a->demodulate)
-    m *= 1.0f / LULL_DEMODULATION_EPS;
+    r.m *= 1.0f / LULL_DEMODULATION_EPS;
   if (a->variance_mode && a->variance.data)
     for (size_t i = first; i < pixels; i += stride) {
       int x, y;
       bound_pixel(a, i, &x, &y);
       float v[4];
       prepare_fetch(&a->variance, x, y, floats, v);
-      m = fmaxf(m, prepare_bound_of_variance(a, v));
+      r.m = fmaxf(r.m, prepare_bound_of_variance(a, v));
     }
-  return m;
+  return r;
+}
+
+/* The last block: the automatic scale from the counts, and the bound in
+ * the units prepare packs in. */
+LULL_BODY void prepare_bound_finish(const lull_atrous_prepare_args* a, unsigned long long sum,
+                                    unsigned long long count, unsigned bound_bits)
+{
+  lull_atrous_color_stats* st = a->stats;
+  const float s = a->auto_scale ? lull_auto_scale(sum, count) : a->input_scale;
+  st->scale = s;
+  st->inv_scale = 1.0f / s; /* exact for the automatic scale, a power of two */
+  if (a->auto_scale)
+    st->bound = lull_float_bits(lull_bits_float(bound_bits) * s);
 }
 
 LULL_BODY void prepare_bound_body(const lull_atrous_prepare_args* a, bound_tile* s, int phase,
@@ -554,24 +595,60 @@ LULL_BODY void prepare_bound_body(const lull_atrous_prepare_args* a, bound_tile*
 {
   const int tid = t.tx;
   if (phase == 0) {
-    s->m[tid] = prepare_bound_thread(a, t, blocks, floats);
+    const bound_part r = prepare_bound_thread(a, t, blocks, floats);
+    s->m[tid] = r.m;
+    s->sum[tid] = r.sum;
+    s->count[tid] = r.count;
   } else if (phase == 1) {
     if (tid < 32) {
       float m = s->m[tid];
-      for (int k = 1; k < BOUND_THREADS / 32; ++k)
+      unsigned long long sum = s->sum[tid], count = s->count[tid];
+      for (int k = 1; k < BOUND_THREADS / 32; ++k) {
         m = fmaxf(m, s->m[tid + 32 * k]);
+        sum += s->sum[tid + 32 * k];
+        count += s->count[tid + 32 * k];
+      }
       s->m[tid] = m;
+      s->sum[tid] = sum;
+      s->count[tid] = count;
     }
   } else if (tid == 0) {
     float m = s->m[0];
-    for (int k = 1; k < 32; ++k)
+    unsigned long long sum = s->sum[0], count = s->count[0];
+    for (int k = 1; k < 32; ++k) {
       m = fmaxf(m, s->m[k]);
-    const unsigned bits = lull_float_bits(m);
+      sum += s->sum[k];
+      count += s->count[k];
+    }
+    unsigned bits = lull_float_bits(m);
+    lull_atrous_color_stats* st = a->stats;
 #if defined(__CUDA_ARCH__)
-    atomicMax(a->pack_bound, bits);
+    atomicMax(&st->bound, bits);
+    if (a->auto_scale) {
+      atomicAdd(&st->sum, sum);
+      atomicAdd(&st->count, count);
+    }
+    /* the last block to finish sees every block's part (CUDA samples,
+     * threadFenceReduction) */
+    __threadfence();
+    if (atomicAdd(&st->blocks_done, 1u) + 1u != (unsigned)blocks)
+      return;
+    __threadfence();
+    sum = atomicAdd(&st->sum, 0ull);
+    count = atomicAdd(&st->count, 0ull);
+    bits = atomicMax(&st->bound, 0u);
 #else
-    if (*a->pack_bound < bits) /* the CPU emulation runs one block at a time */
-      *a->pack_bound = bits;
+    /* the CPU emulation runs one block at a time */
+    if (st->bound < bits)
+      st->bound = bits;
+    st->sum += sum;
+    st->count += count;
+    if (++st->blocks_done != (unsigned)blocks)
+      return;
+    sum = st->sum;
+    count = st->count;
+    bits = st->bound;
 #endif
+    prepare_bound_finish(a, sum, count, bits);
   }
 }

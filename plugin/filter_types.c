@@ -91,7 +91,8 @@ static const lull_param_def atrous_params[AP_COUNT] = {
     BOOL_PARAM("demodulate", 1, "filter colour / albedo and multiply the albedo back"),
     BOOL_PARAM("hdr", 1, "false: colour is LDR in [0, 1] and the output is clamped"),
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
-    FLOAT_PARAM("inputScale", AUTO, 1e-30, FLT_MAX, "colour scale (NaN: 1)"),
+    FLOAT_PARAM("inputScale", AUTO, FLT_MIN, FLT_MAX,
+                "colour scale (NaN: automatic with colorMode 1 on linear colour, else 1)"),
     INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
     INT_PARAM("schedule", -1, -1, 1,
               "CUDA: 0 baseline (dilated taps), 1 permuted (Dolp et al. 2024), -1 the faster"),
@@ -126,7 +127,7 @@ static lull_atrous_params atrous_from_values(const double* v)
   p.demodulate = v[AP_DEMODULATE] != 0;
   p.clamp_output = v[AP_HDR] == 0;
   p.srgb = v[AP_SRGB] != 0;
-  p.input_scale = isnan(v[AP_INPUT_SCALE]) ? 1.0f : (float)v[AP_INPUT_SCALE];
+  p.input_scale = (float)v[AP_INPUT_SCALE]; /* NaN: automatic (atrous.h) */
   p.packed_guides = v[AP_PACKED_GUIDES] != 0;
   p.memory_cap = memory_cap(v[AP_MAX_MEMORY]);
   return p;
@@ -211,7 +212,7 @@ enum
 static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("hdr", 0, "colour is HDR (else LDR in [0, 1], output clamped)"),
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
-    {"inputScale", LULL_PARAM_FLOAT, NAN, 1e-30, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
+    {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
     BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
     INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
     INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
@@ -229,7 +230,7 @@ enum
 };
 static const lull_param_def rtlightmap_params[LP_COUNT] = {
     BOOL_PARAM("directional", 0, "directional (spherical-harmonics) lightmap, values in [-1, 1]"),
-    {"inputScale", LULL_PARAM_FLOAT, NAN, 1e-30, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
+    {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
     INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
     INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
@@ -266,8 +267,7 @@ static lull_atrous_params rt_like_params(int quality, int clean_aux, int clamp_o
   }
   p.clamp_output = clamp_output;
   p.srgb = srgb;
-  /* the variance-guided test is scale-invariant, so "automatic" is 1 */
-  p.input_scale = isnan(input_scale) ? 1.0f : (float)input_scale;
+  p.input_scale = (float)input_scale; /* NaN: automatic (atrous.h) */
   return p;
 }
 

@@ -6,7 +6,8 @@
  *  - a constant image stays constant, with every guide and weight active;
  *  - a sharp normal edge does not leak colour across;
  *  - NaN and Inf input gives finite output and does not spread;
- *  - the result does not depend on the number of threads;
+ *  - the result does not depend on the number of threads, nor on the
+ *    colour's scale;
  *  - Gaussian equals a plain reference Gaussian (and passes alpha through);
  *  - exp_neg, the one exponential of the filter, matches exp(). */
 #include <math.h>
@@ -389,6 +390,119 @@ static void test_gaussian_reference(void)
   free(output);
 }
 
+/* One ATrous run with every guide and a variance image (NULL: none); the
+ * colour's scale is `input_scale` (NaN: automatic). */
+static void run_scaled(const float* color, const float* variance, const float* guides[3],
+                       float input_scale, float* output)
+{
+  OIDNFilter f = oidnNewFilter(device, "ATrous");
+  oidnSetSharedFilterImage(f, "color", (void*)color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "albedo", (void*)guides[0], OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "normal", (void*)guides[1], OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "depth", (void*)guides[2], OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);
+  if (variance)
+    oidnSetSharedFilterImage(f, "variance", (void*)variance, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetFilterFloat(f, "inputScale", input_scale);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  check_no_error("scaled ATrous");
+  oidnReleaseFilter(f);
+}
+
+/* The variance-guided filter does not depend on the colour's scale
+ * (core/atrous_math.h, "the automatic input scale"):
+ *   - automatic scale: the result for 2^j c is 2^j times the result for c,
+ *     bit for bit, from 2^-120 to 2^100 (before, dark renders were
+ *     filtered harder and colours beyond 1e15 clipped); a given variance
+ *     image scales with 2^2j;
+ *   - other factors (1e-30 .. 1e35) agree to float rounding;
+ *   - an explicit inputScale 1 / k on colour k c gives k times the result
+ *     for c: the clamp at 1e15 comes after the scale, and a given variance
+ *     is scaled by inputScale^2 (it was not scaled at all). */
+static void test_scale_invariance(void)
+{
+  unsigned seed = 21;
+  const size_t n = (size_t)W * H * 3;
+  float* albedo = image_new(3);
+  float* normal = image_new(3);
+  float* depth = image_new(1);
+  make_guides(albedo, normal, depth, &seed);
+  const float* guides[3] = {albedo, normal, depth};
+  float* color = image_new(3);
+  float* variance = image_new(3);
+  float* scaled = image_new(3);
+  float* scaled_variance = image_new(3);
+  float* reference = image_new(3);
+  float* reference_variance = image_new(3);
+  float* output = image_new(3);
+  for (size_t i = 0; i < n; ++i) {
+    color[i] = albedo[i] * (0.5f + lull_test_random(&seed)) * (i % 7 == 0 ? 20.0f : 1.0f);
+    variance[i] = 0.01f + 0.1f * lull_test_random(&seed);
+  }
+  run_scaled(color, NULL, guides, NAN, reference);
+  run_scaled(color, variance, guides, NAN, reference_variance);
+  CHECK(lull_test_all_finite(reference, n) && lull_test_all_finite(reference_variance, n));
+
+  static const int exponents[] = {-120, -64, -23, -1, 7, 40, 100};
+  for (size_t e = 0; e < sizeof exponents / sizeof exponents[0]; ++e) {
+    const int j = exponents[e];
+    const float k = ldexpf(1.0f, j);
+    for (size_t i = 0; i < n; ++i)
+      scaled[i] = color[i] * k;
+    run_scaled(scaled, NULL, guides, NAN, output);
+    int same = 1;
+    for (size_t i = 0; i < n; ++i)
+      same &= output[i] == reference[i] * k;
+    CHECK(same);
+    if (abs(j) <= 40) { /* the variance, 2^2j times, is a float */
+      for (size_t i = 0; i < n; ++i)
+        scaled_variance[i] = variance[i] * k * k;
+      run_scaled(scaled, scaled_variance, guides, NAN, output);
+      same = 1;
+      for (size_t i = 0; i < n; ++i)
+        same &= output[i] == reference_variance[i] * k;
+      CHECK(same);
+    }
+    /* explicit: inputScale 2^-j sees the colour at the reference's scale */
+    run_scaled(scaled, NULL, guides, 1.0f / k, output);
+    double rel = 0.0;
+    for (size_t i = 0; i < n; ++i)
+      rel = fmax(rel, fabs(output[i] / k - reference[i]) / (fabs(reference[i]) + 1e-3));
+    CHECK(rel < 1e-5);
+  }
+
+  static const float factors[] = {1e-30f, 1e-12f, 1e12f, 1e20f, 1e35f};
+  for (size_t e = 0; e < sizeof factors / sizeof factors[0]; ++e) {
+    const float k = factors[e];
+    for (size_t i = 0; i < n; ++i)
+      scaled[i] = color[i] * k;
+    for (int explicit_scale = 0; explicit_scale <= 1; ++explicit_scale) {
+      run_scaled(scaled, NULL, guides, explicit_scale ? 1.0f / k : NAN, output);
+      double rel = 0.0;
+      for (size_t i = 0; i < n; ++i)
+        rel = fmax(rel, fabs((double)output[i] / k - reference[i]) / (fabs(reference[i]) + 1e-3));
+      CHECK(rel < 1e-5);
+    }
+  }
+  /* explicit scale with a variance image: colour 4 c, variance 16 v */
+  for (size_t i = 0; i < n; ++i) {
+    scaled[i] = color[i] * 4.0f;
+    scaled_variance[i] = variance[i] * 16.0f;
+  }
+  run_scaled(scaled, scaled_variance, guides, 0.25f, output);
+  double rel = 0.0;
+  for (size_t i = 0; i < n; ++i)
+    rel = fmax(rel, fabs(output[i] / 4.0f - reference_variance[i]) /
+                        (fabs(reference_variance[i]) + 1e-3));
+  CHECK(rel < 1e-5);
+
+  float* all[] = {albedo, normal, depth, color, variance, scaled, scaled_variance,
+                  reference, reference_variance, output};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+    free(all[i]);
+}
+
 static void test_exp_neg(void)
 {
   double max_rel = 0;
@@ -413,6 +527,7 @@ int main(void)
   test_normal_edge_does_not_leak();
   test_non_finite_input();
   test_thread_count_invariance();
+  test_scale_invariance();
   test_gaussian_reference();
   oidnReleaseDevice(device);
   return lull_test_result("atrous_properties");

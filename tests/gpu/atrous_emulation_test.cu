@@ -55,10 +55,10 @@ static void* emu_alloc(size_t bytes)
  * (prepare_inputs_float), as the launcher would have. */
 static int emu_prepare_float = -1;
 
-/* The packing bound kernel's grid (the launch zeroes the bound first). */
+/* The colour pass's grid (the launch zeroes its results first). */
 static void emu_prepare_bound(const lull_atrous_prepare_args* a)
 {
-  *a->pack_bound = 0u;
+  memset(a->stats, 0, sizeof *a->stats);
   const int blocks = prepare_bound_blocks(a->width, a->height);
   bound_tile* b = (bound_tile*)emu_alloc(sizeof *b);
   for (int bx = 0; bx < blocks; ++bx)
@@ -73,7 +73,7 @@ static cudaError_t emu_prepare(void* ctx, const lull_atrous_prepare_args* a)
 {
   (void)ctx;
   emu_prepare_float = prepare_inputs_float(a);
-  if (a->pack_bound)
+  if (a->stats)
     emu_prepare_bound(a);
   prepare_tile* s = (prepare_tile*)emu_alloc(sizeof *s);
   for (int by = 0; by < (a->height + PREP_BH - 1) / PREP_BH; ++by)
@@ -677,10 +677,12 @@ static void check_pack_scale(void)
   CHECK(unclamped > 100);
 }
 
-/* The packing bound of a colour image with non-finite values, read as a
- * flat array and through a view with padded rows (the per-pixel path):
- * both give the largest finite magnitude, times 50 when demodulating, for
- * 1 to 4 channels (the fourth, alpha, does not count). */
+/* The colour pass over a colour image with non-finite values, read as a
+ * flat array and through a view with padded rows (the per-pixel path), for
+ * 1 to 4 channels (the fourth, alpha, does not count): both give the
+ * largest finite magnitude, times 50 when demodulating; with the automatic
+ * scale, the same counts and the scale the CPU backend picks
+ * (lull_atrous_input_scale), and the bound times that scale. */
 static void check_pack_bound(void)
 {
   const int w = 37, h = 23;
@@ -706,25 +708,42 @@ static void check_pack_bound(void)
       unsigned char* padded = (unsigned char*)emu_alloc((row + 12) * (size_t)h);
       for (int y = 0; y < h; ++y)
         memcpy(padded + (size_t)y * (row + 12), (const unsigned char*)flat + (size_t)y * row, row);
-      unsigned bound[2];
-      for (int k = 0; k < 2; ++k) {
+      lull_atrous_color_stats st[4];
+      for (int k = 0; k < 4; ++k) {
         lull_atrous_prepare_args a;
         memset(&a, 0, sizeof a);
         a.color = view(flat, channels, w, h);
-        if (k == 1) {
+        if (k % 2 == 1) {
           a.color.data = padded;
           a.color.row_stride = row + 12;
         }
-        CHECK_EQ_INT(prepare_bound_flat(&a.color), k == 0);
+        CHECK_EQ_INT(prepare_bound_flat(&a.color), k % 2 == 0);
         a.width = w;
         a.height = h;
+        a.channels = channels < 3 ? channels : 3;
         a.demodulate = demodulate;
         a.input_scale = 1.0f;
-        a.pack_bound = &bound[k];
+        a.auto_scale = k >= 2;
+        a.stats = &st[k];
         emu_prepare_bound(&a);
       }
-      CHECK_EQ_INT((int)bound[0], (int)bound[1]);
-      CHECK(lull_bits_float(bound[0]) == largest * (demodulate ? 1.0f / 0.02f : 1.0f));
+      const float expected = largest * (demodulate ? 1.0f / 0.02f : 1.0f);
+      CHECK_EQ_INT((int)st[0].bound, (int)st[1].bound);
+      CHECK(lull_bits_float(st[0].bound) == expected);
+      CHECK(st[0].scale == 1.0f && st[0].inv_scale == 1.0f && st[0].count == 0u);
+      lull_atrous_params params = lull_atrous_default_params();
+      params.input_scale = NAN;
+      const lull_image flat_view = view(flat, channels, w, h);
+      float cpu_scale = 0.0f;
+      lull_error err;
+      CHECK_EQ_INT(lull_atrous_input_scale(&params, &flat_view, 1, &cpu_scale, &err), LULL_OK);
+      CHECK(cpu_scale != 1.0f); /* the values' geometric mean is about 20 */
+      for (int k = 2; k < 4; ++k) {
+        CHECK(st[k].sum == st[2].sum && st[k].count == st[2].count);
+        CHECK(st[k].count > (unsigned long long)(w * h) / 2u);
+        CHECK(st[k].scale == cpu_scale && st[k].inv_scale * cpu_scale == 1.0f);
+        CHECK(lull_bits_float(st[k].bound) == expected * cpu_scale);
+      }
       free(flat);
       free(padded);
     }
@@ -774,34 +793,38 @@ int main(void)
   run_packing_range("inputScale 1e5", 1.0f, 1, 1e5f);
   static const config configs[] = {
       /* name              w    h  ch alb nrm geo mode it srgb var scale poison
+       *   (scale NaN: automatic, lull_atrous_scale_is_auto)
        *   colour storage, guide storage, float variant */
-      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
       {"variance+position", 150, 110, 3, 1, 1, 2, 1, 4, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
       {"fixed+depth", 97, 61, 3, 1, 1, 1, 0, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 1, STORE_FLOAT, STORE_FLOAT, 1},
+      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 0, 0, NAN, 1, STORE_FLOAT, STORE_FLOAT, 1},
       {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 1, 0, 0.5f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 0, 1, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 0, 1, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      /* an explicit scale applies to a given variance squared */
+      {"variance image, scale 4", 90, 70, 3, 1, 1, 1, 1, 3, 0, 3, 4.0f, 0, STORE_FLOAT,
+       STORE_FLOAT, 1},
+      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 0, 3, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
       /* the first level is the last (packed: its output goes to the fp16
        * colour buffer it does not read) */
-      {"one level, rgba", 83, 59, 4, 1, 1, 1, 1, 1, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_FLOAT, 1},
-      {"half inputs", 121, 83, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 0, STORE_HALF, STORE_HALF, 0},
-      {"half, position", 77, 50, 3, 1, 1, 2, 1, 3, 0, 3, 1.0f, 0, STORE_HALF, STORE_HALF, 0},
-      {"unaligned floats", 110, 75, 3, 1, 1, 1, 1, 4, 0, 1, 1.0f, 1, STORE_UNALIGNED,
+      {"one level, rgba", 83, 59, 4, 1, 1, 1, 1, 1, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 0, 0, NAN, 0, STORE_FLOAT, STORE_FLOAT, 1},
+      {"half inputs", 121, 83, 3, 1, 1, 1, 1, 4, 0, 1, NAN, 0, STORE_HALF, STORE_HALF, 0},
+      {"half, position", 77, 50, 3, 1, 1, 2, 1, 3, 0, 3, NAN, 0, STORE_HALF, STORE_HALF, 0},
+      {"unaligned floats", 110, 75, 3, 1, 1, 1, 1, 4, 0, 1, NAN, 1, STORE_UNALIGNED,
        STORE_UNALIGNED, 0},
-      {"half guides", 96, 70, 3, 1, 1, 1, 1, 3, 0, 0, 1.0f, 0, STORE_FLOAT, STORE_HALF, 0},
-      {"unaligned variance", 70, 45, 3, 0, 0, 0, 1, 3, 0, 1, 1.0f, 0, STORE_FLOAT,
+      {"half guides", 96, 70, 3, 1, 1, 1, 1, 3, 0, 0, NAN, 0, STORE_FLOAT, STORE_HALF, 0},
+      {"unaligned variance", 70, 45, 3, 0, 0, 0, 1, 3, 0, 1, NAN, 0, STORE_FLOAT,
        STORE_UNALIGNED, 0},
       /* the fixed colour test reads no variance image */
-      {"half variance, fixed", 70, 45, 3, 0, 0, 0, 0, 3, 0, 1, 1.0f, 0, STORE_FLOAT, STORE_HALF,
+      {"half variance, fixed", 70, 45, 3, 0, 0, 0, 0, 3, 0, 1, NAN, 0, STORE_FLOAT, STORE_HALF,
        1},
   };
   for (size_t i = 0; i < sizeof configs / sizeof configs[0]; ++i)

@@ -10,6 +10,7 @@
  *     for colours far outside fp16's range (the packing scale);
  *   - on the test renders, permuted (packed or not) is as close to the
  *     reference as the baseline;
+ *   - the automatic input scale: 2^j colour gives 2^j output bit for bit;
  *   - the Gaussian filter equals the CPU's.
  * atrous_emulation_test.cu checks the same on the CPU, running the kernels'
  * bodies there. */
@@ -190,6 +191,73 @@ static void run_render(OIDNDevice cpu, OIDNDevice gpu, const char* scene)
     free(data[k]);
 }
 
+/* The automatic input scale on the GPU (core/atrous_math.h): for the
+ * colour 2^j c every schedule (and packedGuides) gives 2^j times its
+ * result for c, bit for bit, from 2^-100 to 2^100; colours of 1e-30 and
+ * 1e35 give the CPU's result (before, the CPU clipped at 1e15 and filtered
+ * dark renders harder). */
+static void run_scale_invariance(OIDNDevice cpu, OIDNDevice gpu)
+{
+  const int w = 120, h = 90;
+  gpu_scene s;
+  gpu_scene_make(&s, w, h, 4321u);
+  const size_t n = (size_t)w * (size_t)h, count = n * 3;
+  float* color = malloc(n * 4 * sizeof(float));
+  float* variance = malloc(n * 3 * sizeof(float));
+  float* scaled = malloc(count * sizeof(float));
+  float* ref = malloc(count * sizeof(float));
+  float* out = malloc(count * sizeof(float));
+  gpu_scene_atrous_inputs(&s, 3, 0, 0, color, variance);
+  gpu_image images[4] = {{"color", scaled, 3}, {"albedo", s.albedo, 3}, {"normal", s.normal, 3},
+                         {"depth", s.depth, 1}};
+  static const int schedules[3][2] = {{0, 0}, {1, 0}, {1, 1}}; /* schedule, packedGuides */
+  static const int exponents[] = {-100, -30, 30, 100};
+  int same = 1;
+  for (int k = 0; k < 3; ++k) {
+    gpu_param params[2] = {{"schedule", 0, schedules[k][0]}, {"packedGuides", 0, schedules[k][1]}};
+    memcpy(scaled, color, count * sizeof(float));
+    CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, 4, 3, params, 2, ref),
+                 OIDN_ERROR_NONE);
+    for (size_t e = 0; e < sizeof exponents / sizeof exponents[0]; ++e) {
+      const float f = ldexpf(1.0f, exponents[e]);
+      for (size_t i = 0; i < count; ++i)
+        scaled[i] = color[i] * f;
+      CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, 4, 3, params, 2, out),
+                   OIDN_ERROR_NONE);
+      for (size_t i = 0; i < count; ++i)
+        same &= out[i] == ref[i] * f;
+    }
+  }
+  CHECK(same);
+  /* the baseline against the CPU, as run_config compares them */
+  static const float factors[] = {1e-30f, 1e35f};
+  double worst = 0.0;
+  for (size_t e = 0; e < 2; ++e) {
+    const float f = factors[e];
+    for (size_t i = 0; i < count; ++i)
+      scaled[i] = color[i] * f;
+    gpu_param params[2] = {{"schedule", 0, 0}, {"packedGuides", 0, 0}};
+    CHECK_EQ_INT(gpu_run_filter(cpu, "ATrous", w, h, images, 4, 3, params, 2, ref),
+                 OIDN_ERROR_NONE);
+    CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, 4, 3, params, 2, out),
+                 OIDN_ERROR_NONE);
+    double scale = 0;
+    for (size_t i = 0; i < count; ++i)
+      scale = fmax(scale, fabs(ref[i]));
+    worst = fmax(worst, gpu_max_rel_diff(out, ref, count, 1e-3 * scale));
+    CHECK(scale > 0.0 && lull_test_all_finite(out, count));
+  }
+  printf("%-22s 2^j colour gives 2^j output bit for bit: %s; x1e-30, x1e35 baseline vs CPU "
+         "max rel %.2e\n", "automatic scale", same ? "yes" : "NO", worst);
+  CHECK(worst <= 1e-4);
+  free(color);
+  free(variance);
+  free(scaled);
+  free(ref);
+  free(out);
+  gpu_scene_free(&s);
+}
+
 /* Unaligned float inputs (2 bytes into their buffers) go to the prepare
  * kernel's generic variant (atrous_prepare.cuh, prepare_inputs_float),
  * which must give exactly what the float variant gives for the same
@@ -355,31 +423,33 @@ int main(void)
     return 1;
   }
   static const config configs[] = {
-      /* name              w    h  ch alb nrm geo mode it hdr srgb var scale poison */
-      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 1, 0, 0, 1.0f, 0},
+      /* name              w    h  ch alb nrm geo mode it hdr srgb var scale poison
+       * (scale NaN: automatic, core/atrous.h) */
+      {"variance+depth", 160, 120, 3, 1, 1, 1, 1, 4, 1, 0, 0, NAN, 0},
       {"fixed+position", 150, 110, 3, 1, 1, 2, 0, 4, 1, 0, 0, 1.0f, 0},
-      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 1, 0, 0, 1.0f, 0},
-      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 1, 0, 0, 1.0f, 1},
+      {"rgba no-normal", 131, 97, 4, 1, 0, 1, 1, 3, 1, 0, 0, NAN, 0},
+      {"non-finite inputs", 120, 90, 3, 1, 1, 1, 1, 3, 1, 0, 0, NAN, 1},
       {"ldr srgb scale", 100, 80, 3, 1, 1, 1, 1, 3, 0, 1, 0, 0.5f, 0},
-      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 1, 0, 1, 1.0f, 0},
-      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 1, 0, 3, 1.0f, 0},
-      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 1, 0, 0, 1.0f, 0},
-      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 1, 0, 0, 1.0f, 0},
-      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 1, 0, 0, 1.0f, 0},
-      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
+      {"variance image 1ch", 90, 70, 3, 1, 1, 1, 1, 3, 1, 0, 1, NAN, 0},
+      {"variance image, scale 4", 90, 70, 3, 1, 1, 1, 1, 3, 1, 0, 3, 4.0f, 0},
+      {"variance image 3ch", 90, 70, 3, 1, 1, 2, 1, 3, 1, 0, 3, NAN, 0},
+      {"gray, no guides", 101, 67, 1, 0, 0, 0, 1, 3, 1, 0, 0, NAN, 0},
+      {"two channels", 64, 64, 2, 0, 1, 1, 0, 2, 1, 0, 0, NAN, 0},
+      {"10 levels, 13x9", 13, 9, 3, 1, 1, 1, 1, 10, 1, 0, 0, NAN, 0},
+      {"1x1", 1, 1, 3, 1, 1, 1, 1, 5, 1, 0, 0, NAN, 0},
       /* the first level is the last: its output goes to the colour buffer
        * it does not read (packed: the fp16 one) */
-      {"one level", 83, 59, 4, 1, 1, 1, 1, 1, 1, 0, 0, 1.0f, 0},
-      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 1, 0, 0, 1.0f, 0},
+      {"one level", 83, 59, 4, 1, 1, 1, 1, 1, 1, 0, 0, NAN, 0},
+      {"1x37", 1, 37, 3, 1, 1, 1, 1, 6, 1, 0, 0, NAN, 0},
       /* no interior: GPU_ATROUS_TINY_TOLERANCE; 2 pixels reflect with
        * period 2 (lull_layout_reflect) */
       {"2x2", 2, 2, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
-      {"2x9", 2, 9, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
-      {"9x2", 9, 2, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
-      {"1x2", 1, 2, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
-      {"4x4, 10 levels", 4, 4, 3, 1, 1, 1, 1, 10, 1, 0, 0, 1.0f, 0},
-      {"17x1", 17, 1, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
-      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 1, 0, 0, 1.0f, 0},
+      {"2x9", 2, 9, 3, 1, 1, 1, 1, 5, 1, 0, 0, NAN, 0},
+      {"9x2", 9, 2, 3, 1, 1, 1, 1, 5, 1, 0, 0, NAN, 0},
+      {"1x2", 1, 2, 3, 1, 1, 1, 1, 5, 1, 0, 0, NAN, 0},
+      {"4x4, 10 levels", 4, 4, 3, 1, 1, 1, 1, 10, 1, 0, 0, NAN, 0},
+      {"17x1", 17, 1, 3, 1, 1, 1, 1, 5, 1, 0, 0, NAN, 0},
+      {"large, 5 levels", 333, 257, 3, 1, 1, 1, 1, 5, 1, 0, 0, NAN, 0},
       /* beyond fp16's range without packedGuides' packing scale: clipped
        * above 65504 (after demodulation), flushed to 0 in the dark */
       {"inputScale 1e5", 90, 70, 3, 1, 1, 1, 1, 3, 1, 0, 0, 1e5f, 0},
@@ -388,6 +458,7 @@ int main(void)
   for (size_t i = 0; i < sizeof configs / sizeof configs[0]; ++i)
     run_config(cpu, gpu, &configs[i]);
   run_render(cpu, gpu, "cornell");
+  run_scale_invariance(cpu, gpu);
   run_unaligned(gpu);
   run_in_place(cpu, gpu);
   run_gaussian(cpu, gpu);
