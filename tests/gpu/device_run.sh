@@ -6,6 +6,8 @@
 # LULL_DEVICE_BENCH (default "atrous poisson") and LULL_DEVICE_SANITIZE
 # (default "test_cuda_atrous test_cuda_api test_cuda_poisson") pick the
 # benchmarks and the programs compute-sanitizer runs.
+# The Python module is built when the machine has Python's headers (then
+# the test python_gpu, label gpu, runs too, with pytest and NumPy there).
 # Builds with CUDA into $LULL_BUILD (default build-device) unless
 # LULL_PREBUILT names a folder made by `sh tests/gpu/device_run.sh pack`
 # on the development machine (bin/, lib/ and the CTest files of a build
@@ -43,7 +45,7 @@ if [ -n "${LULL_PREBUILT:-}" ]; then
   mkdir -p "$build" && cp -a "$LULL_PREBUILT/." "$build/"
 else
   say "configure and build"
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLULL_TOOLS=OFF -DLULL_PYTHON=OFF \
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLULL_TOOLS=OFF \
     -DLULL_CUDA_ARCHITECTURES=90-real >>"$log" 2>&1 &&
     cmake --build "$build" -j "$jobs" >>"$log" 2>&1 || { say "BUILD FAILED"; tail -40 "$log"; exit 1; }
 fi

@@ -57,3 +57,125 @@ def test_cuda_cancel(np, noisy, cuda):
     with pytest.raises(lull.Error) as info:
         lull.denoise(noisy["color"], filter="ATrous", device=cuda, progress=lambda d: False)
     assert info.value.code == lull.ERROR_CANCELLED
+
+
+# -- arrays in GPU memory (__cuda_array_interface__) ---------------------------
+
+
+class _Oidn:
+    """lull's C library through ctypes: device memory for the tests below,
+    where neither CuPy nor PyTorch is installed.  (The module links its own
+    copy of lull; both use the GPU's primary context, so pointers are
+    valid in either.)"""
+
+    def __init__(self):
+        import ctypes
+
+        from conftest import build_dir
+
+        lib = ctypes.CDLL(str(build_dir() / "lib" / "liblull.so"))
+        lib.oidnNewDevice.restype = ctypes.c_void_p
+        lib.oidnNewDevice.argtypes = [ctypes.c_int]
+        for name in ("oidnCommitDevice", "oidnReleaseDevice", "oidnReleaseBuffer"):
+            getattr(lib, name).argtypes = [ctypes.c_void_p]
+        lib.oidnNewBufferWithStorage.restype = ctypes.c_void_p
+        lib.oidnNewBufferWithStorage.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        lib.oidnGetBufferData.restype = ctypes.c_void_p
+        lib.oidnGetBufferData.argtypes = [ctypes.c_void_p]
+        for name in ("oidnWriteBuffer", "oidnReadBuffer"):
+            getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                                           ctypes.c_void_p]
+        self.lib = lib
+        self.device = lib.oidnNewDevice(3)  # OIDN_DEVICE_TYPE_CUDA
+        lib.oidnCommitDevice(self.device)
+
+
+class DeviceArray:
+    """An (H, W, C) float array in device memory (OIDN_STORAGE_DEVICE),
+    shown through __cuda_array_interface__ v3 as CuPy shows its arrays."""
+
+    def __init__(self, oidn, host, row_padding=0, stream=None, readonly=False):
+        import numpy
+
+        self.oidn = oidn
+        self.dtype = host.dtype
+        h, w, c = host.shape
+        pixel = c * host.itemsize
+        row = w * pixel + row_padding
+        self.nbytes = h * row
+        self.buffer = oidn.lib.oidnNewBufferWithStorage(oidn.device, self.nbytes, 2)
+        assert self.buffer
+        staged = numpy.zeros(self.nbytes, numpy.uint8)
+        for y in range(h):
+            staged[y * row:y * row + w * pixel] = numpy.frombuffer(host[y].tobytes(), numpy.uint8)
+        oidn.lib.oidnWriteBuffer(self.buffer, 0, self.nbytes, staged.ctypes.data)
+        self.shape, self.row = host.shape, row
+        self.__cuda_array_interface__ = {
+            "shape": host.shape, "typestr": host.dtype.str, "version": 3,
+            "data": (oidn.lib.oidnGetBufferData(self.buffer), readonly),
+            "strides": None if row_padding == 0 else (row, pixel, host.itemsize),
+            "stream": stream}
+
+    def get(self):
+        import numpy
+
+        staged = numpy.zeros(self.nbytes, numpy.uint8)
+        self.oidn.lib.oidnReadBuffer(self.buffer, 0, self.nbytes, staged.ctypes.data)
+        h, w, c = self.shape
+        rows = staged.reshape(h, self.row)[:, :w * c * self.dtype.itemsize]
+        return numpy.ascontiguousarray(rows).view(self.dtype).reshape(self.shape)
+
+    def __del__(self):
+        self.oidn.lib.oidnReleaseBuffer(self.buffer)
+
+
+@pytest.fixture(scope="module")
+def oidn():
+    o = _Oidn()
+    yield o
+    o.lib.oidnReleaseDevice(o.device)
+
+
+def test_cuda_arrays_in_place(np, noisy, cuda, oidn):
+    """GPU arrays are read and written where they are: the result equals the
+    one from host arrays, with padded rows, with the producer's stream
+    (legacy and per-thread default), in place, and as float16."""
+    images = {"albedo": noisy["albedo"], "normal": noisy["normal"]}
+    expected = lull.denoise(noisy["color"], device=cuda, **images)
+    gpu = {k: DeviceArray(oidn, v) for k, v in images.items()}
+    color = DeviceArray(oidn, noisy["color"])
+    out = DeviceArray(oidn, np.zeros_like(noisy["color"]))
+    assert lull.denoise(color, device=cuda, out=out, **gpu) is out
+    assert np.array_equal(out.get(), expected)
+    # without `out`: the result comes back as a NumPy array
+    assert np.array_equal(lull.denoise(color, device=cuda, **gpu), expected)
+    for stream in (1, 2):
+        padded = DeviceArray(oidn, noisy["color"], row_padding=48, stream=stream)
+        out = DeviceArray(oidn, np.zeros_like(noisy["color"]), row_padding=16)
+        lull.denoise(padded, device=cuda, out=out, **gpu)
+        assert np.array_equal(out.get(), expected)
+    work = DeviceArray(oidn, noisy["color"])
+    lull.denoise(work, device=cuda, out=work, **gpu)
+    assert np.array_equal(work.get(), expected)
+    half = DeviceArray(oidn, noisy["color"].astype(np.float16))
+    expected_half = lull.denoise(noisy["color"].astype(np.float16), device=cuda)
+    assert np.array_equal(lull.denoise(half, device=cuda), expected_half)
+
+
+def test_cuda_arrays_errors(np, noisy, cuda, oidn):
+    color = DeviceArray(oidn, noisy["color"])
+    with pytest.raises(ValueError, match="'output'.*read-only"):
+        lull.denoise(color, device=cuda, out=DeviceArray(oidn, noisy["color"], readonly=True))
+    with pytest.raises(ValueError, match="'albedo'.*same size"):
+        lull.denoise(color, DeviceArray(oidn, noisy["albedo"][:-1]), device=cuda)
+    # a host pointer posing as device memory: the library's check, not a
+    # crash (pageable memory is reachable only with HMM/ATS)
+    if cuda.get("systemMemorySupported"):
+        return
+    host = noisy["color"].copy()
+    fake = DeviceArray(oidn, noisy["color"])
+    fake.__cuda_array_interface__ = dict(fake.__cuda_array_interface__,
+                                         data=(host.ctypes.data, False))
+    with pytest.raises(lull.Error) as info:
+        lull.denoise(fake, device=cuda)
+    assert "accessible" in info.value.message

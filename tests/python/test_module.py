@@ -206,6 +206,63 @@ def test_array_errors_name_the_image(np, noisy):
             f.set_image("colour", color)
 
 
+class FakeCudaArray:
+    """An object that says its data is in GPU memory (CUDA Array Interface
+    v3); the address is never read: every case below fails before the
+    filter would touch it."""
+
+    def __init__(self, shape=(8, 8, 3), typestr="<f4", data=(0x7F0000000000, False), **more):
+        self.__cuda_array_interface__ = dict(shape=shape, typestr=typestr, data=data, version=3)
+        self.__cuda_array_interface__.update(more)
+
+
+def test_cuda_arrays_are_checked_and_need_a_cuda_device(np):
+    """Arrays in GPU memory (__cuda_array_interface__) are read in place by
+    filters on a CUDA device; everything else about them is checked first,
+    with the image's name, and a CPU device refuses them plainly."""
+    cases = [
+        (TypeError, "float32 or float16", dict(typestr="<i4")),
+        (TypeError, "big-endian", dict(typestr=">f4")),
+        (ValueError, "dimensions", dict(shape=(8,))),
+        (ValueError, "channels", dict(shape=(8, 8, 5))),
+        (ValueError, "empty", dict(shape=(0, 8, 3))),
+        (ValueError, "masked", dict(mask=object())),
+        (ValueError, "pointer", dict(data=(0, False))),
+        (TypeError, "data must be", dict(data=0x1000)),
+        (ValueError, "stream 0", dict(stream=0)),
+        (TypeError, "stream must be", dict(stream="s")),
+        (ValueError, "contiguous channels", dict(strides=(96, 12, 8))),
+        (ValueError, "contiguous channels", dict(strides=(-96, 12, 4))),
+        (ValueError, "2 strides for 3", dict(strides=(96, 12))),
+        (TypeError, "must be a tuple", dict(shape=[8, 8, 3])),
+    ]
+    for error, message, cai in cases:
+        with pytest.raises(error, match="'color'.*" + message):
+            lull.denoise(FakeCudaArray(**cai), device="cpu")
+    color = np.zeros((8, 8, 3), np.float32)
+    with pytest.raises(ValueError, match="'output'.*read-only"):
+        lull.denoise(color, device="cpu", out=FakeCudaArray(data=(0x7F0000000000, True)))
+    with pytest.raises(ValueError, match="'color' is in GPU memory.*CUDA device"):
+        lull.denoise(FakeCudaArray(), device="cpu")
+    with pytest.raises(ValueError, match="'albedo' is in GPU memory"):
+        lull.denoise(color, FakeCudaArray(), device="cpu")
+    bad = FakeCudaArray()
+    bad.__cuda_array_interface__ = "not a dict"
+    with pytest.raises(TypeError, match="'color'.*not a dict"):
+        lull.denoise(bad, device="cpu")
+    # host-only helpers name GPU memory as the reason
+    with pytest.raises(TypeError, match="in GPU memory"):
+        lull.metrics(FakeCudaArray(), color)
+    # a refused CUDA array is not kept alive by the filter
+    cuda_array = FakeCudaArray()
+    before = sys.getrefcount(cuda_array)
+    with lull.Device("cpu") as device, device.new_filter("RT") as f:
+        with pytest.raises(ValueError):
+            f.set_image("color", cuda_array)
+        assert f.get_image("color") is None
+    assert sys.getrefcount(cuda_array) == before
+
+
 def _zero_stride_output(np, shape):
     base = np.zeros(shape[2], np.float32)
     return np.lib.stride_tricks.as_strided(base, shape=shape, strides=(0, 0, 4))

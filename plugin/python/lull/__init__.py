@@ -92,8 +92,15 @@ except ImportError:  # the module works without NumPy
 
 
 def _shape_and_code(array):
-    """(shape, 'f' | 'e') of a buffer; ('f' for formats set_image will reject)."""
-    view = memoryview(array)
+    """(shape, 'f' | 'e') of a buffer or a CUDA array; ('f' for formats
+    set_image will reject)."""
+    try:
+        view = memoryview(array)
+    except TypeError:
+        cai = getattr(array, "__cuda_array_interface__", None)
+        if not isinstance(cai, dict) or "shape" not in cai:
+            raise
+        return tuple(cai["shape"]), ("e" if str(cai.get("typestr", ""))[1:] == "f2" else "f")
     code = view.format.lstrip("@=<")
     return tuple(view.shape), ("e" if code == "e" else "f")
 
@@ -178,6 +185,9 @@ def denoise(color, albedo=None, normal=None, depth=None, *, filter="RT", device=
     device: None (a per-thread default device), "cpu", "cuda", "default"
         or a lull.Device.
     out: array to write into (same shape as color; may be color itself).
+        Arrays in GPU memory (__cuda_array_interface__: CuPy, PyTorch,
+        Numba) are read and written in place on a CUDA device; without
+        `out` the result is then a NumPy array on the host.
     progress: callable(fraction); returning False cancels (lull.Error with
         code lull.ERROR_CANCELLED).
     params: filter parameters (lull.filter_params(filter)), e.g.

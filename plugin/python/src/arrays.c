@@ -51,16 +51,67 @@ static int fail(lull_py_binding* b, PyObject* type, const char* format, ...)
   return 0;
 }
 
+int lull_py_binding_set_geometry(lull_py_binding* b, int ndim, const Py_ssize_t* shape,
+                                 const Py_ssize_t* strides)
+{
+  char* e = b->geometry_error;
+  const size_t n = sizeof b->geometry_error;
+  if (ndim != 2 && ndim != 3) {
+    PyOS_snprintf(e, n, "expected shape (H, W) or (H, W, C), got %d dimensions", ndim);
+    return 0;
+  }
+  const Py_ssize_t h = shape[0], w = shape[1];
+  const Py_ssize_t c = ndim == 3 ? shape[2] : 1;
+  if (c < 1 || c > 4) {
+    PyOS_snprintf(e, n, "expected 1 to 4 channels, got %zd", c);
+    return 0;
+  }
+  if (h <= 0 || w <= 0) {
+    PyOS_snprintf(e, n, "empty image (shape %zd x %zd)", h, w);
+    return 0;
+  }
+  if (h > 65536 || w > 65536) {
+    PyOS_snprintf(e, n, "image is too large (%zd x %zd, at most 65536 per side)", h, w);
+    return 0;
+  }
+  b->height = (int)h;
+  b->width = (int)w;
+  b->channels = (int)c;
+  b->format = oidn_format(b->channels, b->item_size == 2);
+  b->row_stride = strides[0];
+  b->pixel_stride = strides[1];
+  b->channel_stride = ndim == 3 ? strides[2] : b->item_size;
+  /* strides along a dimension of size 1 are meaningless; give them values
+   * that keep the layout usable in place */
+  const Py_ssize_t pixel_size = (Py_ssize_t)b->channels * b->item_size;
+  if (b->channels == 1)
+    b->channel_stride = b->item_size;
+  if (b->width == 1)
+    b->pixel_stride = pixel_size;
+  if (b->height == 1)
+    b->row_stride = (Py_ssize_t)b->width * b->pixel_stride;
+  b->packed_size = (size_t)h * (size_t)w * (size_t)pixel_size;
+  b->packed = b->channel_stride == b->item_size && b->pixel_stride == pixel_size &&
+              b->row_stride == w * pixel_size;
+  /* rows may be padded and pixels spaced, as OIDN's strides allow */
+  b->direct = b->channel_stride == b->item_size && b->pixel_stride >= pixel_size &&
+              b->row_stride >= w * b->pixel_stride;
+  return 1;
+}
+
 int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, int output)
 {
   *b = (lull_py_binding){0};
   PyOS_snprintf(b->name, sizeof b->name, "%s", name);
   b->output = output;
   if (!PyObject_CheckBuffer(obj)) {
+    const int cuda = PyObject_HasAttrString(obj, "__cuda_array_interface__");
     PyErr_Format(PyExc_TypeError,
                  "image '%s': expected an array (buffer protocol: numpy.ndarray, memoryview), "
-                 "got %.80s",
-                 name, Py_TYPE(obj)->tp_name);
+                 "got %.80s%s",
+                 name, Py_TYPE(obj)->tp_name,
+                 cuda ? " in GPU memory: only filters read those (Filter.set_image, "
+                        "lull.denoise); copy it to the host first" : "");
     return 0;
   }
   const int flags = PyBUF_RECORDS_RO | (output ? PyBUF_WRITABLE : 0);
@@ -85,40 +136,8 @@ int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, in
   b->item_size = code == 'f' ? 4 : 2;
   if (b->view.itemsize != b->item_size)
     return fail(b, PyExc_TypeError, "unexpected item size %zd", b->view.itemsize);
-  if (b->view.ndim != 2 && b->view.ndim != 3)
-    return fail(b, PyExc_ValueError, "expected shape (H, W) or (H, W, C), got %d dimensions",
-                b->view.ndim);
-  const Py_ssize_t h = b->view.shape[0], w = b->view.shape[1];
-  const Py_ssize_t c = b->view.ndim == 3 ? b->view.shape[2] : 1;
-  if (c < 1 || c > 4)
-    return fail(b, PyExc_ValueError, "expected 1 to 4 channels, got %zd", c);
-  if (h <= 0 || w <= 0)
-    return fail(b, PyExc_ValueError, "empty image (shape %zd x %zd)", h, w);
-  if (h > 65536 || w > 65536)
-    return fail(b, PyExc_ValueError, "image is too large (%zd x %zd, at most 65536 per side)", h,
-                w);
-  b->height = (int)h;
-  b->width = (int)w;
-  b->channels = (int)c;
-  b->format = oidn_format(b->channels, code == 'e');
-  b->row_stride = b->view.strides[0];
-  b->pixel_stride = b->view.strides[1];
-  b->channel_stride = b->view.ndim == 3 ? b->view.strides[2] : b->item_size;
-  /* strides along a dimension of size 1 are meaningless; give them values
-   * that keep the layout usable in place */
-  const Py_ssize_t pixel_size = (Py_ssize_t)b->channels * b->item_size;
-  if (b->channels == 1)
-    b->channel_stride = b->item_size;
-  if (b->width == 1)
-    b->pixel_stride = pixel_size;
-  if (b->height == 1)
-    b->row_stride = (Py_ssize_t)b->width * b->pixel_stride;
-  b->packed_size = (size_t)h * (size_t)w * (size_t)pixel_size;
-  b->packed = b->channel_stride == b->item_size && b->pixel_stride == pixel_size &&
-              b->row_stride == w * pixel_size;
-  /* rows may be padded and pixels spaced, as OIDN's strides allow */
-  b->direct = b->channel_stride == b->item_size && b->pixel_stride >= pixel_size &&
-              b->row_stride >= w * b->pixel_stride;
+  if (!lull_py_binding_set_geometry(b, b->view.ndim, b->view.shape, b->view.strides))
+    return fail(b, PyExc_ValueError, "%s", b->geometry_error);
   if (output && !b->direct) {
     /* an output view that aliases itself (zero strides) cannot be written */
     if (b->view.strides[0] == 0 || b->view.strides[1] == 0 ||
@@ -131,7 +150,9 @@ int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, in
 
 void lull_py_binding_clear(lull_py_binding* b)
 {
-  if (b->set)
+  if (b->set && b->cuda)
+    Py_CLEAR(b->owner);
+  else if (b->set)
     PyBuffer_Release(&b->view);
   if (b->staging)
     PyMem_RawFree(b->staging);

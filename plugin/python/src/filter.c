@@ -8,7 +8,8 @@
  *
  * Images are read at execute time (as with OIDN's shared images): arrays
  * that OIDN can address in place are used directly, others are packed
- * before and unpacked after each execution (arrays.c).  A filter is busy
+ * before and unpacked after each execution (arrays.c); arrays in GPU memory
+ * (cuda_arrays.c) are used in place by filters on a CUDA device.  A filter is busy
  * while it executes: other threads then get RuntimeError instead of
  * freeing memory the filter is using. */
 #include <string.h>
@@ -81,7 +82,19 @@ static int busy_check(lull_py_filter* f)
  * staging memory, or through a device buffer. */
 static int bind(lull_py_filter* f, lull_py_binding* b, lull_py_state* state)
 {
-  if (f->system_memory) {
+  if (b->cuda) {
+    /* GPU memory, in place; the library checks that the device reaches it */
+    if (((lull_py_device*)f->device_obj)->type != OIDN_DEVICE_TYPE_CUDA) {
+      PyErr_Format(PyExc_ValueError,
+                   "image '%s' is in GPU memory (__cuda_array_interface__): it needs a filter "
+                   "on a CUDA device (lull.Device(\"cuda\")), or copy it to the host",
+                   b->name);
+      return 0;
+    }
+    oidnSetSharedFilterImage(f->handle, b->name, b->device_ptr, b->format, (size_t)b->width,
+                             (size_t)b->height, 0, (size_t)b->pixel_stride,
+                             (size_t)b->row_stride);
+  } else if (f->system_memory) {
     void* ptr = b->view.buf;
     size_t pixel_stride = (size_t)b->pixel_stride, row_stride = (size_t)b->row_stride;
     if (!b->direct) {
@@ -137,7 +150,7 @@ static PyObject* filter_set_image(lull_py_filter* f, PyObject* args)
     Py_RETURN_NONE;
   }
   lull_py_binding b;
-  if (!lull_py_binding_init(&b, array, name, strcmp(name, "output") == 0))
+  if (!lull_py_binding_init_image(&b, array, name, strcmp(name, "output") == 0))
     return NULL;
   /* images of one filter share a size: say which ones differ, now */
   for (int i = 0; i < LULL_PY_MAX_IMAGES; ++i) {
@@ -173,10 +186,11 @@ static PyObject* filter_get_image(lull_py_filter* f, PyObject* arg)
   const int index = image_index(f, name);
   if (index < 0)
     return NULL;
-  if (!f->images[index].set || !f->images[index].view.obj)
+  PyObject* obj = lull_py_binding_object(&f->images[index]);
+  if (!obj)
     Py_RETURN_NONE;
-  Py_INCREF(f->images[index].view.obj);
-  return f->images[index].view.obj;
+  Py_INCREF(obj);
+  return obj;
 }
 
 static PyObject* filter_commit(lull_py_filter* f, PyObject* unused)
@@ -268,6 +282,9 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
       return NULL;
     f->dirty = 0;
   }
+  /* CUDA arrays: their producers' pending work first */
+  if (!lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES))
+    return NULL;
   progress_context ctx = {f, NULL, NULL, NULL};
   oidnSetFilterProgressMonitorFunction(f->handle, progress_monitor, &ctx);
   OIDNFilter handle = f->handle;
@@ -375,8 +392,7 @@ static int filter_traverse(lull_py_filter* f, visitproc visit, void* arg)
   Py_VISIT(f->device_obj);
   Py_VISIT(f->progress);
   for (int i = 0; i < LULL_PY_MAX_IMAGES; ++i)
-    if (f->images[i].set)
-      Py_VISIT(f->images[i].view.obj);
+    Py_VISIT(lull_py_binding_object(&f->images[i]));
   return 0;
 }
 

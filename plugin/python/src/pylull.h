@@ -13,6 +13,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdint.h>
+
 #include <OpenImageDenoise/oidn.h>
 #include <lull.h>
 
@@ -58,12 +60,38 @@ typedef struct lull_py_binding
   void* staging;             /* PyMem_RawMalloc'd packed pixels, or NULL */
   OIDNBuffer buffer;         /* device buffer, or NULL */
   size_t packed_size;
+  char geometry_error[128];  /* why the shape or strides are not an image's */
+  /* A CUDA array (__cuda_array_interface__) instead of a buffer: its GPU
+   * memory at device_ptr, which the filter uses in place; owner keeps the
+   * array alive while bound; stream: the producer's stream (CAI v3), which
+   * the filter waits for before it executes. */
+  int cuda;
+  PyObject* owner;
+  void* device_ptr;
+  int has_stream;
+  uintptr_t stream;
 } lull_py_binding;
 
 /* Fills b from obj: checks dtype (float32/float16), shape ((H, W) or
  * (H, W, C), C <= 4), writability for outputs.  Raises TypeError or
  * ValueError naming the image and returns 0 on failure. */
 int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, int output);
+/* Size, format and strides of b from an array's shape and byte strides
+ * (b->item_size set); 0 with b->geometry_error when the shape is not an
+ * image's. */
+int lull_py_binding_set_geometry(lull_py_binding* b, int ndim, const Py_ssize_t* shape,
+                                 const Py_ssize_t* strides);
+/* Fills b from obj like lull_py_binding_init, and also takes arrays in GPU
+ * memory (__cuda_array_interface__, versions 2 and 3: CuPy, PyTorch,
+ * Numba), which need a CUDA device and a layout the filter can read in
+ * place. */
+int lull_py_binding_init_image(lull_py_binding* b, PyObject* obj, const char* name, int output);
+/* The object a binding was made from (borrowed), or NULL. */
+PyObject* lull_py_binding_object(const lull_py_binding* b);
+/* Waits for the producer streams of the bound CUDA arrays (through the CUDA
+ * driver, loaded on first use); raises RuntimeError and returns 0 when that
+ * fails. */
+int lull_py_bindings_wait_streams(const lull_py_binding* bindings, int count);
 /* Releases the view and the staging memory (not the OIDN buffer). */
 void lull_py_binding_clear(lull_py_binding* b);
 /* Copies the view's pixels into dst, tightly packed; and back. */
