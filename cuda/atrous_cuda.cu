@@ -5,6 +5,7 @@
  * the benchmark with timing events, and by the CPU emulation in the tests. */
 #include "atrous_cuda.h"
 
+#include "atrous_graph.h"
 #include "backend_cuda.h"
 
 /* Bytes of `per_pixel` bytes per pixel, with overflow checks. */
@@ -312,6 +313,10 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
   unsigned char* base = (unsigned char*)lull_cuda_scratch(cuda, plan.scratch_bytes, err);
   if (!base)
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
+  /* without progress reports: one cached graph (atrous_graph.cu) */
+  if (!progress || !progress->report)
+    return lull_atrous_graph_enqueue(&cuda->atrous_graphs, cuda->stream, &plan, params, images,
+                                     base, err);
   const lull_atrous_launchers launchers = lull_atrous_stream_launchers(&cuda->stream);
   return lull_atrous_enqueue(&plan, params, images, base, &launchers, progress, err);
 }

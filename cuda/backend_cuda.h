@@ -23,6 +23,7 @@ typedef struct lull_cuda_backend
   void* scratch;
   size_t scratch_bytes;
   int kernels_configured; /* lull_atrous_kernels_configure ran (first ATrous run) */
+  struct lull_atrous_graphs* atrous_graphs; /* atrous_graph.h; NULL until used */
 } lull_cuda_backend;
 
 /* The caller's current device, saved by lull_cuda_enter and restored by

@@ -17,10 +17,19 @@
  * launch gaps.  Bytes are the minimum each step must move (every buffer
  * read once and written once); GB/s = those bytes / time, next to a
  * device-to-device copy measured in the same run.  H2D / D2H copies of the
- * inputs and the output (pinned host memory) are timed separately. */
+ * inputs and the output (pinned host memory) are timed separately.
+ *
+ * "API" is the library as a program calls it: oidnExecuteFilter on a CUDA
+ * device with these cudaMalloc'd images shared, wall time per call on the
+ * host clock (median), synchronous, and per call of a queue of
+ * oidnExecuteFilterAsync ended by one oidnSyncDevice; next to the graph
+ * replay it shows what launching and checking cost. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <OpenImageDenoise/oidn.h>
 
 #include "atrous_permuted.cuh"
 
@@ -55,6 +64,65 @@ static float median(float* v, int n)
 {
   qsort(v, (size_t)n, sizeof(float), cmp_float);
   return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Wall time of the filter through the OIDN API (see the header): median of
+ * `repeats` synchronous calls, and the mean of a queue of as many
+ * asynchronous calls; negative when the API reports an error. */
+static bool api_keep_going(void* user, double done)
+{
+  (void)user;
+  (void)done;
+  return true;
+}
+
+/* direct: with a progress monitor, which keeps the library's launches off
+ * its cached graphs (cuda/atrous_graph.cu) and syncs between levels */
+static void api_times(float* const images[5], int w, int h, int packed, int direct, int repeats,
+                      float* samples, double* sync_ms, double* async_ms)
+{
+  *sync_ms = *async_ms = -1.0;
+  OIDNDevice device = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
+  oidnCommitDevice(device);
+  OIDNFilter filter = oidnNewFilter(device, "ATrous");
+  static const char* const names[5] = {"color", "albedo", "normal", "depth", "output"};
+  for (int k = 0; k < 5; ++k)
+    oidnSetSharedFilterImage(filter, names[k], images[k],
+                             k == 3 ? OIDN_FORMAT_FLOAT : OIDN_FORMAT_FLOAT3, (size_t)w,
+                             (size_t)h, 0, 0, 0);
+  oidnSetFilterInt(filter, "iterations", LEVELS);
+  oidnSetFilterBool(filter, "packedGuides", packed);
+  if (direct)
+    oidnSetFilterProgressMonitorFunction(filter, api_keep_going, NULL);
+  oidnCommitFilter(filter);
+  for (int r = 0; r < 5; ++r)
+    oidnExecuteFilter(filter);
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = now_ms();
+    oidnExecuteFilter(filter);
+    samples[r] = (float)(now_ms() - t0);
+  }
+  const double t0 = now_ms();
+  for (int r = 0; r < repeats; ++r)
+    oidnExecuteFilterAsync(filter);
+  oidnSyncDevice(device);
+  const double queue = (now_ms() - t0) / repeats;
+  const char* message = NULL;
+  if (oidnGetDeviceError(device, &message) == OIDN_ERROR_NONE) {
+    *sync_ms = median(samples, repeats);
+    *async_ms = queue;
+  } else {
+    fprintf(stderr, "API: %s\n", message ? message : "error");
+  }
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(device);
 }
 
 static lull_image view(float* p, int channels, int w, int h)
@@ -363,6 +431,19 @@ int main(int argc, char** argv)
       printf(" %.4f", step_ms[3][k]);
     printf(" = %.4f (the library's kernel: %.4f); output finite: %s\n", lv[3], lv[2],
            finite[3] ? "yes" : "NO");
+    if (!profile) {
+      float* const api_images[5] = {color, albedo, normal, depth, output};
+      for (int packed = 0; packed <= 1; ++packed)
+        for (int direct = 0; direct <= 1; ++direct) {
+          double sync_ms, async_ms;
+          api_times(api_images, w, h, packed, direct, repeats, samples, &sync_ms, &async_ms);
+          const float graph = total_ms[1 + packed];
+          printf("  API %-8s %s: %.4f ms a call (%.2fx the graph's %.4f), async queue %.4f ms a "
+                 "call (%.2fx)\n", packed ? "packed" : "permuted",
+                 direct ? "progress monitor" : "plain           ", sync_ms, sync_ms / graph, graph,
+                 async_ms, async_ms / graph);
+        }
+    }
     printf("  H2D inputs %.3f ms (%.1f GB/s), D2H output %.3f ms; output finite: %s %s %s\n\n",
            median(h2d, 7), px * 40 / (median(h2d, 7) * 1e6), median(d2h, 7),
            finite[0] ? "yes" : "NO", finite[1] ? "yes" : "NO", finite[2] ? "yes" : "NO");

@@ -11,6 +11,7 @@
  *   - on the test renders, permuted (packed or not) is as close to the
  *     reference as the baseline;
  *   - the automatic input scale: 2^j colour gives 2^j output bit for bit;
+ *   - the cached graphs of the library's path equal direct launches;
  *   - the Gaussian filter equals the CPU's.
  * atrous_emulation_test.cu checks the same on the CPU, running the kernels'
  * bodies there. */
@@ -336,6 +337,124 @@ static int run_color_buffer(OIDNDevice device, const gpu_scene* s, OIDNFormat fo
   return code;
 }
 
+static bool keep_going(void* user, double done)
+{
+  (void)user;
+  (void)done;
+  return true;
+}
+
+/* One execution of filter f (images in device buffers, set by the caller)
+ * after writing `color` into buffer cb; the output read into out. */
+static void execute_with(OIDNFilter f, OIDNBuffer cb, OIDNBuffer ob, const float* color,
+                         float* out, size_t bytes)
+{
+  oidnWriteBuffer(cb, 0, bytes, color);
+  oidnExecuteFilter(f);
+  oidnReadBuffer(ob, 0, bytes, out);
+}
+
+/* The cached graphs of the library's CUDA path (cuda/atrous_graph.cu):
+ * a filter run again on new data in the same buffers, with a changed
+ * parameter, and after more filters than the cache holds, gives what the
+ * direct launches give (a progress monitor keeps a run off the graphs),
+ * bit for bit; asynchronous runs queue behind each other correctly. */
+static void run_graph_cache(OIDNDevice gpu)
+{
+  const int w = 97, h = 61, filters = 6;
+  gpu_scene s;
+  gpu_scene_make(&s, w, h, 777u);
+  const size_t n = (size_t)w * (size_t)h, bytes = n * 3 * sizeof(float);
+  float* color[2];
+  float* variance = malloc(n * 3 * sizeof(float));
+  for (int k = 0; k < 2; ++k) {
+    color[k] = malloc(n * 4 * sizeof(float));
+    gpu_scene_atrous_inputs(&s, 3, 0, k, color[k], variance);
+  }
+  float* got = malloc(bytes);
+  float* want = malloc(bytes);
+  OIDNBuffer guides[3] = {new_filled_buffer(gpu, s.albedo, bytes),
+                          new_filled_buffer(gpu, s.normal, bytes),
+                          new_filled_buffer(gpu, s.depth, n * sizeof(float))};
+  OIDNBuffer cb[6], ob[6];
+  OIDNFilter f[6], direct = oidnNewFilter(gpu, "ATrous");
+  for (int k = 0; k <= filters; ++k) {
+    OIDNFilter g = k < filters ? oidnNewFilter(gpu, "ATrous") : direct;
+    const int b = k < filters ? k : 0;
+    if (k < filters) {
+      cb[k] = oidnNewBuffer(gpu, bytes);
+      ob[k] = oidnNewBuffer(gpu, bytes);
+      f[k] = g;
+    }
+    oidnSetFilterImage(g, "color", cb[b], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+    oidnSetFilterImage(g, "albedo", guides[0], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+    oidnSetFilterImage(g, "normal", guides[1], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+    oidnSetFilterImage(g, "depth", guides[2], OIDN_FORMAT_FLOAT, w, h, 0, 0, 0);
+    oidnSetFilterImage(g, "output", ob[b], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+    oidnSetFilterInt(g, "iterations", 3 + k % 3);
+    oidnSetFilterBool(g, "packedGuides", k % 2);
+    oidnCommitFilter(g);
+  }
+  oidnSetFilterProgressMonitorFunction(direct, keep_going, NULL);
+  int same = 1;
+  /* every filter on both colours, twice over: graphs made, reused, evicted */
+  for (int round = 0; round < 2; ++round)
+    for (int k = 0; k < filters; ++k)
+      for (int c = 0; c < 2; ++c) {
+        execute_with(f[k], cb[k], ob[k], color[c], got, bytes);
+        /* the same settings, launched directly, on the same buffers */
+        oidnSetFilterInt(direct, "iterations", 3 + k % 3);
+        oidnSetFilterBool(direct, "packedGuides", k % 2);
+        oidnSetFilterImage(direct, "color", cb[k], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+        oidnSetFilterImage(direct, "output", ob[k], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+        oidnCommitFilter(direct);
+        execute_with(direct, cb[k], ob[k], color[c], want, bytes);
+        same &= memcmp(got, want, bytes) == 0;
+      }
+  /* a changed parameter: a new graph */
+  oidnSetFilterFloat(f[0], "sigmaLuminance", 0.5f);
+  oidnCommitFilter(f[0]);
+  execute_with(f[0], cb[0], ob[0], color[0], got, bytes);
+  oidnSetFilterFloat(direct, "sigmaLuminance", 0.5f);
+  oidnSetFilterInt(direct, "iterations", 3);
+  oidnSetFilterBool(direct, "packedGuides", 0);
+  oidnSetFilterImage(direct, "color", cb[0], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  oidnSetFilterImage(direct, "output", ob[0], OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
+  oidnCommitFilter(direct);
+  execute_with(direct, cb[0], ob[0], color[0], want, bytes);
+  same &= memcmp(got, want, bytes) == 0;
+  /* queued: colour 1 into filter 1's output, then colour 0 into filter 2's */
+  oidnWriteBuffer(cb[1], 0, bytes, color[1]);
+  oidnWriteBuffer(cb[2], 0, bytes, color[0]);
+  oidnExecuteFilterAsync(f[1]);
+  oidnExecuteFilterAsync(f[2]);
+  oidnSyncDevice(gpu);
+  float* queued = malloc(bytes);
+  oidnReadBuffer(ob[2], 0, bytes, queued);
+  execute_with(f[2], cb[2], ob[2], color[0], got, bytes);
+  same &= memcmp(got, queued, bytes) == 0;
+  const char* message = NULL;
+  CHECK_EQ_INT(oidnGetDeviceError(gpu, &message), OIDN_ERROR_NONE);
+  printf("%-22s graph runs equal direct launches bit for bit: %s\n", "cached graphs",
+         same ? "yes" : "NO");
+  CHECK(same);
+  for (int k = 0; k < filters; ++k) {
+    oidnReleaseFilter(f[k]);
+    oidnReleaseBuffer(cb[k]);
+    oidnReleaseBuffer(ob[k]);
+  }
+  oidnReleaseFilter(direct);
+  for (int k = 0; k < 3; ++k)
+    oidnReleaseBuffer(guides[k]);
+  free(queued);
+  free(got);
+  free(want);
+  free(color[0]);
+  free(color[1]);
+  free(variance);
+  gpu_scene_free(&s);
+}
+
 /* Output = colour (in place), FLOAT3 and HALF4 (whose alpha must come
  * back unchanged): on the CPU device and on both schedules (packed too)
  * of the GPU, bit for bit what the same run writes into a buffer of its
@@ -461,6 +580,7 @@ int main(void)
   run_scale_invariance(cpu, gpu);
   run_unaligned(gpu);
   run_in_place(cpu, gpu);
+  run_graph_cache(gpu);
   run_gaussian(cpu, gpu);
   oidnReleaseDevice(cpu);
   oidnReleaseDevice(gpu);
