@@ -53,6 +53,16 @@ def test_cuda_layouts_dtypes_in_place(np, noisy, cuda):
     assert np.allclose(work, lull.denoise(color, filter="ATrous", device=cuda), atol=1e-6)
 
 
+def test_cuda_progress_or_not(np, noisy, cuda):
+    """Without a progress callback the library launches a run as one cached
+    graph; with one it launches level by level and reports: same bits."""
+    plain = lull.denoise(noisy["color"], filter="ATrous", device=cuda)
+    reports = []
+    reported = lull.denoise(noisy["color"], filter="ATrous", device=cuda, progress=reports.append)
+    assert np.array_equal(plain, reported)
+    assert reports and reports[-1] == 1.0
+
+
 def test_cuda_cancel(np, noisy, cuda):
     with pytest.raises(lull.Error) as info:
         lull.denoise(noisy["color"], filter="ATrous", device=cuda, progress=lambda d: False)

@@ -286,7 +286,14 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
   if (!lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES))
     return NULL;
   progress_context ctx = {f, NULL, NULL, NULL};
-  oidnSetFilterProgressMonitorFunction(f->handle, progress_monitor, &ctx);
+  /* The monitor also lets Ctrl-C cancel a long CPU run.  On a CUDA device
+   * a run takes milliseconds, and a monitor makes the library wait for the
+   * GPU after every level instead of launching one cached graph (H100,
+   * 1080p: 0.7246 against 0.6803 ms a call; 512^2: 0.1789 against 0.1289),
+   * so there it is set only for a progress callback. */
+  const int cuda = ((lull_py_device*)f->device_obj)->type == OIDN_DEVICE_TYPE_CUDA;
+  if (f->progress || !cuda)
+    oidnSetFilterProgressMonitorFunction(f->handle, progress_monitor, &ctx);
   OIDNFilter handle = f->handle;
   f->busy = 1;
   Py_BEGIN_ALLOW_THREADS
