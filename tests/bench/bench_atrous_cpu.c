@@ -1,12 +1,14 @@
 /* Benchmark of the CPU filters through the public API: ATrous, RT and
- * ATrous with colorMode 0 ("ATrous0") at 1280x720, 1920x1080 and
+ * ATrous with colorMode 0 ("ATrous0") and ATrous with inputScale 1
+ * ("ATrous1": without the automatic scale's pass over the colour) at
+ * 1280x720, 1920x1080 and
  * 3840x2160 with colour + albedo + normal + depth (synthetic, noisy
  * inputs: the filter's cost does not depend on content), 5 levels.
  * Reports the median of repeated runs, ms per megapixel and the threads
- * used.  --filter runs one of the three (for profiling).
+ * used.  --filter runs one of the four (for profiling).
  *
  *   bench_atrous_cpu [--threads N] [--runs N] [--sizes 720,1080,2160]
- *                    [--filter ATrous|RT|ATrous0]
+ *                    [--filter ATrous|RT|ATrous0|ATrous1]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
@@ -67,16 +69,19 @@ static int bench_size(OIDNDevice device, int w, int h, int runs, const char* onl
     normal[3 * i + 2] = 1.0f;
     depth[i] = 1.0f + 0.001f * (float)(i % (size_t)w);
   }
-  /* ATrous with its defaults (SVGF's variance-guided colour test), RT, and
-   * ATrous with Dammertz's fixed colour sigma (colorMode 0) */
-  const char* filters[] = {"ATrous", "RT", "ATrous"};
-  const char* labels[] = {"ATrous", "RT", "ATrous0"};
-  for (int k = 0; k < 3 && status == 0; ++k) {
+  /* ATrous with its defaults (SVGF's variance-guided colour test), RT,
+   * ATrous with Dammertz's fixed colour sigma (colorMode 0), and ATrous
+   * with an explicit inputScale (no automatic scale) */
+  const char* filters[] = {"ATrous", "RT", "ATrous", "ATrous"};
+  const char* labels[] = {"ATrous", "RT", "ATrous0", "ATrous1"};
+  for (int k = 0; k < 4 && status == 0; ++k) {
     if (only && strcmp(only, labels[k]) != 0)
       continue;
     OIDNFilter f = oidnNewFilter(device, filters[k]);
     if (k == 2)
       oidnSetFilterInt(f, "colorMode", 0);
+    if (k == 3)
+      oidnSetFilterFloat(f, "inputScale", 1.0f);
     oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
     oidnSetSharedFilterImage(f, "albedo", albedo, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
     oidnSetSharedFilterImage(f, "normal", normal, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
@@ -129,14 +134,14 @@ int main(int argc, char** argv)
     else {
       fprintf(stderr,
               "usage: %s [--threads N] [--runs N] [--sizes 720,1080,2160]"
-              " [--filter ATrous|RT|ATrous0]\n",
+              " [--filter ATrous|RT|ATrous0|ATrous1]\n",
               argv[0]);
       return 2;
     }
   }
   if (only && strcmp(only, "ATrous") != 0 && strcmp(only, "RT") != 0 &&
-      strcmp(only, "ATrous0") != 0) {
-    fprintf(stderr, "unknown filter '%s' (ATrous, RT or ATrous0)\n", only);
+      strcmp(only, "ATrous0") != 0 && strcmp(only, "ATrous1") != 0) {
+    fprintf(stderr, "unknown filter '%s' (ATrous, RT, ATrous0 or ATrous1)\n", only);
     return 2;
   }
   if (runs < 1 || runs > 1000) {
