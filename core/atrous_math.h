@@ -328,10 +328,12 @@ LULL_HD float lull_linear_to_srgb(float v)
  * magnitudes beyond 1e15 clamped (so squares and their sums stay finite in
  * float; after the scale, so that a scale can bring any finite range into
  * the filter's), then linearised when the input is sRGB. */
+#define LULL_COLOR_MAX 1e15f
+
 LULL_HD float lull_prepare_color_channel(float v, float input_scale, int srgb)
 {
   v *= input_scale;
-  v = v > 1e15f ? 1e15f : (v < -1e15f ? -1e15f : v);
+  v = v > LULL_COLOR_MAX ? LULL_COLOR_MAX : (v < -LULL_COLOR_MAX ? -LULL_COLOR_MAX : v);
   return srgb ? lull_srgb_to_linear(v) : v;
 }
 

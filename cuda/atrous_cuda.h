@@ -55,7 +55,9 @@ typedef struct lull_atrous_buffers
 typedef struct lull_atrous_color_stats
 {
   unsigned long long sum, count; /* automatic scale: lull_auto_scale_add's counts */
-  unsigned bound;                /* packed: the packing bound (atrous_packing.cuh), float bits */
+  unsigned bound;                /* packed: the packing bound (atrous_packing.cuh), float bits;
+                                  * the colour's part of it until finalised */
+  unsigned vbound;               /* the variance image's part */
   unsigned blocks_done;          /* the block that ends last finalises */
   float scale, inv_scale;        /* automatic scale: lull_auto_scale and 1 / it */
 } lull_atrous_color_stats;

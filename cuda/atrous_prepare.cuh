@@ -437,7 +437,7 @@ enum
 
 typedef struct bound_tile
 {
-  float m[BOUND_THREADS];
+  float m[BOUND_THREADS], mv[BOUND_THREADS];
   unsigned long long sum[BOUND_THREADS], count[BOUND_THREADS];
 } bound_tile;
 
@@ -468,11 +468,12 @@ LULL_BODY void bound_pixel(const lull_atrous_prepare_args* a, size_t i, int* x, 
 }
 
 /* A thread's (then a block's) part of the pass: the running extremes of
- * the finite raw colour values, then the bound m they give; the automatic
- * scale's counts. */
+ * the finite raw colour values, then the bound m of the prepared colour
+ * they give (before demodulation) and mv of the square root of a given
+ * variance; the automatic scale's counts. */
 typedef struct bound_part
 {
-  float hi, lo, m;
+  float hi, lo, m, mv;
   unsigned long long sum, count;
 } bound_part;
 
@@ -510,7 +511,7 @@ LULL_BODY bound_part prepare_bound_thread(const lull_atrous_prepare_args* a, lul
   const size_t stride = (size_t)blocks * BOUND_THREADS;
   const size_t pixels = (size_t)a->width * (size_t)a->height;
   const int counts = a->auto_scale;
-  bound_part r = {0.0f, 0.0f, 0.0f, 0u, 0u};
+  bound_part r = {0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u};
   if (prepare_bound_flat(&a->color)) {
     const int channels = lull_format_channels(a->color.format);
     const size_t count = pixels * (size_t)channels, vectors = count / 4;
@@ -558,36 +559,45 @@ LULL_BODY bound_part prepare_bound_thread(const lull_atrous_prepare_args* a, lul
     }
   }
   /* prepare's conversion is non-decreasing, so its largest magnitude comes
-   * from one of the extremes */
+   * from one of the extremes (with the automatic scale, converted by the
+   * last block) */
   if (counts)
     r.m = fmaxf(fabsf(r.hi), fabsf(r.lo));
   else
     r.m = fmaxf(fabsf(lull_prepare_color_channel(r.hi, a->input_scale, a->srgb)),
                 fabsf(lull_prepare_color_channel(r.lo, a->input_scale, a->srgb)));
-  if (a->demodulate)
-    r.m *= 1.0f / LULL_DEMODULATION_EPS;
   if (a->variance_mode && a->variance.data)
     for (size_t i = first; i < pixels; i += stride) {
       int x, y;
       bound_pixel(a, i, &x, &y);
       float v[4];
       prepare_fetch(&a->variance, x, y, floats, v);
-      r.m = fmaxf(r.m, prepare_bound_of_variance(a, v));
+      r.mv = fmaxf(r.mv, prepare_bound_of_variance(a, v));
     }
   return r;
 }
 
-/* The last block: the automatic scale from the counts, and the bound in
- * the units prepare packs in. */
+/* The last block: the automatic scale from the counts, and the packing
+ * bound from the colour's (m) and the variance's (mv) part, in the units
+ * prepare packs in.  With the automatic scale both are still in the
+ * colour's own units, and what prepare packs is clamp(v s) (the clamp at
+ * 1e15 comes after the scale) and sqrt(Var s s), 0 where that overflows:
+ * so m s is clamped as prepare clamps, and mv s at sqrt(FLT_MAX), before
+ * the demodulation's factor (multiplied last, so it cannot overflow). */
 LULL_BODY void prepare_bound_finish(const lull_atrous_prepare_args* a, unsigned long long sum,
-                                    unsigned long long count, unsigned bound_bits)
+                                    unsigned long long count, float m, float mv)
 {
   lull_atrous_color_stats* st = a->stats;
   const float s = a->auto_scale ? lull_auto_scale(sum, count) : a->input_scale;
   st->scale = s;
   st->inv_scale = 1.0f / s; /* exact for the automatic scale, a power of two */
-  if (a->auto_scale)
-    st->bound = lull_float_bits(lull_bits_float(bound_bits) * s);
+  if (a->auto_scale) {
+    m = fminf(m * s, LULL_COLOR_MAX);
+    mv = fminf(mv * s, 1.8446743e19f); /* sqrt(FLT_MAX) */
+  }
+  if (a->demodulate)
+    m *= 1.0f / LULL_DEMODULATION_EPS;
+  st->bound = lull_float_bits(fmaxf(m, mv));
 }
 
 LULL_BODY void prepare_bound_body(const lull_atrous_prepare_args* a, bound_tile* s, int phase,
@@ -597,33 +607,39 @@ LULL_BODY void prepare_bound_body(const lull_atrous_prepare_args* a, bound_tile*
   if (phase == 0) {
     const bound_part r = prepare_bound_thread(a, t, blocks, floats);
     s->m[tid] = r.m;
+    s->mv[tid] = r.mv;
     s->sum[tid] = r.sum;
     s->count[tid] = r.count;
   } else if (phase == 1) {
     if (tid < 32) {
-      float m = s->m[tid];
+      float m = s->m[tid], mv = s->mv[tid];
       unsigned long long sum = s->sum[tid], count = s->count[tid];
       for (int k = 1; k < BOUND_THREADS / 32; ++k) {
         m = fmaxf(m, s->m[tid + 32 * k]);
+        mv = fmaxf(mv, s->mv[tid + 32 * k]);
         sum += s->sum[tid + 32 * k];
         count += s->count[tid + 32 * k];
       }
       s->m[tid] = m;
+      s->mv[tid] = mv;
       s->sum[tid] = sum;
       s->count[tid] = count;
     }
   } else if (tid == 0) {
-    float m = s->m[0];
+    float m = s->m[0], mv = s->mv[0];
     unsigned long long sum = s->sum[0], count = s->count[0];
     for (int k = 1; k < 32; ++k) {
       m = fmaxf(m, s->m[k]);
+      mv = fmaxf(mv, s->mv[k]);
       sum += s->sum[k];
       count += s->count[k];
     }
-    unsigned bits = lull_float_bits(m);
+    unsigned bits = lull_float_bits(m), vbits = lull_float_bits(mv);
     lull_atrous_color_stats* st = a->stats;
 #if defined(__CUDA_ARCH__)
+    /* non-negative floats order as their bits */
     atomicMax(&st->bound, bits);
+    atomicMax(&st->vbound, vbits);
     if (a->auto_scale) {
       atomicAdd(&st->sum, sum);
       atomicAdd(&st->count, count);
@@ -637,10 +653,11 @@ LULL_BODY void prepare_bound_body(const lull_atrous_prepare_args* a, bound_tile*
     sum = atomicAdd(&st->sum, 0ull);
     count = atomicAdd(&st->count, 0ull);
     bits = atomicMax(&st->bound, 0u);
+    vbits = atomicMax(&st->vbound, 0u);
 #else
     /* the CPU emulation runs one block at a time */
-    if (st->bound < bits)
-      st->bound = bits;
+    st->bound = st->bound < bits ? bits : st->bound;
+    st->vbound = st->vbound < vbits ? vbits : st->vbound;
     st->sum += sum;
     st->count += count;
     if (++st->blocks_done != (unsigned)blocks)
@@ -648,7 +665,8 @@ LULL_BODY void prepare_bound_body(const lull_atrous_prepare_args* a, bound_tile*
     sum = st->sum;
     count = st->count;
     bits = st->bound;
+    vbits = st->vbound;
 #endif
-    prepare_bound_finish(a, sum, count, bits);
+    prepare_bound_finish(a, sum, count, lull_bits_float(bits), lull_bits_float(vbits));
   }
 }

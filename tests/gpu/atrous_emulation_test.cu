@@ -744,6 +744,33 @@ static void check_pack_bound(void)
         CHECK(st[k].scale == cpu_scale && st[k].inv_scale * cpu_scale == 1.0f);
         CHECK(lull_bits_float(st[k].bound) == expected * cpu_scale);
       }
+      /* the same values in half precision, 2 bytes into a buffer (the
+       * per-pixel path's half and unaligned loads): the CPU and the pass
+       * still count alike */
+      const size_t n_px = (size_t)w * (size_t)h;
+      unsigned char* halves = (unsigned char*)emu_alloc(n * 2 + 2);
+      for (size_t i = 0; i < n; ++i) {
+        const uint16_t v = lull_float_to_half(flat[i] * 1e-3f);
+        memcpy(halves + 2 + 2 * i, &v, 2);
+      }
+      const lull_image half_view =
+          view_at(halves, 2, (lull_format)(LULL_FORMAT_HALF + channels - 1), w, h,
+                  (size_t)channels * 2, (size_t)channels * 2 * (size_t)w);
+      CHECK_EQ_INT(lull_atrous_input_scale(&params, &half_view, 1, &cpu_scale, &err), LULL_OK);
+      lull_atrous_color_stats hs;
+      lull_atrous_prepare_args ha;
+      memset(&ha, 0, sizeof ha);
+      ha.color = half_view;
+      ha.width = w;
+      ha.height = h;
+      ha.channels = channels < 3 ? channels : 3;
+      ha.input_scale = 1.0f;
+      ha.auto_scale = 1;
+      ha.stats = &hs;
+      emu_prepare_bound(&ha);
+      CHECK(hs.scale == cpu_scale && hs.count > n_px / 2u);
+      CHECK(cpu_scale != st[2].scale); /* the values are about 2^-10 of the floats' */
+      free(halves);
       free(flat);
       free(padded);
     }
@@ -791,6 +818,11 @@ int main(void)
   run_packing_range("hdr 1e6", 1e6f, 0, 1.0f);
   run_packing_range("dark 1e-6", 1e-6f, 0, 1.0f);
   run_packing_range("inputScale 1e5", 1.0f, 1, 1e5f);
+  /* the automatic scale: the packing bound is found in the colour's own
+   * units and scaled at the end (it overflowed to inf at 1e37 with zero
+   * albedo, x50, and every packed value was flushed to 0) */
+  run_packing_range("auto, 1e37, zero albedo", 1e37f, 1, NAN);
+  run_packing_range("auto, 1e-30", 1e-30f, 0, NAN);
   static const config configs[] = {
       /* name              w    h  ch alb nrm geo mode it srgb var scale poison
        *   (scale NaN: automatic, lull_atrous_scale_is_auto)

@@ -230,10 +230,11 @@ static void run_scale_invariance(OIDNDevice cpu, OIDNDevice gpu)
     }
   }
   CHECK(same);
-  /* the baseline against the CPU, as run_config compares them */
-  static const float factors[] = {1e-30f, 1e35f};
-  double worst = 0.0;
-  for (size_t e = 0; e < 2; ++e) {
+  /* the baseline against the CPU, as run_config compares them, and
+   * packedGuides against fp32 (at 3e37 the packing bound overflowed) */
+  static const float factors[] = {1e-30f, 1e35f, 3e37f};
+  double worst = 0.0, worst_packed = 0.0;
+  for (size_t e = 0; e < 3; ++e) {
     const float f = factors[e];
     for (size_t i = 0; i < count; ++i)
       scaled[i] = color[i] * f;
@@ -247,10 +248,19 @@ static void run_scale_invariance(OIDNDevice cpu, OIDNDevice gpu)
       scale = fmax(scale, fabs(ref[i]));
     worst = fmax(worst, gpu_max_rel_diff(out, ref, count, 1e-3 * scale));
     CHECK(scale > 0.0 && lull_test_all_finite(out, count));
+    params[0].value = 1;
+    CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, 4, 3, params, 2, ref),
+                 OIDN_ERROR_NONE);
+    params[1].value = 1;
+    CHECK_EQ_INT(gpu_run_filter(gpu, "ATrous", w, h, images, 4, 3, params, 2, out),
+                 OIDN_ERROR_NONE);
+    worst_packed = fmax(worst_packed, gpu_rel_l1(out, ref, count));
   }
-  printf("%-22s 2^j colour gives 2^j output bit for bit: %s; x1e-30, x1e35 baseline vs CPU "
-         "max rel %.2e\n", "automatic scale", same ? "yes" : "NO", worst);
+  printf("%-22s 2^j colour gives 2^j output bit for bit: %s; x1e-30, x1e35, x3e37 baseline vs "
+         "CPU max rel %.2e, packed vs fp32 rel L1 %.2e\n", "automatic scale", same ? "yes" : "NO",
+         worst, worst_packed);
   CHECK(worst <= 1e-4);
+  CHECK(worst_packed <= PACKED_TOLERANCE);
   free(color);
   free(variance);
   free(scaled);
