@@ -21,8 +21,10 @@
  * the same arguments.
  *
  * Runs that report progress synchronise between levels and keep the
- * direct launches; so does any run whose capture fails (the graph is an
- * optimisation, never a requirement). */
+ * direct launches; so do runs on a stream the application is capturing
+ * (its graph gets the kernels, as before the cache) and any run whose
+ * graph cannot be made or launched (the graph is an optimisation, never a
+ * requirement). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,7 +223,11 @@ lull_status lull_atrous_graph_enqueue(lull_atrous_graphs** cache, cudaStream_t s
   }
   cudaError_t code = cudaErrorNotSupported;
   graph_slot* slot = NULL;
-  if (!list->overflow) {
+  /* a stream the application is capturing gets the kernels themselves
+   * (into its graph), as without the cache */
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (!list->overflow && cudaStreamIsCapturing(stream, &capturing) == cudaSuccess &&
+      capturing == cudaStreamCaptureStatusNone) {
     if (!*cache) {
       lull_atrous_graphs* g = (lull_atrous_graphs*)calloc(1, sizeof *g);
       if (g && cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking) == cudaSuccess)
@@ -235,7 +241,8 @@ lull_status lull_atrous_graph_enqueue(lull_atrous_graphs** cache, cudaStream_t s
   if (code == cudaSuccess) {
     slot->used = ++(*cache)->clock;
     code = cudaGraphLaunch(slot->exec, stream);
-  } else {
+  }
+  if (code != cudaSuccess) {
     /* no graph: the launches one by one, as without the cache */
     (void)cudaGetLastError();
     cudaStream_t s = stream;

@@ -268,6 +268,65 @@ static void check_formats_stream_cancel(void)
   free(back);
 }
 
+/* An application capturing its stream into a graph of its own gets the
+ * filter's kernels in it (the library then launches them one by one
+ * instead of its cached graph, cuda/atrous_graph.cu): replaying that graph
+ * on new input gives what a plain execution gives. */
+static void check_application_capture(void)
+{
+  cudaStream_t stream = NULL;
+  CHECK_EQ_INT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const int id = 0;
+  OIDNDevice d = oidnNewCUDADevice(&id, &stream, 1);
+  oidnCommitDevice(d);
+  const size_t bytes = (size_t)W * H * 3 * sizeof(float);
+  float* host = malloc(bytes);
+  float* want = malloc(bytes);
+  float* got = malloc(bytes);
+  unsigned seed = 5;
+  for (size_t i = 0; i < (size_t)W * H * 3; ++i)
+    host[i] = lull_test_random(&seed);
+  OIDNBuffer b = oidnNewBufferWithStorage(d, bytes, OIDN_STORAGE_DEVICE);
+  OIDNBuffer o = oidnNewBufferWithStorage(d, bytes, OIDN_STORAGE_DEVICE);
+  OIDNFilter f = oidnNewFilter(d, "ATrous");
+  oidnSetFilterImage(f, "color", b, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetFilterImage(f, "output", o, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(f);
+  oidnWriteBuffer(b, 0, bytes, host);
+  oidnExecuteFilter(f); /* plain: also sizes the scratch memory first */
+  oidnReadBuffer(o, 0, bytes, want);
+  /* capture an asynchronous execution, then replay it on other input */
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  CHECK_EQ_INT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  oidnExecuteFilterAsync(f);
+  CHECK_EQ_INT(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (size_t i = 0; i < (size_t)W * H * 3; ++i)
+    host[i] = 1.0f - host[i];
+  oidnWriteBuffer(b, 0, bytes, host);
+  oidnExecuteFilter(f);
+  oidnReadBuffer(o, 0, bytes, want);
+  memset(got, 0, bytes);
+  oidnWriteBuffer(o, 0, bytes, got);
+  CHECK_EQ_INT(cudaGraphLaunch(exec, stream), cudaSuccess);
+  CHECK_EQ_INT(cudaStreamSynchronize(stream), cudaSuccess);
+  oidnReadBuffer(o, 0, bytes, got);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(memcmp(got, want, bytes), 0);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  oidnReleaseFilter(f);
+  oidnReleaseBuffer(b);
+  oidnReleaseBuffer(o);
+  oidnReleaseDevice(d);
+  cudaStreamDestroy(stream);
+  free(host);
+  free(want);
+  free(got);
+}
+
 int main(void)
 {
   check_physical();
@@ -280,6 +339,7 @@ int main(void)
   check_buffers(d);
   check_shared_inplace_async(d);
   check_formats_stream_cancel();
+  check_application_capture();
   oidnReleaseDevice(d);
   return lull_test_result("cuda_api");
 }
