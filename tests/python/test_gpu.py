@@ -172,6 +172,87 @@ def test_cuda_arrays_in_place(np, noisy, cuda, oidn):
     assert np.array_equal(lull.denoise(half, device=cuda), expected_half)
 
 
+class PoolArray:
+    """An array in stream-ordered memory (cuMemAllocAsync on the legacy
+    default stream, as CuPy's MemoryAsyncPool allocates), exported with
+    stream 1: such memory has no context of its own, so the wait must
+    find the device's."""
+
+    def __init__(self, host):
+        import ctypes
+
+        cu = self.cu = ctypes.CDLL("libcuda.so.1")
+        self.ctx, device = ctypes.c_void_p(), ctypes.c_int()
+        assert cu.cuDeviceGet(ctypes.byref(device), 0) == 0
+        self.device = device
+        assert cu.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), device) == 0
+        self.ptr = ctypes.c_uint64()
+        with self._current():
+            assert cu.cuMemAllocAsync(ctypes.byref(self.ptr), ctypes.c_size_t(host.nbytes),
+                                      ctypes.c_void_p(1)) == 0
+            assert cu.cuMemcpyHtoD_v2(self.ptr, ctypes.c_void_p(host.ctypes.data),
+                                      ctypes.c_size_t(host.nbytes)) == 0
+        self.shape, self.dtype, self.nbytes = host.shape, host.dtype, host.nbytes
+        self.__cuda_array_interface__ = {"shape": host.shape, "typestr": host.dtype.str,
+                                         "data": (self.ptr.value, False), "version": 3,
+                                         "strides": None, "stream": 1}
+
+    def _current(self):
+        import contextlib
+        import ctypes
+
+        @contextlib.contextmanager
+        def pushed():
+            assert self.cu.cuCtxPushCurrent_v2(self.ctx) == 0
+            try:
+                yield
+            finally:
+                self.cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+        return pushed()
+
+    def get(self, np):
+        import ctypes
+
+        out = np.empty(self.shape, self.dtype)
+        with self._current():
+            assert self.cu.cuMemcpyDtoH_v2(ctypes.c_void_p(out.ctypes.data), self.ptr,
+                                           ctypes.c_size_t(self.nbytes)) == 0
+        return out
+
+    def free(self):
+        import ctypes
+
+        with self._current():
+            self.cu.cuMemFreeAsync(self.ptr, ctypes.c_void_p(1))
+            self.cu.cuStreamSynchronize(ctypes.c_void_p(1))
+        self.cu.cuDevicePrimaryCtxRelease_v2(self.device)
+
+
+def test_cuda_arrays_from_a_stream_ordered_pool(np, noisy, cuda):
+    expected = lull.denoise(noisy["color"], device=cuda, filter="ATrous")
+    color = PoolArray(noisy["color"])
+    out = PoolArray(np.zeros_like(noisy["color"]))
+    try:
+        lull.denoise(color, device=cuda, filter="ATrous", out=out)
+        assert np.array_equal(out.get(np), expected)
+    finally:
+        color.free()
+        out.free()
+
+
+def test_cuda_array_stream_is_read_at_every_execution(np, noisy, cuda, oidn):
+    color = DeviceArray(oidn, noisy["color"])
+    with cuda.new_filter("ATrous") as f:
+        f.set_image("color", color)
+        f.set_image("output", DeviceArray(oidn, np.zeros_like(noisy["color"])))
+        f.execute()
+        color.__cuda_array_interface__["stream"] = 0  # not allowed: the call must notice
+        with pytest.raises(ValueError, match="stream 0"):
+            f.execute()
+        color.__cuda_array_interface__["stream"] = 2
+        f.execute()
+
+
 def test_cuda_arrays_errors(np, noisy, cuda, oidn):
     color = DeviceArray(oidn, noisy["color"])
     with pytest.raises(ValueError, match="'output'.*read-only"):

@@ -235,6 +235,9 @@ def test_cuda_arrays_are_checked_and_need_a_cuda_device(np):
         (ValueError, "contiguous channels", dict(strides=(-96, 12, 4))),
         (ValueError, "2 strides for 3", dict(strides=(96, 12))),
         (TypeError, "must be a tuple", dict(shape=[8, 8, 3])),
+        # a row of 4 pixels 2^62 bytes apart overflows: not a layout
+        (ValueError, "contiguous channels", dict(strides=(0, 2 ** 62, 4))),
+        (ValueError, "too large", dict(shape=(8, 2 ** 62, 3))),
     ]
     for error, message, cai in cases:
         with pytest.raises(error, match="'color'.*" + message):

@@ -88,13 +88,17 @@ int lull_py_binding_set_geometry(lull_py_binding* b, int ndim, const Py_ssize_t*
     b->channel_stride = b->item_size;
   if (b->width == 1)
     b->pixel_stride = pixel_size;
-  if (b->height == 1)
+  /* a pixel stride whose row would overflow is of no layout OIDN reads
+   * (and w times it would be undefined) */
+  const int row_fits = b->pixel_stride >= -(PY_SSIZE_T_MAX / w) &&
+                       b->pixel_stride <= PY_SSIZE_T_MAX / w;
+  if (b->height == 1 && row_fits)
     b->row_stride = (Py_ssize_t)b->width * b->pixel_stride;
   b->packed_size = (size_t)h * (size_t)w * (size_t)pixel_size;
   b->packed = b->channel_stride == b->item_size && b->pixel_stride == pixel_size &&
               b->row_stride == w * pixel_size;
   /* rows may be padded and pixels spaced, as OIDN's strides allow */
-  b->direct = b->channel_stride == b->item_size && b->pixel_stride >= pixel_size &&
+  b->direct = b->channel_stride == b->item_size && b->pixel_stride >= pixel_size && row_fits &&
               b->row_stride >= w * b->pixel_stride;
   return 1;
 }

@@ -11,10 +11,11 @@
  * copied, since packing them would need GPU code in this module.
  *
  * Streams (version 3): the producer may still be writing the array on the
- * stream it names; the consumer must wait for it.  This module waits on
- * the host with the CUDA driver's cuStreamSynchronize, loaded on first use
- * (the module links no CUDA library; a process holding CUDA arrays has the
- * driver loaded already), in the context the array's memory belongs to. */
+ * stream it names; the consumer must wait for it.  At every execution this
+ * module asks the array again (the stream can change between calls) and
+ * waits on the host, without the GIL, with the CUDA driver's
+ * cuStreamSynchronize, loaded on first use (the module links no CUDA
+ * library; a process holding CUDA arrays has the driver loaded already). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -147,7 +148,8 @@ static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
       return 0;
     if (n != ndim)
       return refuse(b, PyExc_ValueError, "%zd strides for %zd dimensions", n, ndim);
-  } else {
+  } else if (dims[1] > 0 && dims[1] <= 65536 && (ndim == 2 || (dims[2] > 0 && dims[2] <= 4))) {
+    /* C order (for sizes the image checks below accept: no overflow) */
     strides[ndim - 1] = b->item_size;
     for (Py_ssize_t k = ndim - 1; k > 0; --k)
       strides[k - 1] = strides[k] * dims[k];
@@ -195,22 +197,29 @@ PyObject* lull_py_binding_object(const lull_py_binding* b)
 
 typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_pointer_attribute_fn)(void*, int, uintptr_t);
+typedef int (*cu_device_get_fn)(int*, int);
+typedef int (*cu_primary_retain_fn)(void**, int);
+typedef int (*cu_primary_release_fn)(int);
 typedef int (*cu_ctx_push_fn)(void*);
 typedef int (*cu_ctx_pop_fn)(void**);
 typedef int (*cu_stream_sync_fn)(uintptr_t);
 
-enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1 }; /* cuda.h's CUpointer_attribute */
+/* cuda.h's CUpointer_attribute values */
+enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
 
 typedef struct cuda_driver
 {
   cu_init_fn init;
   cu_pointer_attribute_fn pointer_attribute;
+  cu_device_get_fn device_get;
+  cu_primary_retain_fn primary_retain;
+  cu_primary_release_fn primary_release;
   cu_ctx_push_fn push;
   cu_ctx_pop_fn pop;
   cu_stream_sync_fn sync;
 } cuda_driver;
 
-/* The driver's entry points (with the GIL held: loaded once). */
+/* The driver's entry points (with the GIL held: loaded once), or NULL. */
 static const cuda_driver* cuda_driver_get(void)
 {
   static cuda_driver driver;
@@ -222,18 +231,27 @@ static const cuda_driver* cuda_driver_get(void)
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib)
     return NULL;
-  /* function pointers from void*: through memcpy, as ISO C allows */
-  void* p[5] = {dlsym(lib, "cuInit"), dlsym(lib, "cuPointerGetAttribute"),
-                dlsym(lib, "cuCtxPushCurrent_v2"), dlsym(lib, "cuCtxPopCurrent_v2"),
-                dlsym(lib, "cuStreamSynchronize")};
-  for (int i = 0; i < 5; ++i)
-    if (!p[i])
+  static const char* const names[8] = {"cuInit",
+                                       "cuPointerGetAttribute",
+                                       "cuDeviceGet",
+                                       "cuDevicePrimaryCtxRetain",
+                                       "cuDevicePrimaryCtxRelease_v2",
+                                       "cuCtxPushCurrent_v2",
+                                       "cuCtxPopCurrent_v2",
+                                       "cuStreamSynchronize"};
+  void* p[8];
+  for (int i = 0; i < 8; ++i)
+    if (!(p[i] = dlsym(lib, names[i])))
       return NULL;
+  /* function pointers from void*: through memcpy, as ISO C allows */
   memcpy(&driver.init, &p[0], sizeof p[0]);
   memcpy(&driver.pointer_attribute, &p[1], sizeof p[1]);
-  memcpy(&driver.push, &p[2], sizeof p[2]);
-  memcpy(&driver.pop, &p[3], sizeof p[3]);
-  memcpy(&driver.sync, &p[4], sizeof p[4]);
+  memcpy(&driver.device_get, &p[2], sizeof p[2]);
+  memcpy(&driver.primary_retain, &p[3], sizeof p[3]);
+  memcpy(&driver.primary_release, &p[4], sizeof p[4]);
+  memcpy(&driver.push, &p[5], sizeof p[5]);
+  memcpy(&driver.pop, &p[6], sizeof p[6]);
+  memcpy(&driver.sync, &p[7], sizeof p[7]);
   if (driver.init(0) != 0)
     driver.sync = NULL;
   return driver.sync ? &driver : NULL;
@@ -242,36 +260,84 @@ static const cuda_driver* cuda_driver_get(void)
 #endif
 }
 
-int lull_py_bindings_wait_streams(const lull_py_binding* bindings, int count)
+/* Waits for `stream` of the array at ptr; a CUresult.  A stream handle
+ * names its context; the legacy (1) and per-thread (2) default streams
+ * are those of the current context, so for them the context of the
+ * array's memory is made current: the pointer's own, or for memory
+ * without one (stream-ordered pools, cudaMallocAsync) the device's
+ * primary context. */
+static int wait_stream(const cuda_driver* d, uintptr_t ptr, uintptr_t stream)
 {
-  for (int i = 0; i < count; ++i) {
-    const lull_py_binding* b = &bindings[i];
-    if (!b->set || !b->cuda || !b->has_stream)
-      continue;
-    const cuda_driver* d = cuda_driver_get();
-    if (!d) {
-      PyErr_Format(PyExc_RuntimeError,
-                   "image '%s': cannot wait for its CUDA stream (the CUDA driver could not be "
-                   "loaded); synchronize before the call, or pass stream None",
-                   b->name);
-      return 0;
-    }
-    /* the stream's context is the one the array's memory belongs to */
-    void* ctx = NULL;
-    void* popped = NULL;
-    int r = d->pointer_attribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, (uintptr_t)b->device_ptr);
+  if (stream > 2)
+    return d->sync(stream);
+  void* ctx = NULL;
+  void* popped = NULL;
+  int device = -1, retained = 0;
+  int r = d->pointer_attribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT, ptr);
+  if (r != 0 || !ctx) {
+    int ordinal = -1;
+    r = d->pointer_attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
     if (r == 0)
-      r = d->push(ctx);
-    if (r == 0) {
-      r = d->sync(b->stream);
-      const int r_pop = d->pop(&popped);
-      r = r != 0 ? r : r_pop;
-    }
-    if (r != 0) {
-      PyErr_Format(PyExc_RuntimeError,
-                   "image '%s': waiting for its CUDA stream failed (CUresult %d)", b->name, r);
-      return 0;
-    }
+      r = d->device_get(&device, ordinal);
+    if (r == 0)
+      r = d->primary_retain(&ctx, device);
+    retained = r == 0;
   }
+  if (r == 0)
+    r = d->push(ctx);
+  if (r == 0) {
+    r = d->sync(stream);
+    const int r_pop = d->pop(&popped);
+    r = r != 0 ? r : r_pop;
+  }
+  if (retained) {
+    const int r_release = d->primary_release(device);
+    r = r != 0 ? r : r_release;
+  }
+  return r;
+}
+
+int lull_py_bindings_wait_streams(lull_py_binding* bindings, int count)
+{
+  /* the streams as the arrays' interfaces name them now (CuPy's names its
+   * current stream on every access), read with the GIL */
+  int waits = 0;
+  for (int i = 0; i < count; ++i) {
+    lull_py_binding* b = &bindings[i];
+    if (!b->set || !b->cuda)
+      continue;
+    PyObject* cai = PyObject_GetAttrString(b->owner, "__cuda_array_interface__");
+    if (!cai)
+      return 0;
+    b->has_stream = 0;
+    const int ok = PyDict_Check(cai) ? interface_stream(b, PyDict_GetItemString(cai, "stream"))
+                                     : refuse(b, PyExc_TypeError,
+                                              "__cuda_array_interface__ is not a dict");
+    Py_DECREF(cai);
+    if (!ok)
+      return 0;
+    waits += b->has_stream;
+  }
+  if (!waits)
+    return 1;
+  const cuda_driver* d = cuda_driver_get();
+  if (!d) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "cannot wait for a CUDA array's stream (the CUDA driver could not be "
+                    "loaded); synchronize before the call, or export the array without a "
+                    "stream");
+    return 0;
+  }
+  /* the waits without the GIL: the producer may still be busy */
+  int results[LULL_PY_MAX_IMAGES] = {0};
+  Py_BEGIN_ALLOW_THREADS
+  for (int i = 0; i < count && i < LULL_PY_MAX_IMAGES; ++i)
+    if (bindings[i].set && bindings[i].cuda && bindings[i].has_stream)
+      results[i] = wait_stream(d, (uintptr_t)bindings[i].device_ptr, bindings[i].stream);
+  Py_END_ALLOW_THREADS
+  for (int i = 0; i < count && i < LULL_PY_MAX_IMAGES; ++i)
+    if (results[i] != 0)
+      return refuse(&bindings[i], PyExc_RuntimeError,
+                    "waiting for its CUDA stream failed (CUresult %d)", results[i]);
   return 1;
 }

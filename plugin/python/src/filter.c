@@ -274,7 +274,12 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
   if (!filter_open(f) || !busy_check(f))
     return NULL;
   lull_py_state* state = lull_py_state_of((PyObject*)f);
-  if (!stage_inputs(f, state))
+  /* CUDA arrays: their producers' pending work first (the wait releases
+   * the GIL, so the filter is busy meanwhile) */
+  f->busy = 1;
+  const int waited = lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES);
+  f->busy = 0;
+  if (!waited || !stage_inputs(f, state))
     return NULL;
   if (f->dirty) {
     oidnCommitFilter(f->handle);
@@ -282,9 +287,6 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
       return NULL;
     f->dirty = 0;
   }
-  /* CUDA arrays: their producers' pending work first */
-  if (!lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES))
-    return NULL;
   progress_context ctx = {f, NULL, NULL, NULL};
   /* The monitor also lets Ctrl-C cancel a long CPU run.  On a CUDA device
    * a run takes milliseconds, and a monitor makes the library wait for the

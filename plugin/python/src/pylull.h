@@ -88,10 +88,11 @@ int lull_py_binding_set_geometry(lull_py_binding* b, int ndim, const Py_ssize_t*
 int lull_py_binding_init_image(lull_py_binding* b, PyObject* obj, const char* name, int output);
 /* The object a binding was made from (borrowed), or NULL. */
 PyObject* lull_py_binding_object(const lull_py_binding* b);
-/* Waits for the producer streams of the bound CUDA arrays (through the CUDA
- * driver, loaded on first use); raises RuntimeError and returns 0 when that
- * fails. */
-int lull_py_bindings_wait_streams(const lull_py_binding* bindings, int count);
+/* Waits for the producer streams of the bound CUDA arrays, as their
+ * interfaces name them at the call (through the CUDA driver, loaded on
+ * first use; without the GIL); raises and returns 0 when that fails.  The
+ * caller keeps the bindings from changing meanwhile (busy). */
+int lull_py_bindings_wait_streams(lull_py_binding* bindings, int count);
 /* Releases the view and the staging memory (not the OIDN buffer). */
 void lull_py_binding_clear(lull_py_binding* b);
 /* Copies the view's pixels into dst, tightly packed; and back. */
