@@ -16,7 +16,8 @@
  * stream into a new graph, which replaces the least recently used of
  * GRAPH_SLOTS.  The records hold every argument of every launch (images,
  * scratch memory, parameters; the structures are zeroed before they are
- * filled, so equal records compare equal byte for byte), so a graph is
+ * filled and the image views' padding cleared, so equal records compare
+ * equal byte for byte), so a graph is
  * reused exactly when launching anew would launch the same kernels with
  * the same arguments.
  *
@@ -89,12 +90,33 @@ static launch_record* record_next(launch_list* list)
   return r;
 }
 
+/* An image view with its padding bytes zeroed (lull_image has 4 after
+ * height): a struct copied from the caller may carry any bytes there, and
+ * records compare byte for byte, so equal views must be equal bytes (or
+ * every run would miss the cache). */
+static void image_clean(lull_image* im)
+{
+  lull_image c;
+  memset(&c, 0, sizeof c);
+  c.data = im->data;
+  c.format = im->format;
+  c.width = im->width;
+  c.height = im->height;
+  c.pixel_stride = im->pixel_stride;
+  c.row_stride = im->row_stride;
+  memcpy(im, &c, sizeof c);
+}
+
 static cudaError_t record_prepare(void* ctx, const lull_atrous_prepare_args* args)
 {
   launch_record* r = record_next((launch_list*)ctx);
   if (r) {
     r->kind = LAUNCH_PREPARE;
     r->prepare = *args;
+    lull_image* images[5] = {&r->prepare.color, &r->prepare.albedo, &r->prepare.normal,
+                             &r->prepare.geometry, &r->prepare.variance};
+    for (int i = 0; i < 5; ++i)
+      image_clean(images[i]);
   }
   return cudaSuccess;
 }
@@ -119,6 +141,7 @@ static cudaError_t record_level(void* ctx, const lull_atrous_level_args* args, i
   if (r) {
     r->kind = LAUNCH_LEVEL;
     r->level = *args;
+    image_clean(&r->level.output);
     r->permuted = permuted;
     r->variance_mode = variance_mode;
     r->geometry_kind = geometry_kind;
