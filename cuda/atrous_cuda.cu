@@ -315,8 +315,8 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
   /* without progress reports: one cached graph (atrous_graph.cu) */
   if (!progress || !progress->report)
-    return lull_atrous_graph_enqueue(&cuda->atrous_graphs, cuda->stream, &plan, params, images,
-                                     base, err);
+    return lull_cuda_atrous_graph_enqueue(&cuda->atrous_graphs, cuda->stream, &plan, params,
+                                          images, base, err);
   const lull_atrous_launchers launchers = lull_atrous_stream_launchers(&cuda->stream);
   return lull_atrous_enqueue(&plan, params, images, base, &launchers, progress, err);
 }

@@ -227,11 +227,11 @@ static cudaError_t slot_for(lull_atrous_graphs* g, const launch_list* list, grap
   return slot_build(g, victim, list);
 }
 
-lull_status lull_atrous_graph_enqueue(lull_atrous_graphs** cache, cudaStream_t stream,
-                                      const lull_atrous_plan* plan,
-                                      const lull_atrous_params* params,
-                                      const lull_atrous_images* images, unsigned char* scratch,
-                                      lull_error* err)
+lull_status lull_cuda_atrous_graph_enqueue(lull_atrous_graphs** cache, cudaStream_t stream,
+                                           const lull_atrous_plan* plan,
+                                           const lull_atrous_params* params,
+                                           const lull_atrous_images* images,
+                                           unsigned char* scratch, lull_error* err)
 {
   /* what a direct run would launch (nothing runs) */
   launch_list* list = (launch_list*)calloc(1, sizeof *list);
@@ -278,7 +278,7 @@ lull_status lull_atrous_graph_enqueue(lull_atrous_graphs** cache, cudaStream_t s
   return LULL_OK;
 }
 
-void lull_atrous_graphs_release(lull_atrous_graphs* cache)
+void lull_cuda_atrous_graphs_release(lull_atrous_graphs* cache)
 {
   if (!cache)
     return;

@@ -108,7 +108,7 @@ static void cuda_destroy(lull_backend* backend)
   lull_error ignored;
   if (lull_cuda_enter(cuda, &scope, &ignored) == LULL_OK) {
     (void)cudaStreamSynchronize(cuda->stream);
-    lull_atrous_graphs_release(cuda->atrous_graphs);
+    lull_cuda_atrous_graphs_release(cuda->atrous_graphs);
     if (cuda->scratch)
       (void)cudaFree(cuda->scratch);
     lull_cuda_leave(&scope);
