@@ -4,13 +4,17 @@
  *   drop_in_inputs exr NOISY.exr REFERENCE.exr OUTDIR
  *       the Combined, Denoising Albedo and Denoising Normal passes of a
  *       Blender multilayer render, and the reference's Combined pass
+ *   drop_in_inputs pfm DIR SCENE OUTDIR
+ *       the same passes as PFM files, as tests/gpu/export_testdata.py
+ *       writes them for machines without OpenImageIO (the GPU machine):
+ *       DIR/SCENE_spp4_{color,albedo,normal}.pfm and DIR/SCENE_ref_color.pfm
  *   drop_in_inputs synthetic OUTDIR
  *       a generated scene: two materials, a crease in the geometry, smooth
  *       lighting, noise whose variance grows with the signal (as in a path
  *       tracer); the reference is the noise-free image
  *
  * Exits 77 (ctest: skipped) when a render is missing or EXR cannot be read
- * (lull_io built without OpenImageIO). */
+ * (lull_io built without OpenImageIO; lull_io reads PFM itself). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +106,60 @@ static int from_exr(const char* noisy_path, const char* ref_path, const char* di
   return ok ? 0 : 1;
 }
 
+/* The RGB of a PFM file (3 channels), as a new array; its size in w, h. */
+static float* read_pfm_rgb(const char* path, int* w, int* h)
+{
+  lull_io_image image;
+  char err[512] = "";
+  if (lull_io_read(path, &image, err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+    return NULL;
+  }
+  float* rgb = NULL;
+  if (image.num_passes == 1 && image.passes[0].channels == 3) {
+    const size_t bytes = (size_t)image.width * (size_t)image.height * 3 * sizeof(float);
+    rgb = malloc(bytes);
+    if (rgb)
+      memcpy(rgb, image.passes[0].data, bytes);
+    *w = image.width;
+    *h = image.height;
+  } else {
+    fprintf(stderr, "%s: not a 3-channel image\n", path);
+  }
+  lull_io_free(&image);
+  return rgb;
+}
+
+static int from_pfm(const char* dir, const char* scene, const char* out)
+{
+  static const char* const suffixes[4] = {"spp4_color", "spp4_albedo", "spp4_normal",
+                                          "ref_color"};
+  static const char* const names[4] = {"color.pfm", "albedo.pfm", "normal.pfm", "ref.pfm"};
+  char paths[4][4096];
+  for (int k = 0; k < 4; ++k) {
+    snprintf(paths[k], sizeof paths[k], "%s/%s_%s.pfm", dir, scene, suffixes[k]);
+    FILE* probe = fopen(paths[k], "rb");
+    if (!probe) {
+      fprintf(stderr, "skipped: %s is missing (tests/gpu/export_testdata.py writes it)\n",
+              paths[k]);
+      return SKIP;
+    }
+    fclose(probe);
+  }
+  int ok = 1, w0 = 0, h0 = 0;
+  for (int k = 0; k < 4 && ok; ++k) {
+    int w = 0, h = 0;
+    float* rgb = read_pfm_rgb(paths[k], &w, &h);
+    if (k == 0) {
+      w0 = w;
+      h0 = h;
+    }
+    ok = rgb && w == w0 && h == h0 && write_rgb(out, names[k], w, h, rgb);
+    free(rgb);
+  }
+  return ok ? 0 : 1;
+}
+
 static int synthetic(const char* dir)
 {
   enum { W = 96, H = 64 };
@@ -152,8 +210,13 @@ int main(int argc, char** argv)
 {
   if (argc == 5 && strcmp(argv[1], "exr") == 0)
     return from_exr(argv[2], argv[3], argv[4]);
+  if (argc == 5 && strcmp(argv[1], "pfm") == 0)
+    return from_pfm(argv[2], argv[3], argv[4]);
   if (argc == 3 && strcmp(argv[1], "synthetic") == 0)
     return synthetic(argv[2]);
-  fprintf(stderr, "usage: %s exr NOISY.exr REFERENCE.exr OUTDIR | synthetic OUTDIR\n", argv[0]);
+  fprintf(stderr,
+          "usage: %s exr NOISY.exr REFERENCE.exr OUTDIR | pfm DIR SCENE OUTDIR | synthetic "
+          "OUTDIR\n",
+          argv[0]);
   return 2;
 }
