@@ -39,14 +39,31 @@ static OIDNFormat oidn_format(int channels, int half)
   return half ? halves[channels - 1] : floats[channels - 1];
 }
 
+static int binding_vraise(const lull_py_binding* b, PyObject* type, const char* format,
+                          va_list args)
+{
+  char message[320];
+  PyOS_vsnprintf(message, sizeof message, format, args);
+  PyErr_Format(type, "image '%s': %s", b->name, message);
+  return 0;
+}
+
+int lull_py_binding_raise(const lull_py_binding* b, PyObject* type, const char* format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  binding_vraise(b, type, format, args);
+  va_end(args);
+  return 0;
+}
+
+/* lull_py_binding_raise, and the buffer view released */
 static int fail(lull_py_binding* b, PyObject* type, const char* format, ...)
 {
   va_list args;
   va_start(args, format);
-  char message[256];
-  PyOS_vsnprintf(message, sizeof message, format, args);
+  binding_vraise(b, type, format, args);
   va_end(args);
-  PyErr_Format(type, "image '%s': %s", b->name, message);
   PyBuffer_Release(&b->view);
   return 0;
 }

@@ -16,7 +16,6 @@
  * waits on the host, without the GIL, with the CUDA driver's
  * cuStreamSynchronize, loaded on first use (the module links no CUDA
  * library; a process holding CUDA arrays has the driver loaded already). */
-#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,32 +26,21 @@
 #define LULL_PY_HAVE_DLOPEN 1
 #endif
 
-/* Raises `type` with the image's name and returns 0. */
-static int refuse(const lull_py_binding* b, PyObject* type, const char* format, ...)
-{
-  char message[320];
-  va_list args;
-  va_start(args, format);
-  PyOS_vsnprintf(message, sizeof message, format, args);
-  va_end(args);
-  PyErr_Format(type, "image '%s': %s", b->name, message);
-  return 0;
-}
-
 /* The items of a tuple of integers (at most max of them read; *count: its
  * length); 0 with the error set. */
 static int tuple_of_sizes(const lull_py_binding* b, PyObject* value, const char* key,
                           Py_ssize_t* out, Py_ssize_t max, Py_ssize_t* count)
 {
   if (!PyTuple_Check(value))
-    return refuse(b, PyExc_TypeError, "__cuda_array_interface__['%s'] must be a tuple", key);
+    return lull_py_binding_raise(b, PyExc_TypeError,
+                                 "__cuda_array_interface__['%s'] must be a tuple", key);
   *count = PyTuple_GET_SIZE(value);
   for (Py_ssize_t i = 0; i < *count && i < max; ++i) {
     out[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(value, i));
     if (out[i] == -1 && PyErr_Occurred()) {
       PyErr_Clear();
-      return refuse(b, PyExc_TypeError, "__cuda_array_interface__['%s'] must hold integers",
-                    key);
+      return lull_py_binding_raise(b, PyExc_TypeError,
+                                   "__cuda_array_interface__['%s'] must hold integers", key);
     }
   }
   return 1;
@@ -65,14 +53,14 @@ static int interface_dtype(lull_py_binding* b, PyObject* typestr)
   const char* type = PyUnicode_Check(typestr) ? PyUnicode_AsUTF8(typestr) : NULL;
   if (!type) {
     PyErr_Clear();
-    return refuse(b, PyExc_TypeError, "typestr must be a string");
+    return lull_py_binding_raise(b, PyExc_TypeError, "typestr must be a string");
   }
   if (type[0] == '>')
-    return refuse(b, PyExc_TypeError, "big-endian data is not supported");
+    return lull_py_binding_raise(b, PyExc_TypeError, "big-endian data is not supported");
   const char* kind = type[0] == '<' || type[0] == '=' || type[0] == '|' ? type + 1 : type;
   if (strcmp(kind, "f4") != 0 && strcmp(kind, "f2") != 0)
-    return refuse(b, PyExc_TypeError, "dtype must be float32 or float16 (got typestr '%.20s')",
-                  type);
+    return lull_py_binding_raise(b, PyExc_TypeError,
+                                 "dtype must be float32 or float16 (got typestr '%.20s')", type);
   b->item_size = kind[1] == '4' ? 4 : 2;
   return 1;
 }
@@ -81,17 +69,17 @@ static int interface_dtype(lull_py_binding* b, PyObject* typestr)
 static int interface_data(lull_py_binding* b, PyObject* data, int output)
 {
   if (!PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2)
-    return refuse(b, PyExc_TypeError, "data must be a tuple (pointer, read-only)");
+    return lull_py_binding_raise(b, PyExc_TypeError, "data must be a tuple (pointer, read-only)");
   b->device_ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
   if (!b->device_ptr) {
     PyErr_Clear();
-    return refuse(b, PyExc_ValueError, "the data pointer is not a non-zero integer");
+    return lull_py_binding_raise(b, PyExc_ValueError, "the data pointer is not a non-zero integer");
   }
   const int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
   if (readonly < 0)
     return 0;
   if (output && readonly)
-    return refuse(b, PyExc_ValueError, "the output array is read-only");
+    return lull_py_binding_raise(b, PyExc_ValueError, "the output array is read-only");
   return 1;
 }
 
@@ -105,12 +93,12 @@ static int interface_stream(lull_py_binding* b, PyObject* stream)
   const unsigned long long v = PyLong_AsUnsignedLongLong(stream);
   if (PyErr_Occurred()) {
     PyErr_Clear();
-    return refuse(b, PyExc_TypeError, "stream must be an integer or None");
+    return lull_py_binding_raise(b, PyExc_TypeError, "stream must be an integer or None");
   }
   if (v == 0)
-    return refuse(b, PyExc_ValueError,
-                  "stream 0 is not allowed by the CUDA Array Interface (1 is the legacy "
-                  "default stream; None: no stream to wait for)");
+    return lull_py_binding_raise(b, PyExc_ValueError,
+                                 "stream 0 is not allowed by the CUDA Array Interface (1 is the "
+                                 "legacy default stream; None: no stream to wait for)");
   b->has_stream = 1;
   b->stream = (uintptr_t)v;
   return 1;
@@ -120,16 +108,16 @@ static int interface_stream(lull_py_binding* b, PyObject* stream)
 static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
 {
   if (!PyDict_Check(cai))
-    return refuse(b, PyExc_TypeError, "__cuda_array_interface__ is not a dict");
+    return lull_py_binding_raise(b, PyExc_TypeError, "__cuda_array_interface__ is not a dict");
   PyObject* shape = PyDict_GetItemString(cai, "shape");
   PyObject* typestr = PyDict_GetItemString(cai, "typestr");
   PyObject* data = PyDict_GetItemString(cai, "data");
   if (!shape || !typestr || !data)
-    return refuse(b, PyExc_ValueError,
-                  "__cuda_array_interface__ lacks 'shape', 'typestr' or 'data'");
+    return lull_py_binding_raise(b, PyExc_ValueError,
+                                 "__cuda_array_interface__ lacks 'shape', 'typestr' or 'data'");
   PyObject* mask = PyDict_GetItemString(cai, "mask");
   if (mask && mask != Py_None)
-    return refuse(b, PyExc_ValueError, "masked CUDA arrays are not supported");
+    return lull_py_binding_raise(b, PyExc_ValueError, "masked CUDA arrays are not supported");
   if (!interface_dtype(b, typestr) || !interface_data(b, data, output) ||
       !interface_stream(b, PyDict_GetItemString(cai, "stream")))
     return 0;
@@ -137,8 +125,8 @@ static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
   if (!tuple_of_sizes(b, shape, "shape", dims, 3, &ndim))
     return 0;
   if (ndim != 2 && ndim != 3)
-    return refuse(b, PyExc_ValueError, "expected shape (H, W) or (H, W, C), got %zd dimensions",
-                  ndim);
+    return lull_py_binding_raise(b, PyExc_ValueError,
+                                 "expected shape (H, W) or (H, W, C), got %zd dimensions", ndim);
   /* strides: absent or None for C order, else bytes per dimension */
   Py_ssize_t strides[3] = {0, 0, 0};
   PyObject* stride_obj = PyDict_GetItemString(cai, "strides");
@@ -147,7 +135,7 @@ static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
     if (!tuple_of_sizes(b, stride_obj, "strides", strides, 3, &n))
       return 0;
     if (n != ndim)
-      return refuse(b, PyExc_ValueError, "%zd strides for %zd dimensions", n, ndim);
+      return lull_py_binding_raise(b, PyExc_ValueError, "%zd strides for %zd dimensions", n, ndim);
   } else if (dims[1] > 0 && dims[1] <= 65536 && (ndim == 2 || (dims[2] > 0 && dims[2] <= 4))) {
     /* C order (for sizes the image checks below accept: no overflow) */
     strides[ndim - 1] = b->item_size;
@@ -155,13 +143,13 @@ static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
       strides[k - 1] = strides[k] * dims[k];
   }
   if (!lull_py_binding_set_geometry(b, (int)ndim, dims, strides))
-    return refuse(b, PyExc_ValueError, "%s", b->geometry_error);
+    return lull_py_binding_raise(b, PyExc_ValueError, "%s", b->geometry_error);
   if (!b->direct)
-    return refuse(b, PyExc_ValueError,
-                  "a CUDA array needs contiguous channels and positive pixel and row strides "
-                  "(got strides %zd, %zd, %zd bytes); make it contiguous first (e.g. "
-                  "cupy.ascontiguousarray, torch.Tensor.contiguous)",
-                  strides[0], strides[1], strides[2]);
+    return lull_py_binding_raise(b, PyExc_ValueError,
+                                 "a CUDA array needs contiguous channels and positive pixel and "
+                                 "row strides (got strides %zd, %zd, %zd bytes); make it "
+                                 "contiguous first (e.g. cupy.ascontiguousarray, "
+                                 "torch.Tensor.contiguous)", strides[0], strides[1], strides[2]);
   return 1;
 }
 
@@ -310,9 +298,11 @@ int lull_py_bindings_wait_streams(lull_py_binding* bindings, int count)
     if (!cai)
       return 0;
     b->has_stream = 0;
-    const int ok = PyDict_Check(cai) ? interface_stream(b, PyDict_GetItemString(cai, "stream"))
-                                     : refuse(b, PyExc_TypeError,
-                                              "__cuda_array_interface__ is not a dict");
+    int ok = PyDict_Check(cai);
+    if (ok)
+      ok = interface_stream(b, PyDict_GetItemString(cai, "stream"));
+    else
+      lull_py_binding_raise(b, PyExc_TypeError, "__cuda_array_interface__ is not a dict");
     Py_DECREF(cai);
     if (!ok)
       return 0;
@@ -337,7 +327,7 @@ int lull_py_bindings_wait_streams(lull_py_binding* bindings, int count)
   Py_END_ALLOW_THREADS
   for (int i = 0; i < count && i < LULL_PY_MAX_IMAGES; ++i)
     if (results[i] != 0)
-      return refuse(&bindings[i], PyExc_RuntimeError,
-                    "waiting for its CUDA stream failed (CUresult %d)", results[i]);
+      return lull_py_binding_raise(&bindings[i], PyExc_RuntimeError,
+                                   "waiting for its CUDA stream failed (CUresult %d)", results[i]);
   return 1;
 }

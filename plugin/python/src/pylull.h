@@ -76,6 +76,8 @@ typedef struct lull_py_binding
  * (H, W, C), C <= 4), writability for outputs.  Raises TypeError or
  * ValueError naming the image and returns 0 on failure. */
 int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, int output);
+/* Raises `type` with "image '<name>': " and the formatted message; 0. */
+int lull_py_binding_raise(const lull_py_binding* b, PyObject* type, const char* format, ...);
 /* Size, format and strides of b from an array's shape and byte strides
  * (b->item_size set); 0 with b->geometry_error when the shape is not an
  * image's. */
