@@ -107,29 +107,67 @@ static size_t mul_saturating(size_t a, size_t b)
   return a != 0 && b > SIZE_MAX / a ? SIZE_MAX : a * b;
 }
 
-/* Scratch of one tile of interior tw x th: the filter's planes for the
- * tile with its overlap, the tile's output, and the held-back rows. */
-static size_t tile_bytes(const lull_atrous_images* images, int mode, int tw, int th, int overlap)
+/* A view of the part [x0, x0 + w) x [y0, y0 + h) of an image (none stays none). */
+static lull_image sub_image(const lull_image* image, int x0, int y0, int w, int h)
+{
+  lull_image sub = *image;
+  if (!image->data)
+    return sub;
+  sub.data = image->data + (size_t)y0 * image->row_stride + (size_t)x0 * image->pixel_stride;
+  sub.width = w;
+  sub.height = h;
+  return sub;
+}
+
+/* The views of all images over the window [x0, x0 + w) x [y0, y0 + h). */
+static lull_atrous_images window_of(const lull_atrous_images* images, int x0, int y0, int w, int h)
+{
+  lull_atrous_images window;
+  window.color = sub_image(&images->color, x0, y0, w, h);
+  window.albedo = sub_image(&images->albedo, x0, y0, w, h);
+  window.normal = sub_image(&images->normal, x0, y0, w, h);
+  window.depth = sub_image(&images->depth, x0, y0, w, h);
+  window.position = sub_image(&images->position, x0, y0, w, h);
+  window.variance = sub_image(&images->variance, x0, y0, w, h);
+  window.output = sub_image(&images->output, x0, y0, w, h);
+  return window;
+}
+
+/* The filter's scratch for a tile of interior tw x th with its overlap. */
+static size_t tile_planes(const lull_atrous_params* params, const lull_atrous_images* images,
+                          const lull_atrous_tiler* tiler, int tw, int th, int overlap)
 {
   const int w = images->color.width, h = images->color.height;
-  lull_atrous_images tile = *images;
-  tile.color.width = (int)LULL_MIN((long long)tw + 2LL * overlap, (long long)w);
-  tile.color.height = (int)LULL_MIN((long long)th + 2LL * overlap, (long long)h);
+  const lull_atrous_images tile =
+      window_of(images, 0, 0, (int)LULL_MIN((long long)tw + 2LL * overlap, (long long)w),
+                (int)LULL_MIN((long long)th + 2LL * overlap, (long long)h));
+  return tiler->scratch_bytes(tiler->ctx, params, &tile);
+}
+
+/* Scratch of one tile of interior tw x th: the filter's planes for the
+ * tile with its overlap, the tile's output, and the held-back rows. */
+static size_t tile_bytes(const lull_atrous_params* params, const lull_atrous_images* images,
+                         const lull_atrous_tiler* tiler, int mode, int tw, int th, int overlap)
+{
+  const int w = images->color.width, h = images->color.height;
+  const size_t ew = (size_t)LULL_MIN((long long)tw + 2LL * overlap, (long long)w);
+  const size_t eh = (size_t)LULL_MIN((long long)th + 2LL * overlap, (long long)h);
   const size_t pixel = lull_format_size(images->output.format);
-  const size_t planes = lull_atrous_cpu_scratch_bytes(&tile);
-  const size_t output =
-      mul_saturating(mul_saturating((size_t)tile.color.width, (size_t)tile.color.height), pixel);
+  const size_t planes = tile_planes(params, images, tiler, tw, th, overlap);
+  const size_t output = mul_saturating(mul_saturating(ew, eh), pixel);
   const size_t held =
       mul_saturating(mul_saturating((size_t)held_rows(mode, th, overlap, h), (size_t)w), pixel);
   return add_saturating(add_saturating(planes, output), held);
 }
 
-lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
-                                             const lull_atrous_images* images)
+lull_atrous_tiling lull_atrous_choose_tiling_for(const lull_atrous_params* params,
+                                                 const lull_atrous_images* images,
+                                                 const lull_atrous_tiler* tiler)
 {
   const int w = images->color.width, h = images->color.height;
   const int overlap = lull_atrous_reach(params, images);
-  lull_atrous_tiling best = {w, h, overlap, 1, 1, lull_atrous_cpu_scratch_bytes(images)};
+  const size_t whole = tiler->scratch_bytes(tiler->ctx, params, images);
+  lull_atrous_tiling best = {w, h, overlap, 1, 1, whole, whole};
   const size_t cap = params->memory_cap;
   if (cap == 0 || best.bytes <= cap || w < 1 || h < 1)
     return best;
@@ -141,12 +179,12 @@ lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
     const int tw = (w + columns - 1) / columns;
     if (columns > 1 && tw == (w + columns - 2) / (columns - 1))
       continue; /* same tile width as the previous count */
-    if (tile_bytes(images, mode, tw, 1, overlap) > cap)
+    if (tile_bytes(params, images, tiler, mode, tw, 1, overlap) > cap)
       continue;
     int lo = 1, hi = h; /* the tallest th with tile_bytes <= cap */
     while (lo < hi) {
       const int mid = lo + (hi - lo + 1) / 2;
-      if (tile_bytes(images, mode, tw, mid, overlap) <= cap)
+      if (tile_bytes(params, images, tiler, mode, tw, mid, overlap) <= cap)
         lo = mid;
       else
         hi = mid - 1;
@@ -161,7 +199,7 @@ lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
       best.tile_height = th;
       best.columns = columns;
       best.rows = rows;
-      best.bytes = tile_bytes(images, mode, tw, th, overlap);
+      best.bytes = tile_bytes(params, images, tiler, mode, tw, th, overlap);
     }
   }
   if (best_cost < 0.0) {
@@ -172,8 +210,10 @@ lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
     best.tile_height = LULL_MIN(side, h);
     best.columns = (w + best.tile_width - 1) / best.tile_width;
     best.rows = (h + best.tile_height - 1) / best.tile_height;
-    best.bytes = tile_bytes(images, mode, best.tile_width, best.tile_height, overlap);
+    best.bytes =
+        tile_bytes(params, images, tiler, mode, best.tile_width, best.tile_height, overlap);
   }
+  best.planes = tile_planes(params, images, tiler, best.tile_width, best.tile_height, overlap);
   return best;
 }
 
@@ -197,28 +237,6 @@ static int report_tile(void* user, double done)
   return !t->cancelled;
 }
 
-/* A view of the part [x0, x0 + w) x [y0, y0 + h) of an image (none stays none). */
-static lull_image sub_image(const lull_image* image, int x0, int y0, int w, int h)
-{
-  lull_image sub = *image;
-  if (!image->data)
-    return sub;
-  sub.data = image->data + (size_t)y0 * image->row_stride + (size_t)x0 * image->pixel_stride;
-  sub.width = w;
-  sub.height = h;
-  return sub;
-}
-
-/* Gives the memory the last tile freed back to the system.  glibc keeps
- * freed blocks of this size in its heap (its mmap threshold rises to the
- * largest block freed), so without this the heap grew to 7x the cap over the
- * first row of tiles of a 2048^2 image (measured: bench_tiling_memory). */
-static void release_free_memory(void)
-{
-#if defined(__GLIBC__)
-  (void)malloc_trim(0);
-#endif
-}
 
 /* Start of a window of `size` pixels in [0, extent) that holds
  * [begin - overlap, begin + tile + overlap) as far as it lies inside. */
@@ -228,56 +246,87 @@ static int window_start(int begin, int overlap, int size, int extent)
   return (int)LULL_MAX(0LL, LULL_MIN(start, (long long)extent - size));
 }
 
-/* Copies the pixels [x0, x1) of row y (pixel size bytes each) from a
- * packed row to an image; the bytes between pixels stay untouched. */
-static void store_row(const lull_image* dst, int x0, int x1, int y, const unsigned char* src,
-                      size_t pixel)
+/* Copies rows [y0, y1) of columns [x0, x1) of `src` (rows numbered from
+ * src_y) to the held-back ring, where row y lives at y % ring: at most two
+ * copies, as the rows wrap around once at most. */
+static lull_status hold_rows(const lull_atrous_tiler* tiler, const lull_image* held, int ring,
+                             const lull_image* src, int src_y, int x0, int x1, int y0, int y1,
+                             lull_error* err)
 {
-  for (int x = x0; x < x1; ++x)
-    memcpy(dst->data + (size_t)y * dst->row_stride + (size_t)x * dst->pixel_stride,
-           src + (size_t)(x - x0) * pixel, pixel);
+  lull_status status = LULL_OK;
+  for (int y = y0; y < y1 && status == LULL_OK;) {
+    const int n = LULL_MIN(y1 - y, ring - y % ring);
+    const lull_image to = sub_image(held, x0, y % ring, x1 - x0, n);
+    const lull_image from = sub_image(src, 0, y - src_y, x1 - x0, n);
+    status = tiler->copy(tiler->ctx, &to, &from, err);
+    y += n;
+  }
+  return status;
 }
 
-lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
-                                   const lull_atrous_images* images,
-                                   const lull_atrous_tiling* tiling, int num_threads,
-                                   lull_planes_cache* cache, const lull_progress* progress,
-                                   lull_error* err)
+/* Writes the held rows [y0, y1) to the output (the same wrap). */
+static lull_status flush_rows(const lull_atrous_tiler* tiler, const lull_image* output,
+                              const lull_image* held, int ring, int y0, int y1, lull_error* err)
 {
-  lull_status status = lull_atrous_validate(params, images, err);
-  if (status != LULL_OK)
-    return status;
+  lull_status status = LULL_OK;
+  for (int y = y0; y < y1 && status == LULL_OK;) {
+    const int n = LULL_MIN(y1 - y, ring - y % ring);
+    const lull_image to = sub_image(output, 0, y, output->width, n);
+    const lull_image from = sub_image(held, 0, y % ring, output->width, n);
+    status = tiler->copy(tiler->ctx, &to, &from, err);
+    y += n;
+  }
+  return status;
+}
+
+/* A packed image of w x h pixels of `format` at memory (none when NULL). */
+static lull_image packed_image(void* memory, lull_format format, int w, int h)
+{
+  lull_image image;
+  memset(&image, 0, sizeof image);
+  image.data = memory;
+  image.format = format;
+  image.width = w;
+  image.height = h;
+  image.pixel_stride = lull_format_size(format);
+  image.row_stride = (size_t)w * image.pixel_stride;
+  return image;
+}
+
+lull_status lull_atrous_run_tiles(const lull_atrous_params* params,
+                                  const lull_atrous_images* images,
+                                  const lull_atrous_tiling* tiling, const lull_atrous_tiler* tiler,
+                                  const lull_progress* progress, lull_error* err)
+{
   const int w = images->color.width, h = images->color.height;
   const size_t pixel = lull_format_size(images->output.format);
-  if (tiling->columns * (long long)tiling->rows <= 1 || w < 1 || h < 1 || pixel == 0 ||
-      tiling->tile_width < 1 || tiling->tile_height < 1 || tiling->overlap < 0)
-    return lull_atrous_cpu_cached(params, images, num_threads, cache, progress, err);
-
-  /* under a memory cap: no block held from an earlier, larger run */
-  if (cache)
-    lull_planes_cache_clear(cache);
   const int tw = tiling->tile_width, th = tiling->tile_height, overlap = tiling->overlap;
+  if (w < 1 || h < 1 || pixel == 0 || tw < 1 || th < 1 || overlap < 0)
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid tile grid");
   const int mode = alias_mode(images);
   const int ring = held_rows(mode, th, overlap, h);
-  const size_t ew = (size_t)LULL_MIN(tw + 2LL * overlap, w);
-  const size_t eh = (size_t)LULL_MIN(th + 2LL * overlap, h);
-  unsigned char* tile_out = malloc(ew * eh * pixel);
-  unsigned char* held = ring ? malloc((size_t)ring * (size_t)w * pixel) : NULL;
-  if (!tile_out || (ring && !held)) {
-    free(tile_out);
-    free(held);
-    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-  }
+  const int ew = (int)LULL_MIN(tw + 2LL * overlap, w);
+  const int eh = (int)LULL_MIN(th + 2LL * overlap, h);
 
   lull_atrous_params inner = *params;
   inner.memory_cap = 0; /* each tile fits by construction */
   /* one scale for the whole image, as an untiled run has */
-  status = lull_atrous_input_scale(params, &images->color, num_threads, &inner.input_scale, err);
-  if (status != LULL_OK) {
-    free(tile_out);
-    free(held);
+  lull_status status = tiler->input_scale(tiler->ctx, params, &images->color, &inner.input_scale,
+                                          err);
+  if (status != LULL_OK)
     return status;
+  void* tile_memory = tiler->alloc(tiler->ctx, (size_t)ew * (size_t)eh * pixel);
+  void* held_memory = ring ? tiler->alloc(tiler->ctx, (size_t)ring * (size_t)w * pixel) : NULL;
+  if (!tile_memory || (ring && !held_memory)) {
+    if (tile_memory)
+      tiler->release(tiler->ctx, tile_memory);
+    if (held_memory)
+      tiler->release(tiler->ctx, held_memory);
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   }
+  const lull_image tile_out = packed_image(tile_memory, images->output.format, ew, eh);
+  const lull_image held = packed_image(held_memory, images->output.format, w, ring);
+
   tile_progress tp = {progress, 0.0, (double)tiling->columns * tiling->rows, 0};
   const lull_progress tile_report = {report_tile, &tp};
   const lull_progress* per_tile = progress && progress->report ? &tile_report : NULL;
@@ -291,62 +340,158 @@ lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
         continue;
       /* every tile is filtered in a window of the same size (shifted inwards
        * at the borders, where it holds more than the overlap): each run
-       * then allocates the same blocks, which the allocator reuses instead
-       * of growing its heap with blocks of many sizes (glibc grew by 4x
-       * the cap on a 2048^2 image) */
-      const int tile_w = (int)ew, tile_h = (int)eh;
-      const int ex0 = window_start(x0, overlap, tile_w, w);
-      const int ey0 = window_start(y0, overlap, tile_h, h);
-      lull_atrous_images tile;
-      tile.color = sub_image(&images->color, ex0, ey0, tile_w, tile_h);
-      tile.albedo = sub_image(&images->albedo, ex0, ey0, tile_w, tile_h);
-      tile.normal = sub_image(&images->normal, ex0, ey0, tile_w, tile_h);
-      tile.depth = sub_image(&images->depth, ex0, ey0, tile_w, tile_h);
-      tile.position = sub_image(&images->position, ex0, ey0, tile_w, tile_h);
-      tile.variance = sub_image(&images->variance, ex0, ey0, tile_w, tile_h);
-      tile.output.data = tile_out;
-      tile.output.format = images->output.format;
-      tile.output.width = tile_w;
-      tile.output.height = tile_h;
-      tile.output.pixel_stride = pixel;
-      tile.output.row_stride = (size_t)tile_w * pixel;
+       * then needs the same scratch, which the CPU's allocator reuses
+       * instead of growing its heap with blocks of many sizes (glibc grew
+       * by 4x the cap on a 2048^2 image) */
+      const int ex0 = window_start(x0, overlap, ew, w);
+      const int ey0 = window_start(y0, overlap, eh, h);
+      lull_atrous_images tile = window_of(images, ex0, ey0, ew, eh);
+      tile.output = tile_out;
 
       if (tp.cancelled)
         status = lull_fail(err, LULL_ERROR_CANCELLED, "execution was cancelled");
       else
-        status = lull_atrous_cpu(&inner, &tile, num_threads, per_tile, err);
+        status = tiler->filter(tiler->ctx, &inner, &tile, per_tile, err);
       tp.index += 1.0;
       if (status != LULL_OK)
         break;
-      release_free_memory();
       /* the interior, to the output or held back */
-      for (int y = y0; y < y1; ++y) {
-        const unsigned char* src = tile_out + (size_t)(y - ey0) * tile.output.row_stride +
-                                   (size_t)(x0 - ex0) * pixel;
-        if (ring)
-          memcpy(held + ((size_t)(y % ring) * (size_t)w + (size_t)x0) * pixel, src,
-                 (size_t)(x1 - x0) * pixel);
-        else
-          store_row(&images->output, x0, x1, y, src, pixel);
+      const lull_image interior = sub_image(&tile_out, x0 - ex0, y0 - ey0, x1 - x0, y1 - y0);
+      if (ring) {
+        status = hold_rows(tiler, &held, ring, &interior, y0, x0, x1, y0, y1, err);
+      } else {
+        const lull_image to = sub_image(&images->output, x0, y0, x1 - x0, y1 - y0);
+        status = tiler->copy(tiler->ctx, &to, &interior, err);
       }
     }
     /* held rows no later tile reads: those above the next band's overlap */
     if (ring && status == LULL_OK) {
       const int last = row + 1 == tiling->rows;
       const int limit = last ? h : (mode == ALIAS_ROWS ? LULL_MAX(y1 - overlap, 0) : 0);
-      for (; flushed < limit; ++flushed)
-        store_row(&images->output, 0, w, flushed,
-                  held + (size_t)(flushed % ring) * (size_t)w * pixel, pixel);
+      if (limit > flushed)
+        status = flush_rows(tiler, &images->output, &held, ring, flushed, limit, err);
+      flushed = LULL_MAX(flushed, limit);
     }
   }
-  free(tile_out);
-  free(held);
+  tiler->release(tiler->ctx, tile_memory);
+  if (held_memory)
+    tiler->release(tiler->ctx, held_memory);
   if (status == LULL_OK) {
     /* the output is complete: a request to cancel now changes nothing */
     lull_error ignored;
     (void)lull_progress_report(progress, 1.0, &ignored);
   }
   return status;
+}
+
+/* -- the CPU's tiles ---------------------------------------------------------- */
+
+typedef struct cpu_tiles
+{
+  int num_threads;
+} cpu_tiles;
+
+static size_t cpu_scratch_bytes(void* ctx, const lull_atrous_params* params,
+                                const lull_atrous_images* images)
+{
+  (void)ctx;
+  (void)params;
+  return lull_atrous_cpu_scratch_bytes(images);
+}
+
+static lull_status cpu_input_scale(void* ctx, const lull_atrous_params* params,
+                                   const lull_image* color, float* scale, lull_error* err)
+{
+  return lull_atrous_input_scale(params, color, ((cpu_tiles*)ctx)->num_threads, scale, err);
+}
+
+static void* cpu_alloc(void* ctx, size_t bytes)
+{
+  (void)ctx;
+  return malloc(bytes ? bytes : 1);
+}
+
+static void cpu_release(void* ctx, void* memory)
+{
+  (void)ctx;
+  free(memory);
+}
+
+/* Gives the memory the last tile freed back to the system.  glibc keeps
+ * freed blocks of this size in its heap (its mmap threshold rises to the
+ * largest block freed), so without this the heap grew to 7x the cap over the
+ * first row of tiles of a 2048^2 image (measured: bench_tiling_memory). */
+static void release_free_memory(void)
+{
+#if defined(__GLIBC__)
+  (void)malloc_trim(0);
+#endif
+}
+
+static lull_status cpu_filter(void* ctx, const lull_atrous_params* params,
+                              const lull_atrous_images* tile, const lull_progress* progress,
+                              lull_error* err)
+{
+  const lull_status status = lull_atrous_cpu(params, tile, ((cpu_tiles*)ctx)->num_threads,
+                                             progress, err);
+  release_free_memory();
+  return status;
+}
+
+static lull_status cpu_copy(void* ctx, const lull_image* dst, const lull_image* src,
+                            lull_error* err)
+{
+  (void)ctx;
+  (void)err;
+  const size_t pixel = lull_format_size(src->format);
+  for (int y = 0; y < src->height; ++y) {
+    unsigned char* to = dst->data + (size_t)y * dst->row_stride;
+    const unsigned char* from = src->data + (size_t)y * src->row_stride;
+    if (dst->pixel_stride == pixel && src->pixel_stride == pixel) {
+      memcpy(to, from, (size_t)src->width * pixel);
+      continue;
+    }
+    for (int x = 0; x < src->width; ++x)
+      memcpy(to + (size_t)x * dst->pixel_stride, from + (size_t)x * src->pixel_stride, pixel);
+  }
+  return LULL_OK;
+}
+
+static lull_atrous_tiler cpu_tiler(cpu_tiles* ctx)
+{
+  const lull_atrous_tiler tiler = {ctx,         cpu_scratch_bytes, cpu_input_scale, cpu_alloc,
+                                   cpu_release, cpu_filter,        cpu_copy};
+  return tiler;
+}
+
+lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
+                                             const lull_atrous_images* images)
+{
+  cpu_tiles ctx = {1};
+  const lull_atrous_tiler tiler = cpu_tiler(&ctx);
+  return lull_atrous_choose_tiling_for(params, images, &tiler);
+}
+
+lull_status lull_atrous_cpu_tiling(const lull_atrous_params* params,
+                                   const lull_atrous_images* images,
+                                   const lull_atrous_tiling* tiling, int num_threads,
+                                   lull_planes_cache* cache, const lull_progress* progress,
+                                   lull_error* err)
+{
+  lull_status status = lull_atrous_validate(params, images, err);
+  if (status != LULL_OK)
+    return status;
+  const int w = images->color.width, h = images->color.height;
+  if (tiling->columns * (long long)tiling->rows <= 1 || w < 1 || h < 1 ||
+      lull_format_size(images->output.format) == 0 || tiling->tile_width < 1 ||
+      tiling->tile_height < 1 || tiling->overlap < 0)
+    return lull_atrous_cpu_cached(params, images, num_threads, cache, progress, err);
+  /* under a memory cap: no block held from an earlier, larger run */
+  if (cache)
+    lull_planes_cache_clear(cache);
+  cpu_tiles ctx = {num_threads};
+  const lull_atrous_tiler tiler = cpu_tiler(&ctx);
+  return lull_atrous_run_tiles(params, images, tiling, &tiler, progress, err);
 }
 
 lull_status lull_atrous_cpu_tiled(const lull_atrous_params* params,

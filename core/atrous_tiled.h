@@ -1,8 +1,9 @@
-/* The à-trous filter on the CPU under a memory cap: overlapping tiles.
+/* The à-trous filter under a memory cap: overlapping tiles.
  *
- * lull_atrous_cpu needs scratch memory in proportion to the image
- * (lull_atrous_cpu_scratch_bytes).  With params->memory_cap set, the image
- * is cut into a grid of tiles whose scratch fits the cap; each tile is
+ * A filter run needs scratch memory in proportion to the image
+ * (lull_atrous_cpu_scratch_bytes on the CPU, the plan's scratch on CUDA).
+ * With params->memory_cap set, the image is cut into a grid of tiles
+ * whose scratch fits the cap; each tile is
  * filtered with a margin of `reach` pixels of input on every side (clipped
  * at the image border) and only its interior is copied to the output.
  * The reach is the filter's whole footprint (lull_atrous_reach), so every
@@ -29,13 +30,53 @@ typedef struct lull_atrous_tiling
   int tile_width, tile_height;
   int overlap;
   int columns, rows;
-  size_t bytes; /* scratch of one tile, held-back output included */
+  size_t bytes;  /* scratch of one tile, held-back output included */
+  size_t planes; /* of which the filter's own, for one tile */
 } lull_atrous_tiling;
 
-/* The grid lull_atrous_cpu_tiled uses: the fewest pixels filtered in all
+/* What a backend gives the tile driver: the driver chooses the grid and
+ * moves the pixels, the backend filters a tile and copies between images
+ * in the memory its filter uses (host memory for the CPU, device memory
+ * for CUDA).  Each callback returns a status and fills err, as filters do. */
+typedef struct lull_atrous_tiler
+{
+  void* ctx;
+  /* scratch an untiled run of `images` takes (SIZE_MAX: cannot run) */
+  size_t (*scratch_bytes)(void* ctx, const lull_atrous_params* params,
+                          const lull_atrous_images* images);
+  /* the inputScale every tile gets: the automatic scale of the whole
+   * colour (lull_atrous_input_scale), so tiles match an untiled run */
+  lull_status (*input_scale)(void* ctx, const lull_atrous_params* params, const lull_image* color,
+                             float* scale, lull_error* err);
+  /* memory for the tile's output and the held-back rows (NULL: out of
+   * memory), and its release */
+  void* (*alloc)(void* ctx, size_t bytes);
+  void (*release)(void* ctx, void* memory);
+  /* one tile: an untiled run on views into the caller's images */
+  lull_status (*filter)(void* ctx, const lull_atrous_params* params,
+                        const lull_atrous_images* tile, const lull_progress* progress,
+                        lull_error* err);
+  /* dst = src, two views of the same size and format */
+  lull_status (*copy)(void* ctx, const lull_image* dst, const lull_image* src, lull_error* err);
+} lull_atrous_tiler;
+
+/* The grid lull_atrous_run_tiles uses: the fewest pixels filtered in all
  * among the grids whose tiles fit params->memory_cap (one tile when the
- * whole image fits, or when there is no cap).  When no grid fits, square
- * interiors as wide as the overlap (at least 16): the cap is exceeded. */
+ * whole image fits, or when there is no cap), with the tiler's scratch
+ * per tile.  When no grid fits, square interiors as wide as the overlap
+ * (at least 16): the cap is exceeded. */
+lull_atrous_tiling lull_atrous_choose_tiling_for(const lull_atrous_params* params,
+                                                 const lull_atrous_images* images,
+                                                 const lull_atrous_tiler* tiler);
+
+/* Runs the filter on a grid of more than one tile through the tiler.  A
+ * cancelled run may leave the output partly filtered. */
+lull_status lull_atrous_run_tiles(const lull_atrous_params* params,
+                                  const lull_atrous_images* images,
+                                  const lull_atrous_tiling* tiling, const lull_atrous_tiler* tiler,
+                                  const lull_progress* progress, lull_error* err);
+
+/* The grid lull_atrous_cpu_tiled uses (the CPU filter's scratch). */
 lull_atrous_tiling lull_atrous_choose_tiling(const lull_atrous_params* params,
                                              const lull_atrous_images* images);
 
