@@ -310,6 +310,15 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
       (void)cudaGetLastError();
     cuda->kernels_configured = 1;
   }
+  /* under maxMemoryMB, or when the scratch would not fit the GPU: tiles */
+  size_t cap = params->memory_cap;
+  if (cap == 0)
+    cap = lull_cuda_atrous_default_cap(cuda, plan.scratch_bytes);
+  if (cap != 0 && plan.scratch_bytes > cap) {
+    lull_atrous_params capped = *params;
+    capped.memory_cap = cap;
+    return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, progress, err);
+  }
   unsigned char* base = (unsigned char*)lull_cuda_scratch(cuda, plan.scratch_bytes, err);
   if (!base)
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;

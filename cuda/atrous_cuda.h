@@ -121,6 +121,9 @@ typedef struct lull_atrous_level_args
  * error, if any.  Prepare's launch runs the colour pass first when
  * args->stats is set. */
 cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cudaStream_t stream);
+/* The colour pass alone (args->stats zeroed, then filled): the automatic
+ * scale of args->color in stats->scale, for tiled runs (atrous_tiles.cu). */
+cudaError_t lull_atrous_stats_launch(const lull_atrous_prepare_args* args, cudaStream_t stream);
 /* The colour test's per-level inputs LG (variance mode), in the level's
  * layout: both schedules. */
 cudaError_t lull_atrous_level_guides_launch(const lull_atrous_level_args* args, cudaStream_t stream);

@@ -51,18 +51,25 @@ LULL_PREPARE_KERNEL(prepare_position_float, 1, 1)
 LULL_BOUND_KERNEL(prepare_bound, 0)
 LULL_BOUND_KERNEL(prepare_bound_float, 1)
 
+cudaError_t lull_atrous_stats_launch(const lull_atrous_prepare_args* args, cudaStream_t stream)
+{
+  const cudaError_t code = cudaMemsetAsync(args->stats, 0, sizeof(lull_atrous_color_stats), stream);
+  if (code != cudaSuccess)
+    return code;
+  const int blocks = prepare_bound_blocks(args->width, args->height);
+  if (prepare_inputs_float(args))
+    prepare_bound_float<<<blocks, BOUND_THREADS, 0, stream>>>(*args, blocks);
+  else
+    prepare_bound<<<blocks, BOUND_THREADS, 0, stream>>>(*args, blocks);
+  return cudaGetLastError();
+}
+
 cudaError_t lull_atrous_prepare_launch(const lull_atrous_prepare_args* args, cudaStream_t stream)
 {
   if (args->stats) {
-    const cudaError_t code =
-        cudaMemsetAsync(args->stats, 0, sizeof(lull_atrous_color_stats), stream);
+    const cudaError_t code = lull_atrous_stats_launch(args, stream);
     if (code != cudaSuccess)
       return code;
-    const int blocks = prepare_bound_blocks(args->width, args->height);
-    if (prepare_inputs_float(args))
-      prepare_bound_float<<<blocks, BOUND_THREADS, 0, stream>>>(*args, blocks);
-    else
-      prepare_bound<<<blocks, BOUND_THREADS, 0, stream>>>(*args, blocks);
   }
   const dim3 block(PREP_BW, PREP_BH);
   const dim3 grid((unsigned)((args->width + PREP_BW - 1) / PREP_BW),

@@ -61,6 +61,15 @@ lull_status lull_cuda_max_shared_memory(const lull_cuda_backend* cuda, size_t* b
 lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* params,
                              const lull_atrous_images* images, int schedule,
                              const lull_progress* progress, lull_error* err);
+/* The à-trous filter in tiles (atrous_tiles.cu): the grid for
+ * params->memory_cap, one tile at a time on the stream. */
+lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_params* params,
+                                   const lull_atrous_images* images, int schedule,
+                                   const lull_progress* progress, lull_error* err);
+/* The memory cap of a run without maxMemoryMB that needs `needed` bytes of
+ * scratch: 0 (none) when they fit the device's free memory with room to
+ * spare, else three quarters of what is free (then the run tiles). */
+size_t lull_cuda_atrous_default_cap(lull_cuda_backend* cuda, size_t needed);
 lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,
                                const lull_gaussian_images* images,
                                const lull_progress* progress, lull_error* err);

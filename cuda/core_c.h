@@ -24,6 +24,7 @@ extern "C" {
 #endif
 #include "../core/status.h"
 #include "../core/atrous.h"
+#include "../core/atrous_tiled.h"
 #include "../core/gaussian.h"
 #include "../core/backend.h"
 #if defined(__cplusplus)

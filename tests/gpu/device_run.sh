@@ -4,7 +4,8 @@
 # ./device-logs; the GPU tests' output in ctest-output.log).
 #   sh tests/gpu/device_run.sh [bench-repeats]
 # LULL_DEVICE_BENCH (default "atrous poisson") and LULL_DEVICE_SANITIZE
-# (default "test_cuda_atrous test_cuda_api test_cuda_poisson") pick the
+# (default "test_cuda_atrous test_cuda_api test_cuda_poisson
+# test_cuda_atrous_tiles") pick the
 # benchmarks and the programs compute-sanitizer runs.
 # The Python module is built when the machine has Python's headers (then
 # the test python_gpu, label gpu, runs too, with pytest and NumPy there).
@@ -75,10 +76,11 @@ esac
 # halo a kernel reads but no kernel filled)
 # (test_cuda_poisson runs its quick part: without the scenes and 1280x720)
 for tool in memcheck racecheck initcheck; do
-  for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson}; do
+  for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_atrous_tiles}; do
     [ -x "$build/bin/$test" ] || continue
     args=
     [ "$test" = test_cuda_poisson ] && args=quick
+    [ "$test" = test_cuda_atrous_tiles ] && args=grids
     say "compute-sanitizer $tool $test ($(elapsed))"
     timeout "${LULL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --report-api-errors no \
       --error-exitcode 99 "$build/bin/$test" $args >"$out/$tool.$test.log" 2>&1
