@@ -293,6 +293,23 @@ static lull_image packed_image(void* memory, lull_format format, int w, int h)
   return image;
 }
 
+/* The tiler's memory, or the host's (sizes are never 0: a tile and a row
+ * have pixels). */
+static void* host_or_tiler_alloc(const lull_atrous_tiler* tiler, size_t bytes)
+{
+  return tiler->alloc ? tiler->alloc(tiler->ctx, bytes) : malloc(bytes);
+}
+
+static void host_or_tiler_release(const lull_atrous_tiler* tiler, void* memory)
+{
+  if (!memory)
+    return;
+  if (tiler->release)
+    tiler->release(tiler->ctx, memory);
+  else
+    free(memory);
+}
+
 lull_status lull_atrous_run_tiles(const lull_atrous_params* params,
                                   const lull_atrous_images* images,
                                   const lull_atrous_tiling* tiling, const lull_atrous_tiler* tiler,
@@ -315,13 +332,11 @@ lull_status lull_atrous_run_tiles(const lull_atrous_params* params,
                                           err);
   if (status != LULL_OK)
     return status;
-  void* tile_memory = tiler->alloc(tiler->ctx, (size_t)ew * (size_t)eh * pixel);
-  void* held_memory = ring ? tiler->alloc(tiler->ctx, (size_t)ring * (size_t)w * pixel) : NULL;
+  void* tile_memory = host_or_tiler_alloc(tiler, (size_t)ew * (size_t)eh * pixel);
+  void* held_memory = ring ? host_or_tiler_alloc(tiler, (size_t)ring * (size_t)w * pixel) : NULL;
   if (!tile_memory || (ring && !held_memory)) {
-    if (tile_memory)
-      tiler->release(tiler->ctx, tile_memory);
-    if (held_memory)
-      tiler->release(tiler->ctx, held_memory);
+    host_or_tiler_release(tiler, tile_memory);
+    host_or_tiler_release(tiler, held_memory);
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   }
   const lull_image tile_out = packed_image(tile_memory, images->output.format, ew, eh);
@@ -373,9 +388,8 @@ lull_status lull_atrous_run_tiles(const lull_atrous_params* params,
       flushed = LULL_MAX(flushed, limit);
     }
   }
-  tiler->release(tiler->ctx, tile_memory);
-  if (held_memory)
-    tiler->release(tiler->ctx, held_memory);
+  host_or_tiler_release(tiler, tile_memory);
+  host_or_tiler_release(tiler, held_memory);
   if (status == LULL_OK) {
     /* the output is complete: a request to cancel now changes nothing */
     lull_error ignored;
@@ -403,18 +417,6 @@ static lull_status cpu_input_scale(void* ctx, const lull_atrous_params* params,
                                    const lull_image* color, float* scale, lull_error* err)
 {
   return lull_atrous_input_scale(params, color, ((cpu_tiles*)ctx)->num_threads, scale, err);
-}
-
-static void* cpu_alloc(void* ctx, size_t bytes)
-{
-  (void)ctx;
-  return malloc(bytes ? bytes : 1);
-}
-
-static void cpu_release(void* ctx, void* memory)
-{
-  (void)ctx;
-  free(memory);
 }
 
 /* Gives the memory the last tile freed back to the system.  glibc keeps
@@ -459,8 +461,9 @@ static lull_status cpu_copy(void* ctx, const lull_image* dst, const lull_image* 
 
 static lull_atrous_tiler cpu_tiler(cpu_tiles* ctx)
 {
-  const lull_atrous_tiler tiler = {ctx,         cpu_scratch_bytes, cpu_input_scale, cpu_alloc,
-                                   cpu_release, cpu_filter,        cpu_copy};
+  /* host memory: the driver's own malloc and free */
+  const lull_atrous_tiler tiler = {ctx,  cpu_scratch_bytes, cpu_input_scale, NULL,
+                                   NULL, cpu_filter,        cpu_copy};
   return tiler;
 }
 

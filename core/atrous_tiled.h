@@ -49,7 +49,7 @@ typedef struct lull_atrous_tiler
   lull_status (*input_scale)(void* ctx, const lull_atrous_params* params, const lull_image* color,
                              float* scale, lull_error* err);
   /* memory for the tile's output and the held-back rows (NULL: out of
-   * memory), and its release */
+   * memory), and its release; both NULL: host memory (malloc, free) */
   void* (*alloc)(void* ctx, size_t bytes);
   void (*release)(void* ctx, void* memory);
   /* one tile: an untiled run on views into the caller's images */
