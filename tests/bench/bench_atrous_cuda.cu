@@ -19,6 +19,10 @@
  * device-to-device copy measured in the same run.  H2D / D2H copies of the
  * inputs and the output (pinned host memory) are timed separately.
  *
+ * "colorMode 0" is Dammertz's own filter (a fixed colour sigma: no
+ * variance estimate, no guide kernels), the test the issue's reference
+ * kernel computes, as graph replays of both schedules.
+ *
  * "API" is the library as a program calls it: oidnExecuteFilter on a CUDA
  * device with these cudaMalloc'd images shared, wall time per call on the
  * host clock (median), synchronous, and per call of a queue of
@@ -188,6 +192,57 @@ static cudaError_t timed_level(void* ctx, const lull_atrous_level_args* a, int p
     bench_finish<<<dim3((unsigned)((a->width + 31) / 32), (unsigned)((a->height + 7) / 8)),
                    dim3(32, 8), 0, t->stream>>>(*a);
   return cudaGetLastError();
+}
+
+/* Median time of the whole filter replayed as a CUDA graph, launched by
+ * the library's own launchers (no launch gaps). */
+static float graph_ms(const lull_atrous_plan* plan, const lull_atrous_params* params,
+                      const lull_atrous_images* images, unsigned char* scratch, timed* t,
+                      int repeats, float* samples)
+{
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  lull_error err = {LULL_OK, ""};
+  CHECK_CUDA(cudaStreamBeginCapture(t->stream, cudaStreamCaptureModeThreadLocal));
+  if (lull_atrous_enqueue(plan, params, images, scratch, &t->real, NULL, &err) != LULL_OK) {
+    fprintf(stderr, "enqueue: %s\n", err.message);
+    exit(1);
+  }
+  CHECK_CUDA(cudaStreamEndCapture(t->stream, &graph));
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int r = -5; r < repeats; ++r) {
+    CHECK_CUDA(cudaEventRecord(t->ev[0], t->stream));
+    CHECK_CUDA(cudaGraphLaunch(exec, t->stream));
+    CHECK_CUDA(cudaEventRecord(t->ev[1], t->stream));
+    CHECK_CUDA(cudaEventSynchronize(t->ev[1]));
+    if (r >= 0)
+      CHECK_CUDA(cudaEventElapsedTime(&samples[r], t->ev[0], t->ev[1]));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return median(samples, repeats);
+}
+
+/* Graph-replay time of Dammertz's own filter (colorMode 0: a fixed colour
+ * sigma, no variance estimate, no guide kernels) under `schedule`: the
+ * test the issue's reference kernel computes (colour, normal, depth). */
+static float fixed_colour_ms(const lull_atrous_images* images, int schedule, timed* t,
+                             int repeats, float* samples)
+{
+  lull_atrous_params params = lull_atrous_default_params();
+  params.iterations = LEVELS;
+  params.color_mode = LULL_ATROUS_COLOR_FIXED;
+  lull_atrous_plan plan;
+  lull_error err = {LULL_OK, ""};
+  if (lull_atrous_plan_make(&params, images, schedule, &plan, &err) != LULL_OK) {
+    fprintf(stderr, "plan: %s\n", err.message);
+    exit(1);
+  }
+  unsigned char* scratch;
+  CHECK_CUDA(cudaMalloc(&scratch, plan.scratch_bytes));
+  const float ms = graph_ms(&plan, &params, images, scratch, t, repeats, samples);
+  cudaFree(scratch);
+  return ms;
 }
 
 /* Host data: noisy colour over smooth albedo, two planes, a depth ramp. */
@@ -360,27 +415,8 @@ int main(int argc, char** argv)
       for (int k = 0; k < LEVELS; ++k)
         guide_ms[mode][k] = median(guide[k], repeats);
       total_ms[mode] = 0;
-      if (!profile && mode < TABLE_MODES) {
-        /* the whole filter as a graph, launched by the library's launchers */
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CHECK_CUDA(cudaStreamBeginCapture(t.stream, cudaStreamCaptureModeThreadLocal));
-        if (lull_atrous_enqueue(&plan, &params, &images, scratch, &t.real, NULL, &err) != LULL_OK)
-          return 1;
-        CHECK_CUDA(cudaStreamEndCapture(t.stream, &graph));
-        CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-        for (int r = -5; r < repeats; ++r) {
-          CHECK_CUDA(cudaEventRecord(t.ev[0], t.stream));
-          CHECK_CUDA(cudaGraphLaunch(exec, t.stream));
-          CHECK_CUDA(cudaEventRecord(t.ev[1], t.stream));
-          CHECK_CUDA(cudaEventSynchronize(t.ev[1]));
-          if (r >= 0)
-            CHECK_CUDA(cudaEventElapsedTime(&samples[r], t.ev[0], t.ev[1]));
-        }
-        total_ms[mode] = median(samples, repeats);
-        cudaGraphExecDestroy(exec);
-        cudaGraphDestroy(graph);
-      }
+      if (!profile && mode < TABLE_MODES)
+        total_ms[mode] = graph_ms(&plan, &params, &images, scratch, &t, repeats, samples);
       CHECK_CUDA(cudaMemcpy(host, output, n * 12, cudaMemcpyDeviceToHost));
       finite[mode] = 1;
       for (size_t i = 0; i < n * 3; ++i)
@@ -432,6 +468,10 @@ int main(int argc, char** argv)
     printf(" = %.4f (the library's kernel: %.4f); output finite: %s\n", lv[3], lv[2],
            finite[3] ? "yes" : "NO");
     if (!profile) {
+      const float fb = fixed_colour_ms(&images, 0, &t, repeats, samples);
+      const float fp = fixed_colour_ms(&images, 1, &t, repeats, samples);
+      printf("  colorMode 0 (fixed colour sigma), graph replay: baseline %.4f ms, permuted %.4f ms "
+             "(%.2fx)\n", fb, fp, fb / fp);
       float* const api_images[5] = {color, albedo, normal, depth, output};
       for (int packed = 0; packed <= 1; ++packed)
         for (int direct = 0; direct <= 1; ++direct) {
