@@ -52,9 +52,10 @@ typedef struct lull_atrous_params
    * fp16 and normals oct-encoded in the level buffers (the result then
    * differs from the fp32 path within fp16 precision). */
   int packed_guides;
-  /* Bytes of scratch memory the CPU backend may use (0: no cap); above it
-   * the image is filtered in overlapping tiles (atrous_tiled.h).  OIDN's
-   * maxMemoryMB; GPU backends ignore it. */
+  /* Bytes of scratch memory a run may use (0: no cap); above it the image
+   * is filtered in overlapping tiles (atrous_tiled.h), on the CPU and on
+   * CUDA (which also tiles when the GPU's free memory is short).  OIDN's
+   * maxMemoryMB. */
   size_t memory_cap;
 } lull_atrous_params;
 

@@ -3,13 +3,19 @@
  * A filter run needs scratch memory in proportion to the image
  * (lull_atrous_cpu_scratch_bytes on the CPU, the plan's scratch on CUDA).
  * With params->memory_cap set, the image is cut into a grid of tiles
- * whose scratch fits the cap; each tile is
- * filtered with a margin of `reach` pixels of input on every side (clipped
- * at the image border) and only its interior is copied to the output.
+ * whose scratch fits the cap; each tile is filtered with a margin of
+ * `reach` pixels of input on every side (clipped at the image border) and
+ * only its interior is copied to the output.
  * The reach is the filter's whole footprint (lull_atrous_reach), so every
  * interior pixel sees exactly the input it would see untiled: the results
  * agree with an untiled run up to floating-point path differences
- * (tests/hardening measures them on the test renders).
+ * (tests/hardening measures them on the test renders), with two
+ * exceptions on CUDA (tests/gpu/cuda_atrous_tiles_test.c): packedGuides
+ * packs each tile with its own fp16 scale, and the permuted schedule's
+ * mirrored taps at the image's border depend on how the window splits
+ * into sub-images (Dolp et al. 2024 §4.1).  A run with the automatic
+ * input scale reads the whole colour's scale first, so a tiled CUDA run
+ * waits for the work queued before it.
  *
  * The output may alias an input (in place): a tile's interior is then
  * held back until no later tile reads those input pixels (a ring of rows

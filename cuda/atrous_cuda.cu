@@ -310,18 +310,25 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
       (void)cudaGetLastError();
     cuda->kernels_configured = 1;
   }
-  /* under maxMemoryMB, or when the scratch would not fit the GPU: tiles */
-  size_t cap = params->memory_cap;
-  if (cap == 0)
-    cap = lull_cuda_atrous_default_cap(cuda, plan.scratch_bytes);
-  if (cap != 0 && plan.scratch_bytes > cap) {
-    lull_atrous_params capped = *params;
-    capped.memory_cap = cap;
+  /* tiles under maxMemoryMB, or in what the GPU has free when the scratch
+   * would not fit it (whichever cap is smaller) */
+  size_t cap = lull_cuda_atrous_default_cap(cuda, plan.scratch_bytes);
+  if (params->memory_cap != 0 && (cap == 0 || params->memory_cap < cap))
+    cap = params->memory_cap;
+  lull_atrous_params capped = *params;
+  capped.memory_cap = cap;
+  if (cap != 0 && plan.scratch_bytes > cap)
     return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, progress, err);
-  }
   unsigned char* base = (unsigned char*)lull_cuda_scratch(cuda, plan.scratch_bytes, err);
-  if (!base)
+  if (!base) {
+    /* the free memory was there, but not in one piece, or another process
+     * took it meanwhile: tiles in what is free now */
+    capped.memory_cap = lull_cuda_atrous_default_cap(cuda, SIZE_MAX);
+    if (err && err->code == LULL_ERROR_OUT_OF_MEMORY && capped.memory_cap != 0 &&
+        capped.memory_cap < plan.scratch_bytes)
+      return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, progress, err);
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
+  }
   /* without progress reports: one cached graph (atrous_graph.cu) */
   if (!progress || !progress->report)
     return lull_cuda_atrous_graph_enqueue(&cuda->atrous_graphs, cuda->stream, &plan, params,

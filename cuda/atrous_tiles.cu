@@ -173,9 +173,17 @@ lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_pa
   /* the tile's planes, then its output and the held rows (tiling.bytes
    * in all), the pieces' rounding, and the colour pass's results */
   const size_t planes = round_piece(tiling.planes);
-  if (tiling.bytes > SIZE_MAX - 8 * PIECE_ALIGN)
+  size_t bytes = tiling.bytes;
+  if (tiling.columns * (long long)tiling.rows <= 1 && bytes < SIZE_MAX / 2) {
+    /* one tile (the image fits the cap): the grid counts the planes alone;
+     * add a tile output and held rows of the whole image's size */
+    const size_t image = (size_t)images->color.width * (size_t)images->color.height *
+                         lull_format_size(images->output.format);
+    bytes = image < (SIZE_MAX / 2 - bytes) / 2 ? bytes + 2 * image : SIZE_MAX;
+  }
+  if (bytes > SIZE_MAX - 8 * PIECE_ALIGN)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
-  t.bytes = round_piece(tiling.bytes) + 4 * PIECE_ALIGN;
+  t.bytes = round_piece(bytes) + 4 * PIECE_ALIGN;
   t.base = (unsigned char*)lull_cuda_scratch(cuda, t.bytes, err);
   if (!t.base)
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;

@@ -66,9 +66,10 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
 lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_params* params,
                                    const lull_atrous_images* images, int schedule,
                                    const lull_progress* progress, lull_error* err);
-/* The memory cap of a run without maxMemoryMB that needs `needed` bytes of
- * scratch: 0 (none) when they fit the device's free memory with room to
- * spare, else three quarters of what is free (then the run tiles). */
+/* The memory cap a run that needs `needed` bytes of scratch gets from the
+ * device's free memory: 0 (none) when they fit it with room to spare,
+ * else three quarters of what is free (then the run tiles; SIZE_MAX asks
+ * for that).  The tiles take up to 1 KB more than the cap, for alignment. */
 size_t lull_cuda_atrous_default_cap(lull_cuda_backend* cuda, size_t needed);
 lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,
                                const lull_gaussian_images* images,
