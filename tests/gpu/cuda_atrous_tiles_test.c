@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_test_util.h"
+#include "half.h"
 #include "test_util.h"
 
 /* tiled against untiled, max |a - b| / (|b| + 1e-3) over every value:
@@ -43,7 +44,26 @@ typedef struct run_options
   int max_memory_mb; /* -1: the default */
   int in_place;      /* output = the colour buffer */
   int strided;       /* output FLOAT3 at 16 bytes a pixel */
+  int half;          /* output HALF3 (6 bytes: the copy's 2-byte words) */
+  int cancel_at;     /* > 0: a progress monitor that stops at that call */
 } run_options;
+
+/* A progress monitor: the calls, whether the values never went down, and
+ * the call that answers "stop" (0: never). */
+typedef struct progress_log
+{
+  int calls, cancel_at, monotonic;
+  double last;
+} progress_log;
+
+static bool log_progress(void* user, double done)
+{
+  progress_log* p = (progress_log*)user;
+  p->calls += 1;
+  p->monotonic &= done >= p->last && done <= 1.0;
+  p->last = done;
+  return p->cancel_at <= 0 || p->calls < p->cancel_at;
+}
 
 static OIDNBuffer new_filled_buffer(OIDNDevice device, const void* data, size_t bytes)
 {
@@ -67,7 +87,7 @@ static scene_buffers upload(OIDNDevice device, const gpu_scene* s, const run_opt
   b.albedo = new_filled_buffer(device, s->albedo, n * 3 * sizeof(float));
   b.normal = new_filled_buffer(device, s->normal, n * 3 * sizeof(float));
   b.depth = new_filled_buffer(device, s->depth, n * sizeof(float));
-  b.output_bytes = n * (o->strided ? 16 : 12);
+  b.output_bytes = n * (o->strided ? 16 : (o->half ? 6 : 12));
   b.output = NULL;
   if (!o->in_place) {
     b.output = oidnNewBuffer(device, b.output_bytes);
@@ -102,17 +122,41 @@ static int run_on(OIDNDevice device, const gpu_scene* s, scene_buffers* b, const
   oidnSetFilterImage(f, "albedo", b->albedo, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
   oidnSetFilterImage(f, "normal", b->normal, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
   oidnSetFilterImage(f, "depth", b->depth, OIDN_FORMAT_FLOAT, w, h, 0, 0, 0);
-  oidnSetFilterImage(f, "output", ob, OIDN_FORMAT_FLOAT3, w, h, 0, o->strided ? 16 : 0, 0);
+  oidnSetFilterImage(f, "output", ob, o->half ? OIDN_FORMAT_HALF3 : OIDN_FORMAT_FLOAT3, w, h, 0,
+                     o->strided ? 16 : 0, 0);
   oidnSetFilterInt(f, "iterations", 5);
   oidnSetFilterInt(f, "schedule", o->schedule);
   oidnSetFilterBool(f, "packedGuides", o->packed);
   oidnSetFilterInt(f, "maxMemoryMB", o->max_memory_mb);
+  progress_log progress = {0, o->cancel_at, 1, 0.0};
+  if (o->cancel_at)
+    oidnSetFilterProgressMonitorFunction(f, log_progress, &progress);
   oidnCommitFilter(f);
   oidnExecuteFilter(f);
-  const int code = gpu_device_error(device, "ATrous");
+  const char* message = NULL;
+  const int code = oidnGetDeviceError(device, &message);
   oidnReleaseFilter(f);
-  if (code != OIDN_ERROR_NONE)
+  if (o->cancel_at) {
+    printf("progress monitor stopping at call %d: %d calls, last %.3f, error %d\n",
+           o->cancel_at, progress.calls, progress.last, code);
+    CHECK(progress.monotonic);
+    CHECK(progress.calls >= LULL_MIN(o->cancel_at, 3));
+    if (code == OIDN_ERROR_NONE) /* a complete run reports 1 last */
+      CHECK_EQ_INT(progress.last == 1.0, 1);
     return code;
+  }
+  if (code != OIDN_ERROR_NONE) {
+    fprintf(stderr, "ATrous: error %d: %s\n", code, message ? message : "");
+    return code;
+  }
+  if (o->half) {
+    uint16_t* half = malloc(n * 3 * sizeof(uint16_t));
+    oidnReadBuffer(ob, 0, n * 3 * sizeof(uint16_t), half);
+    for (size_t i = 0; i < n * 3; ++i)
+      out[i] = lull_half_to_float(half[i]);
+    free(half);
+    return gpu_device_error(device, "ATrous read-back");
+  }
   const size_t stride = o->strided ? 4 : 3;
   float* raw = malloc(n * stride * sizeof(float));
   oidnReadBuffer(ob, 0, n * stride * sizeof(float), raw);
@@ -171,11 +215,11 @@ static void run_grids(OIDNDevice gpu, int quick)
     int schedule, packed;
   } modes[3] = {{"baseline", 0, 0}, {"permuted", 1, 0}, {"packed", 1, 1}};
   for (int m = 0; m < 3; ++m) {
-    const run_options plain = {modes[m].schedule, modes[m].packed, -1, 0, 0};
+    const run_options plain = {modes[m].schedule, modes[m].packed, -1, 0, 0, 0, 0};
     CHECK_EQ_INT(run_once(gpu, &s, &plain, want), OIDN_ERROR_NONE);
     /* 4 MB: a grid of a few tiles; 0: the smallest tiles (over the cap) */
-    static const run_options variants[4] = {{0, 0, 4, 0, 0}, {0, 0, 0, 0, 0},
-                                            {0, 0, 4, 1, 0}, {0, 0, 4, 0, 1}};
+    static const run_options variants[4] = {{0, 0, 4, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0},
+                                            {0, 0, 4, 1, 0, 0, 0}, {0, 0, 4, 0, 1, 0, 0}};
     static const char* const what[4] = {"4 MB", "0 MB", "4 MB in place", "4 MB strided"};
     for (int v = 0; v < 4; ++v) {
       if (quick && v == 1)
@@ -198,6 +242,22 @@ static void run_grids(OIDNDevice gpu, int quick)
       CHECK(border <= BORDER_TOLERANCE);
     }
   }
+  /* HALF3 output (the copy's 2-byte words), permuted: against untiled */
+  const run_options half_plain = {1, 0, -1, 0, 0, 1, 0};
+  run_options half_tiled = half_plain;
+  half_tiled.max_memory_mb = 4;
+  CHECK_EQ_INT(run_once(gpu, &s, &half_plain, want), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(run_once(gpu, &s, &half_tiled, got), OIDN_ERROR_NONE);
+  const double half_rel = interior_max_rel(got, want, w, h, gpu_atrous_margin(5), 1e-3);
+  printf("permuted  4 MB HALF3     tiled vs untiled: max rel %.2e away from the border\n",
+         half_rel);
+  CHECK(half_rel <= 2e-3); /* a step of half precision */
+  /* a progress monitor over the tiles: the values rise to 1; stopping at
+   * the third call cancels the run */
+  run_options watched = {1, 0, 4, 0, 0, 0, 1000000};
+  CHECK_EQ_INT(run_once(gpu, &s, &watched, got), OIDN_ERROR_NONE);
+  watched.cancel_at = 3;
+  CHECK_EQ_INT(run_once(gpu, &s, &watched, got), OIDN_ERROR_CANCELLED);
   free(want);
   free(got);
   gpu_scene_free(&s);
@@ -222,7 +282,7 @@ static void run_memory(void)
   gpu_scene_make(&small, 64, 48, 7u);
   gpu_scene_make(&s, 768, 512, 8u);
   float* out = malloc((size_t)768 * 512 * 3 * sizeof(float));
-  run_options o = {1, 0, -1, 0, 0};
+  run_options o = {1, 0, -1, 0, 0, 0, 0};
   CHECK_EQ_INT(run_once(gpu, &small, &o, out), OIDN_ERROR_NONE);
   scene_buffers b = upload(gpu, &s, &o);
   oidnSyncDevice(gpu);
@@ -259,7 +319,7 @@ static void run_full_gpu(void)
   gpu_scene_make(&s, w, h, 9u);
   float* want = malloc(count * sizeof(float));
   float* got = malloc(count * sizeof(float));
-  const run_options o = {1, 0, -1, 0, 0};
+  const run_options o = {1, 0, -1, 0, 0, 0, 0};
   OIDNDevice roomy = gpu_new_device(OIDN_DEVICE_TYPE_CUDA);
   CHECK_EQ_INT(run_once(roomy, &s, &o, want), OIDN_ERROR_NONE);
   oidnReleaseDevice(roomy); /* and its scratch */
