@@ -20,7 +20,7 @@ enum
   GUIDE_RADIUS = 1,     /* the 3x3 binomial prefilter of each level's colour test (SVGF §4.4) */
   VARIANCE_RADIUS = 2,  /* the 5x5 luminance moments of the variance estimate (SVGF §4.2) */
   FOOTPRINT_RADIUS = 1, /* lull_footprint_neighbours: the geometry footprint's 4 neighbours */
-  MIN_TILE = 16,        /* interiors of the fallback grid: at least this, */
+  MIN_TILE = 16,        /* tile interiors: at least this, and the overlap */
 };
 
 int lull_atrous_reach(const lull_atrous_params* params, const lull_atrous_images* images)
@@ -172,16 +172,24 @@ lull_atrous_tiling lull_atrous_choose_tiling_for(const lull_atrous_params* param
   if (cap == 0 || best.bytes <= cap || w < 1 || h < 1)
     return best;
   const int mode = alias_mode(images);
+  /* Interiors narrower than the overlap filter over 9 pixels for each they
+   * output (a 1-pixel tile with overlap 71 filters 20449): a cap that only
+   * such tiles meet is exceeded instead (maxMemoryMB is approximate, as
+   * OIDN documents it), with tiles as wide as the overlap. */
+  const int side = LULL_MAX((int)MIN_TILE, overlap);
+  const int min_w = LULL_MIN(side, w), min_h = LULL_MIN(side, h);
   double best_cost = -1.0;
   /* each column count, with the tallest tiles that fit (bytes grow with
    * the height): the grid that filters the fewest pixels in all */
   for (int columns = 1; columns <= w; ++columns) {
     const int tw = (w + columns - 1) / columns;
+    if (tw < min_w)
+      break; /* narrower with every further column */
     if (columns > 1 && tw == (w + columns - 2) / (columns - 1))
       continue; /* same tile width as the previous count */
-    if (tile_bytes(params, images, tiler, mode, tw, 1, overlap) > cap)
+    if (tile_bytes(params, images, tiler, mode, tw, min_h, overlap) > cap)
       continue;
-    int lo = 1, hi = h; /* the tallest th with tile_bytes <= cap */
+    int lo = min_h, hi = h; /* the tallest th with tile_bytes <= cap */
     while (lo < hi) {
       const int mid = lo + (hi - lo + 1) / 2;
       if (tile_bytes(params, images, tiler, mode, tw, mid, overlap) <= cap)
@@ -204,14 +212,16 @@ lull_atrous_tiling lull_atrous_choose_tiling_for(const lull_atrous_params* param
   }
   if (best_cost < 0.0) {
     /* nothing fits: tiles as wide as the overlap (smaller ones would save
-     * little memory for much more work), over the cap */
-    const int side = LULL_MAX((int)MIN_TILE, overlap);
-    best.tile_width = LULL_MIN(side, w);
-    best.tile_height = LULL_MIN(side, h);
+     * little memory for much more work), over the cap; along an axis whose
+     * windows span the image anyway, one tile */
+    best.tile_width = min_w + 2LL * overlap >= w ? w : min_w;
+    best.tile_height = min_h + 2LL * overlap >= h ? h : min_h;
     best.columns = (w + best.tile_width - 1) / best.tile_width;
     best.rows = (h + best.tile_height - 1) / best.tile_height;
     best.bytes =
         tile_bytes(params, images, tiler, mode, best.tile_width, best.tile_height, overlap);
+    if (best.bytes >= whole) /* the windows hold nearly all the image: untiled takes less */
+      best = (lull_atrous_tiling){w, h, overlap, 1, 1, whole, whole};
   }
   best.planes = tile_planes(params, images, tiler, best.tile_width, best.tile_height, overlap);
   return best;
@@ -232,6 +242,10 @@ static int report_tile(void* user, double done)
   tile_progress* t = user;
   if (t->cancelled)
     return 0;
+  /* the last tile's end is not the run's: its copy to the output may still
+   * be queued; the run reports 1 once it has queued every copy */
+  if (t->index + done >= t->count)
+    return 1;
   if (!t->outer->report(t->outer->user, (t->index + done) / t->count))
     t->cancelled = 1;
   return !t->cancelled;

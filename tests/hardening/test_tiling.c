@@ -17,6 +17,16 @@
  *     further away nothing changes.  (The 3x3 guide, 5x5 variance and
  *     footprint stencils are counted from the code: at the far end of the
  *     reach their influence is below float resolution.)
+ *   - the grid: for every cap from 1 byte to the untiled scratch, no more
+ *     tiles along an axis than tiles as wide as the overlap need (narrower
+ *     ones filter more than 9 pixels for each they output: 2 x 2 tiles once
+ *     took 49152 runs of a 512 x 384 image), within the cap whenever such
+ *     tiles fit it, and the pixels filtered in all never grow as the cap
+ *     grows;
+ *   - progress over the tiles rises to 1, reported once, last; a run
+ *     cancelled half way returns CANCELLED and leaves each output pixel
+ *     either as it was or filtered (the tiles done before the request),
+ *     never anything else;
  *   - through the API, ATrous, RT and RTLightmap with maxMemoryMB set give
  *     the output of maxMemoryMB = -1, also in place; and tiling by hand as
  *     OIDN documents it (tiles overlapping by the filter's tileOverlap)
@@ -314,6 +324,54 @@ static void test_reach_exact(void)
   }
 }
 
+/* The grid lull_atrous_choose_tiling picks for caps from 1 byte to the
+ * untiled scratch, for three image shapes. */
+static void test_chooser(void)
+{
+  static const int sizes[3][2] = {{512, 384}, {256, 192}, {2048, 96}};
+  for (int k = 0; k < 3; ++k) {
+    const int w = sizes[k][0], h = sizes[k][1];
+    lull_atrous_params p = lull_atrous_default_params();
+    lull_atrous_images im;
+    memset(&im, 0, sizeof im);
+    float dummy[4];
+    im.color = view(dummy, 3, w, h, 3);
+    im.albedo = view(dummy, 3, w, h, 3);
+    im.normal = view(dummy, 3, w, h, 3);
+    im.depth = view(dummy, 1, w, h, 1);
+    im.output = view(dummy + 1, 3, w, h, 3);
+    const size_t full = lull_atrous_cpu_scratch_bytes(&im);
+    const int overlap = lull_atrous_reach(&p, &im);
+    const int min_w = LULL_MIN(overlap, w), min_h = LULL_MIN(overlap, h);
+    p.memory_cap = 1;
+    const lull_atrous_tiling smallest = lull_atrous_choose_tiling(&p, &im);
+    double last_cost = INFINITY;
+    int grids = 0, over = 0, bad = 0;
+    for (size_t cap = 1; cap < full + full / 10; cap += cap / 20 + 1) {
+      p.memory_cap = cap;
+      const lull_atrous_tiling t = lull_atrous_choose_tiling(&p, &im);
+      const double cost = (double)t.columns * t.rows *
+                          (double)LULL_MIN(t.tile_width + 2 * overlap, w) *
+                          (double)LULL_MIN(t.tile_height + 2 * overlap, h);
+      const int narrow = t.columns > (w + min_w - 1) / min_w || t.rows > (h + min_h - 1) / min_h;
+      const int broken = (smallest.bytes <= p.memory_cap && t.bytes > p.memory_cap) ||
+                         (t.columns * t.rows > 1 && t.bytes >= full); /* untiled takes less */
+      const int worse = cost > last_cost * (1.0 + 1e-12);
+      if ((narrow || broken || worse) && bad++ < 3)
+        printf("  %dx%d cap %zu: %d x %d tiles of %d x %d (%zu bytes), %.0f pixels filtered "
+               "(before %.0f)\n", w, h, p.memory_cap, t.columns, t.rows, t.tile_width,
+               t.tile_height, t.bytes, cost, last_cost);
+      over += t.bytes > p.memory_cap;
+      last_cost = cost;
+      ++grids;
+    }
+    printf("  %dx%d, overlap %d: %d caps up to %zu bytes, %d over the cap (smallest grid %d x %d "
+           "of %zu bytes), %d wrong\n", w, h, overlap, grids, full, over, smallest.columns,
+           smallest.rows, smallest.bytes, bad);
+    CHECK_EQ_INT(bad, 0);
+  }
+}
+
 /* -- the cap holds -------------------------------------------------------------- */
 
 #if defined(__GLIBC__) && !defined(LULL_ASAN)
@@ -419,6 +477,80 @@ static void test_api(const scene* s)
   }
 }
 
+/* A progress monitor that records the calls and can ask to stop. */
+typedef struct progress_log
+{
+  int calls, ones, cancel_at, monotonic;
+  double last;
+} progress_log;
+
+static int log_progress(void* user, double done)
+{
+  progress_log* p = user;
+  p->calls += 1;
+  p->ones += done == 1.0;
+  p->monotonic &= done >= p->last && done <= 1.0;
+  p->last = done;
+  return p->cancel_at <= 0 || p->calls < p->cancel_at;
+}
+
+static void test_progress(const scene* s)
+{
+  enum { SENTINEL = -7 };
+  const size_t n = (size_t)s->w * (size_t)s->h;
+  float* ref = calloc(n * 4, sizeof(float));
+  float* out = malloc(n * 4 * sizeof(float));
+  lull_atrous_params p;
+  lull_atrous_images im;
+  setup(s, CASE_DEFAULT, s->color, ref, &p, &im);
+  run(&p, &im, NULL);
+  setup(s, CASE_DEFAULT, s->color, out, &p, &im);
+  p.memory_cap = lull_atrous_cpu_scratch_bytes(&im) >> 3;
+  const lull_atrous_tiling t = lull_atrous_choose_tiling(&p, &im);
+  const int tiles = t.columns * t.rows;
+  CHECK(tiles > 2);
+  int full = 0;
+  for (int cancel = 0; cancel <= 1; ++cancel) {
+    for (size_t i = 0; i < n * 4; ++i)
+      out[i] = (float)SENTINEL;
+    progress_log log = {0, 0, cancel ? full / 2 : 0, 1, 0.0};
+    const lull_progress monitor = {log_progress, &log};
+    lull_error err = {LULL_OK, ""};
+    const lull_status status = lull_atrous_cpu_tiled(&p, &im, 2, NULL, &monitor, &err);
+    size_t filtered = 0, untouched = 0;
+    for (size_t i = 0; i < n; ++i) {
+      int same = 1, kept = 1;
+      for (int c = 0; c < 4; ++c) {
+        const float a = out[4 * i + (size_t)c], b = ref[4 * i + (size_t)c];
+        same &= c == 3 || fabsf(a - b) <= 1e-5f * fmaxf(1.0f, fabsf(b));
+        kept &= a == (float)SENTINEL;
+      }
+      filtered += (size_t)same;
+      untouched += (size_t)kept;
+    }
+    printf("  progress over %d tiles%s: %d calls, %d of them 1, status %d; %zu pixels filtered, "
+           "%zu untouched\n", tiles, cancel ? ", cancelled half way" : "", log.calls, log.ones,
+           (int)status, filtered, untouched);
+    CHECK(log.monotonic);
+    if (!cancel) {
+      CHECK_EQ_INT((int)status, LULL_OK);
+      CHECK(log.calls > tiles);
+      CHECK_EQ_INT(log.ones, 1); /* the run's end, not each tile's */
+      CHECK(log.last == 1.0);
+      CHECK_EQ_INT((int)filtered, (int)n);
+      full = log.calls;
+    } else {
+      CHECK_EQ_INT((int)status, LULL_ERROR_CANCELLED);
+      CHECK_EQ_INT(log.calls, log.cancel_at); /* not called after the request */
+      CHECK_EQ_INT(log.ones, 0);
+      CHECK_EQ_INT((int)(filtered + untouched), (int)n);
+      CHECK(filtered > 0 && untouched > 0);
+    }
+  }
+  free(out);
+  free(ref);
+}
+
 /* RT by hand in 2 x 2 tiles with OIDN's tileOverlap, as OIDN's users tile. */
 static void test_manual_tiling(const scene* s)
 {
@@ -485,6 +617,7 @@ int main(void)
   }
   test_peak_memory(); /* first: the children fork before any thread exists */
   test_reach_exact();
+  test_chooser();
   static const char* const scenes[] = {"cornell", "dof_glossy"};
 #if defined(LULL_ASAN)
   /* 5x slower under AddressSanitizer: the default case on one scene */
@@ -502,8 +635,10 @@ int main(void)
     /* every case on the first scene, the default one on the other */
     for (int which = 0; which < (k == 0 ? case_count : 1); ++which)
       test_caps(&s, which, which == CASE_DEFAULT);
-    if (k == 0)
+    if (k == 0) {
       test_manual_tiling(&s);
+      test_progress(&s);
+    }
     free_scene(&s);
   }
   scene s;
