@@ -163,6 +163,22 @@ size_t lull_cuda_atrous_default_cap(lull_cuda_backend* cuda, size_t needed)
   return needed <= available / 10 * 9 ? 0 : available / 4 * 3;
 }
 
+/* The caller's progress monitor, told 1 only once the stream has run the
+ * tiles' last copies (the driver reports 1 after queueing them). */
+typedef struct synced_progress
+{
+  const lull_progress* outer;
+  cudaStream_t stream;
+} synced_progress;
+
+static int report_synced(void* user, double done)
+{
+  const synced_progress* p = (const synced_progress*)user;
+  if (done >= 1.0 && cudaStreamSynchronize(p->stream) != cudaSuccess)
+    return 1; /* the error stays on the stream for the device's sync */
+  return p->outer->report(p->outer->user, done);
+}
+
 lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_params* params,
                                    const lull_atrous_images* images, int schedule,
                                    const lull_progress* progress, lull_error* err)
@@ -188,5 +204,8 @@ lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_pa
   if (!t.base)
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
   t.used = planes;
-  return lull_atrous_run_tiles(params, images, &tiling, &tiler, progress, err);
+  synced_progress synced = {progress, cuda->stream};
+  const lull_progress reporting = {report_synced, &synced};
+  const int watched = progress && progress->report;
+  return lull_atrous_run_tiles(params, images, &tiling, &tiler, watched ? &reporting : NULL, err);
 }

@@ -3,8 +3,9 @@
  *   - maxMemoryMB on the CUDA device tiles the run, and the tiled output
  *     equals the untiled one (each tile's interior sees the input it sees
  *     untiled): baseline, permuted and packed, a few-tile grid and the
- *     smallest tiles (maxMemoryMB 0), in place, and into a strided output
- *     whose bytes between pixels stay untouched.  Away from the image's
+ *     smallest tiles (maxMemoryMB 0), in place, and into strided outputs
+ *     (16 bytes a pixel, and 13, whose odd addresses take the tile copy's
+ *     1-byte words) whose bytes between pixels stay untouched.  Away from the image's
  *     border only float rounding differs (and, packed, each tile's own
  *     packing scale); the permuted schedule's taps at the image's border
  *     are mirrored within the sub-images of the window being filtered
@@ -43,7 +44,7 @@ typedef struct run_options
   int schedule, packed;
   int max_memory_mb; /* -1: the default */
   int in_place;      /* output = the colour buffer */
-  int strided;       /* output FLOAT3 at 16 bytes a pixel */
+  int stride;        /* the output's bytes a pixel (0: packed) */
   int half;          /* output HALF3 (6 bytes: the copy's 2-byte words) */
   int cancel_at;     /* > 0: a progress monitor that stops at that call */
 } run_options;
@@ -52,7 +53,7 @@ typedef struct run_options
  * the call that answers "stop" (0: never). */
 typedef struct progress_log
 {
-  int calls, cancel_at, monotonic;
+  int calls, ones, cancel_at, monotonic;
   double last;
 } progress_log;
 
@@ -60,6 +61,7 @@ static bool log_progress(void* user, double done)
 {
   progress_log* p = (progress_log*)user;
   p->calls += 1;
+  p->ones += done == 1.0;
   p->monotonic &= done >= p->last && done <= 1.0;
   p->last = done;
   return p->cancel_at <= 0 || p->calls < p->cancel_at;
@@ -87,7 +89,7 @@ static scene_buffers upload(OIDNDevice device, const gpu_scene* s, const run_opt
   b.albedo = new_filled_buffer(device, s->albedo, n * 3 * sizeof(float));
   b.normal = new_filled_buffer(device, s->normal, n * 3 * sizeof(float));
   b.depth = new_filled_buffer(device, s->depth, n * sizeof(float));
-  b.output_bytes = n * (o->strided ? 16 : (o->half ? 6 : 12));
+  b.output_bytes = n * (size_t)(o->stride ? o->stride : (o->half ? 6 : 12));
   b.output = NULL;
   if (!o->in_place) {
     b.output = oidnNewBuffer(device, b.output_bytes);
@@ -110,8 +112,8 @@ static void release_buffers(scene_buffers* b)
 }
 
 /* Runs ATrous (5 levels) on buffers b; the output's three channels into
- * out, and with a strided output checks the fourth float of every pixel
- * kept its sentinel bytes.  Returns the device's error code. */
+ * out, and with a strided output checks the bytes between pixels kept
+ * their sentinel.  Returns the device's error code. */
 static int run_on(OIDNDevice device, const gpu_scene* s, scene_buffers* b, const run_options* o,
                   float* out)
 {
@@ -123,12 +125,12 @@ static int run_on(OIDNDevice device, const gpu_scene* s, scene_buffers* b, const
   oidnSetFilterImage(f, "normal", b->normal, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0);
   oidnSetFilterImage(f, "depth", b->depth, OIDN_FORMAT_FLOAT, w, h, 0, 0, 0);
   oidnSetFilterImage(f, "output", ob, o->half ? OIDN_FORMAT_HALF3 : OIDN_FORMAT_FLOAT3, w, h, 0,
-                     o->strided ? 16 : 0, 0);
+                     (size_t)o->stride, 0);
   oidnSetFilterInt(f, "iterations", 5);
   oidnSetFilterInt(f, "schedule", o->schedule);
   oidnSetFilterBool(f, "packedGuides", o->packed);
   oidnSetFilterInt(f, "maxMemoryMB", o->max_memory_mb);
-  progress_log progress = {0, o->cancel_at, 1, 0.0};
+  progress_log progress = {0, 0, o->cancel_at, 1, 0.0};
   if (o->cancel_at)
     oidnSetFilterProgressMonitorFunction(f, log_progress, &progress);
   oidnCommitFilter(f);
@@ -141,7 +143,9 @@ static int run_on(OIDNDevice device, const gpu_scene* s, scene_buffers* b, const
            o->cancel_at, progress.calls, progress.last, code);
     CHECK(progress.monotonic);
     CHECK(progress.calls >= LULL_MIN(o->cancel_at, 3));
-    if (code == OIDN_ERROR_NONE) /* a complete run reports 1 last */
+    /* a complete run reports 1 once, last (after the tiles' last copy) */
+    CHECK_EQ_INT(progress.ones, code == OIDN_ERROR_NONE);
+    if (code == OIDN_ERROR_NONE)
       CHECK_EQ_INT(progress.last == 1.0, 1);
     return code;
   }
@@ -149,29 +153,27 @@ static int run_on(OIDNDevice device, const gpu_scene* s, scene_buffers* b, const
     fprintf(stderr, "ATrous: error %d: %s\n", code, message ? message : "");
     return code;
   }
-  if (o->half) {
-    uint16_t* half = malloc(n * 3 * sizeof(uint16_t));
-    oidnReadBuffer(ob, 0, n * 3 * sizeof(uint16_t), half);
-    for (size_t i = 0; i < n * 3; ++i)
-      out[i] = lull_half_to_float(half[i]);
-    free(half);
-    return gpu_device_error(device, "ATrous read-back");
-  }
-  const size_t stride = o->strided ? 4 : 3;
-  float* raw = malloc(n * stride * sizeof(float));
-  oidnReadBuffer(ob, 0, n * stride * sizeof(float), raw);
-  for (size_t i = 0; i < n; ++i)
-    for (size_t k = 0; k < 3; ++k)
-      out[3 * i + k] = raw[stride * i + k];
-  if (o->strided) {
-    size_t touched = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const unsigned char* gap = (const unsigned char*)&raw[4 * i + 3];
-      touched += gap[0] != SENTINEL || gap[1] != SENTINEL || gap[2] != SENTINEL ||
-                 gap[3] != SENTINEL;
+  const size_t value_bytes = o->half ? sizeof(uint16_t) : sizeof(float);
+  const size_t pixel_bytes = 3 * value_bytes;
+  const size_t stride = o->stride ? (size_t)o->stride : pixel_bytes;
+  unsigned char* raw = malloc(n * stride);
+  oidnReadBuffer(ob, 0, n * stride, raw);
+  size_t touched = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char* pixel = raw + i * stride;
+    for (size_t k = 0; k < 3; ++k) {
+      if (o->half) {
+        uint16_t h16;
+        memcpy(&h16, pixel + k * value_bytes, sizeof h16);
+        out[3 * i + k] = lull_half_to_float(h16);
+      } else {
+        memcpy(&out[3 * i + k], pixel + k * value_bytes, sizeof(float));
+      }
     }
-    CHECK_EQ_INT((int)touched, 0);
+    for (size_t k = pixel_bytes; k < stride; ++k)
+      touched += pixel[k] != SENTINEL;
   }
+  CHECK_EQ_INT((int)touched, 0);
   free(raw);
   return gpu_device_error(device, "ATrous read-back");
 }
@@ -200,10 +202,17 @@ static double interior_max_rel(const float* a, const float* b, int w, int h, int
   return worst;
 }
 
+/* How much of the test runs: everything; the grids alone (for
+ * compute-sanitizer, whose own memory would upset the memory checks); one
+ * grid of a smaller image per schedule (for racecheck, which takes seconds
+ * a tile) */
+typedef enum test_scope { SCOPE_ALL, SCOPE_GRIDS, SCOPE_RACE } test_scope;
+
 /* The tiled runs against the untiled one of the same mode. */
-static void run_grids(OIDNDevice gpu, int quick)
+static void run_grids(OIDNDevice gpu, test_scope scope)
 {
-  const int w = 512, h = 384;
+  const int race = scope == SCOPE_RACE;
+  const int w = race ? 320 : 512, h = race ? 240 : 384;
   const size_t count = (size_t)w * h * 3;
   gpu_scene s;
   gpu_scene_make(&s, w, h, 4242u);
@@ -217,14 +226,18 @@ static void run_grids(OIDNDevice gpu, int quick)
   for (int m = 0; m < 3; ++m) {
     const run_options plain = {modes[m].schedule, modes[m].packed, -1, 0, 0, 0, 0};
     CHECK_EQ_INT(run_once(gpu, &s, &plain, want), OIDN_ERROR_NONE);
-    /* 4 MB: a grid of a few tiles; 0: the smallest tiles (over the cap) */
-    static const run_options variants[4] = {{0, 0, 4, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0},
-                                            {0, 0, 4, 1, 0, 0, 0}, {0, 0, 4, 0, 1, 0, 0}};
-    static const char* const what[4] = {"4 MB", "0 MB", "4 MB in place", "4 MB strided"};
-    for (int v = 0; v < 4; ++v) {
-      if (quick && v == 1)
-        continue; /* the smallest tiles: hundreds of runs */
+    /* 8 MB: a grid of 15 or 35 tiles within the cap; 0: the smallest
+     * tiles, as wide as the overlap (48, over the cap); for racecheck, 4
+     * MB on 320 x 240: 20 of those */
+    static const run_options variants[5] = {{0, 0, 8, 0, 0, 0, 0},
+                                            {0, 0, 0, 0, 0, 0, 0},
+                                            {0, 0, 8, 1, 0, 0, 0},
+                                            {0, 0, 8, 0, 16, 0, 0},
+                                            {0, 0, 8, 0, 13, 0, 0}};
+    static const char* const what[5] = {"", "", " in place", " stride 16", " stride 13"};
+    for (int v = 0; v < (race ? 1 : 5); ++v) {
       run_options o = variants[v];
+      o.max_memory_mb = race ? 4 : o.max_memory_mb;
       o.schedule = modes[m].schedule;
       o.packed = modes[m].packed;
       CHECK_EQ_INT(run_once(gpu, &s, &o, got), OIDN_ERROR_NONE);
@@ -232,8 +245,10 @@ static void run_grids(OIDNDevice gpu, int quick)
       const double all = gpu_max_rel_diff(got, want, count, 1e-3);
       const double inner = interior_max_rel(got, want, w, h, margin, 1e-3);
       const double border = gpu_border_rel_l1(got, want, w, h, 3, margin);
-      printf("%-9s %-14s tiled vs untiled: max rel %.2e (away from the border %.2e), border "
-             "rel L1 %.2e\n", modes[m].name, what[v], all, inner, border);
+      char label[32];
+      snprintf(label, sizeof label, "%d MB%s", o.max_memory_mb, what[v]);
+      printf("%-9s %-15s tiled vs untiled: max rel %.2e (away from the border %.2e), border "
+             "rel L1 %.2e\n", modes[m].name, label, all, inner, border);
       const double tolerance = modes[m].packed ? PACKED_TOLERANCE : FP32_TOLERANCE;
       CHECK(inner <= tolerance);
       /* the baseline has no mirrored taps: everywhere */
@@ -242,19 +257,25 @@ static void run_grids(OIDNDevice gpu, int quick)
       CHECK(border <= BORDER_TOLERANCE);
     }
   }
+  if (race) {
+    free(want);
+    free(got);
+    gpu_scene_free(&s);
+    return;
+  }
   /* HALF3 output (the copy's 2-byte words), permuted: against untiled */
   const run_options half_plain = {1, 0, -1, 0, 0, 1, 0};
   run_options half_tiled = half_plain;
-  half_tiled.max_memory_mb = 4;
+  half_tiled.max_memory_mb = 8;
   CHECK_EQ_INT(run_once(gpu, &s, &half_plain, want), OIDN_ERROR_NONE);
   CHECK_EQ_INT(run_once(gpu, &s, &half_tiled, got), OIDN_ERROR_NONE);
   const double half_rel = interior_max_rel(got, want, w, h, gpu_atrous_margin(5), 1e-3);
-  printf("permuted  4 MB HALF3     tiled vs untiled: max rel %.2e away from the border\n",
+  printf("permuted  8 MB HALF3      tiled vs untiled: max rel %.2e away from the border\n",
          half_rel);
   CHECK(half_rel <= 2e-3); /* a step of half precision */
   /* a progress monitor over the tiles: the values rise to 1; stopping at
    * the third call cancels the run */
-  run_options watched = {1, 0, 4, 0, 0, 0, 1000000};
+  run_options watched = {1, 0, 8, 0, 0, 0, 1000000};
   CHECK_EQ_INT(run_once(gpu, &s, &watched, got), OIDN_ERROR_NONE);
   watched.cancel_at = 3;
   CHECK_EQ_INT(run_once(gpu, &s, &watched, got), OIDN_ERROR_CANCELLED);
@@ -276,7 +297,7 @@ static size_t free_memory(void)
  * slack), where the same run untiled takes far more. */
 static void run_memory(void)
 {
-  enum { CAP_MB = 6, SLACK_MB = 4 };
+  enum { CAP_MB = 12, SLACK_MB = 4 }; /* 35 tiles within the cap */
   OIDNDevice gpu = gpu_new_device(OIDN_DEVICE_TYPE_CUDA);
   gpu_scene small, s;
   gpu_scene_make(&small, 64, 48, 7u);
@@ -360,19 +381,21 @@ static void run_full_gpu(void)
   gpu_scene_free(&s);
 }
 
-/* "grids": the grids of a few tiles alone (for compute-sanitizer, whose
- * own memory would upset the memory checks) */
+/* argument "grids" or "race": the scopes of test_scope */
 int main(int argc, char** argv)
 {
-  const int grids_only = argc > 1 && strcmp(argv[1], "grids") == 0;
+  const char* arg = argc > 1 ? argv[1] : "";
+  const test_scope scope = strcmp(arg, "grids") == 0  ? SCOPE_GRIDS
+                           : strcmp(arg, "race") == 0 ? SCOPE_RACE
+                                                      : SCOPE_ALL;
   OIDNDevice gpu = gpu_new_device(OIDN_DEVICE_TYPE_CUDA);
   if (!gpu) {
     fprintf(stderr, "cuda_atrous_tiles: no CUDA device\n");
     return 1;
   }
-  run_grids(gpu, grids_only);
+  run_grids(gpu, scope);
   oidnReleaseDevice(gpu);
-  if (!grids_only) {
+  if (scope == SCOPE_ALL) {
     run_memory();
     run_full_gpu();
   }

@@ -75,16 +75,15 @@ esac
 # initcheck: device memory read before it was written (e.g. a padding or
 # halo a kernel reads but no kernel filled)
 # (test_cuda_poisson runs its quick part: without the scenes and 1280x720;
-# test_cuda_atrous_tiles its grids, without racecheck: its kernels are
-# test_cuda_atrous's plus a copy without shared memory, and racecheck of its
-# ~100 tiled runs was killed after 240 s, twice)
+# test_cuda_atrous_tiles its grids, and under racecheck one grid of a
+# smaller image per schedule)
 for tool in memcheck racecheck initcheck; do
   for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_atrous_tiles}; do
     [ -x "$build/bin/$test" ] || continue
     args=
     [ "$test" = test_cuda_poisson ] && args=quick
     [ "$test" = test_cuda_atrous_tiles ] && args=grids
-    [ "$test.$tool" = test_cuda_atrous_tiles.racecheck ] && continue
+    [ "$test.$tool" = test_cuda_atrous_tiles.racecheck ] && args=race
     say "compute-sanitizer $tool $test ($(elapsed))"
     timeout "${LULL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --report-api-errors no \
       --error-exitcode 99 "$build/bin/$test" $args >"$out/$tool.$test.log" 2>&1
