@@ -160,6 +160,11 @@ static size_t tile_bytes(const lull_atrous_params* params, const lull_atrous_ima
   return add_saturating(add_saturating(planes, output), held);
 }
 
+static int ceil_div(int a, int b)
+{
+  return (int)(((long long)a + b - 1) / b);
+}
+
 lull_atrous_tiling lull_atrous_choose_tiling_for(const lull_atrous_params* params,
                                                  const lull_atrous_images* images,
                                                  const lull_atrous_tiler* tiler)
@@ -173,23 +178,24 @@ lull_atrous_tiling lull_atrous_choose_tiling_for(const lull_atrous_params* param
     return best;
   const int mode = alias_mode(images);
   /* Interiors narrower than the overlap filter over 9 pixels for each they
-   * output (a 1-pixel tile with overlap 71 filters 20449): a cap that only
-   * such tiles meet is exceeded instead (maxMemoryMB is approximate, as
-   * OIDN documents it), with tiles as wide as the overlap. */
+   * output (a 1-pixel tile with overlap 71 filters 20449): no more tiles
+   * along an axis than tiles as wide as the overlap need.  A cap only more
+   * would meet is exceeded instead (maxMemoryMB is approximate, as OIDN
+   * documents it). */
   const int side = LULL_MAX((int)MIN_TILE, overlap);
-  const int min_w = LULL_MIN(side, w), min_h = LULL_MIN(side, h);
+  const int max_columns = ceil_div(w, LULL_MIN(side, w));
+  const int max_rows = ceil_div(h, LULL_MIN(side, h));
+  const int min_th = ceil_div(h, max_rows); /* max_rows rows, evened out */
   double best_cost = -1.0;
   /* each column count, with the tallest tiles that fit (bytes grow with
    * the height): the grid that filters the fewest pixels in all */
-  for (int columns = 1; columns <= w; ++columns) {
-    const int tw = (w + columns - 1) / columns;
-    if (tw < min_w)
-      break; /* narrower with every further column */
-    if (columns > 1 && tw == (w + columns - 2) / (columns - 1))
+  for (int columns = 1; columns <= max_columns; ++columns) {
+    const int tw = ceil_div(w, columns);
+    if (columns > 1 && tw == ceil_div(w, columns - 1))
       continue; /* same tile width as the previous count */
-    if (tile_bytes(params, images, tiler, mode, tw, min_h, overlap) > cap)
+    if (tile_bytes(params, images, tiler, mode, tw, min_th, overlap) > cap)
       continue;
-    int lo = min_h, hi = h; /* the tallest th with tile_bytes <= cap */
+    int lo = min_th, hi = h; /* the tallest th with tile_bytes <= cap */
     while (lo < hi) {
       const int mid = lo + (hi - lo + 1) / 2;
       if (tile_bytes(params, images, tiler, mode, tw, mid, overlap) <= cap)
@@ -197,27 +203,29 @@ lull_atrous_tiling lull_atrous_choose_tiling_for(const lull_atrous_params* param
       else
         hi = mid - 1;
     }
-    const int rows = (h + lo - 1) / lo;
-    const int th = (h + rows - 1) / rows; /* the same rows, evened out */
-    const double cost = (double)columns * rows * (double)LULL_MIN(tw + 2LL * overlap, w) *
+    const int rows = ceil_div(h, lo);
+    const int th = ceil_div(h, rows); /* the same rows, evened out */
+    const int used = ceil_div(w, tw); /* columns, or fewer when tw rounded up */
+    const double cost = (double)used * rows * (double)LULL_MIN(tw + 2LL * overlap, w) *
                         (double)LULL_MIN(th + 2LL * overlap, h);
     if (best_cost < 0.0 || cost < best_cost) {
       best_cost = cost;
       best.tile_width = tw;
       best.tile_height = th;
-      best.columns = columns;
+      best.columns = used;
       best.rows = rows;
       best.bytes = tile_bytes(params, images, tiler, mode, tw, th, overlap);
     }
   }
   if (best_cost < 0.0) {
-    /* nothing fits: tiles as wide as the overlap (smaller ones would save
-     * little memory for much more work), over the cap; along an axis whose
-     * windows span the image anyway, one tile */
-    best.tile_width = min_w + 2LL * overlap >= w ? w : min_w;
-    best.tile_height = min_h + 2LL * overlap >= h ? h : min_h;
-    best.columns = (w + best.tile_width - 1) / best.tile_width;
-    best.rows = (h + best.tile_height - 1) / best.tile_height;
+    /* nothing fits: the most tiles allowed, evened out, over the cap; along
+     * an axis whose windows span the image anyway, one tile */
+    best.columns = LULL_MIN(side, w) + 2LL * overlap >= w ? 1 : max_columns;
+    best.rows = LULL_MIN(side, h) + 2LL * overlap >= h ? 1 : max_rows;
+    best.tile_width = ceil_div(w, best.columns);
+    best.tile_height = ceil_div(h, best.rows);
+    best.columns = ceil_div(w, best.tile_width); /* fewer when rounded up */
+    best.rows = ceil_div(h, best.tile_height);
     best.bytes =
         tile_bytes(params, images, tiler, mode, best.tile_width, best.tile_height, overlap);
     if (best.bytes >= whole) /* the windows hold nearly all the image: untiled takes less */

@@ -317,7 +317,9 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
     cap = params->memory_cap;
   lull_atrous_params capped = *params;
   capped.memory_cap = cap;
-  if (cap != 0 && plan.scratch_bytes > cap)
+  /* (a grid of one tile: untiled takes the least memory) */
+  if (cap != 0 && plan.scratch_bytes > cap &&
+      lull_cuda_atrous_tile_count(&capped, images, schedule) > 1)
     return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, progress, err);
   unsigned char* base = (unsigned char*)lull_cuda_scratch(cuda, plan.scratch_bytes, err);
   if (!base) {
@@ -325,7 +327,8 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
      * took it meanwhile: tiles in what is free now */
     capped.memory_cap = lull_cuda_atrous_default_cap(cuda, SIZE_MAX);
     if (err && err->code == LULL_ERROR_OUT_OF_MEMORY && capped.memory_cap != 0 &&
-        capped.memory_cap < plan.scratch_bytes)
+        capped.memory_cap < plan.scratch_bytes &&
+        lull_cuda_atrous_tile_count(&capped, images, schedule) > 1)
       return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, progress, err);
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
   }

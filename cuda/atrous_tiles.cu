@@ -179,6 +179,15 @@ static int report_synced(void* user, double done)
   return p->outer->report(p->outer->user, done);
 }
 
+long long lull_cuda_atrous_tile_count(const lull_atrous_params* params,
+                                      const lull_atrous_images* images, int schedule)
+{
+  cuda_tiles t = {NULL, schedule, NULL, 0, 0};
+  const lull_atrous_tiler tiler = tiler_of(&t);
+  const lull_atrous_tiling tiling = lull_atrous_choose_tiling_for(params, images, &tiler);
+  return (long long)tiling.columns * tiling.rows;
+}
+
 lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_params* params,
                                    const lull_atrous_images* images, int schedule,
                                    const lull_progress* progress, lull_error* err)

@@ -71,6 +71,10 @@ lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_pa
  * else three quarters of what is free (then the run tiles; SIZE_MAX asks
  * for that).  The tiles take up to 1 KB more than the cap, for alignment. */
 size_t lull_cuda_atrous_default_cap(lull_cuda_backend* cuda, size_t needed);
+/* The tiles of the grid for params->memory_cap (1: the run takes the least
+ * memory untiled, as when the overlap spans nearly all the image). */
+long long lull_cuda_atrous_tile_count(const lull_atrous_params* params,
+                                      const lull_atrous_images* images, int schedule);
 lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,
                                const lull_gaussian_images* images,
                                const lull_progress* progress, lull_error* err);

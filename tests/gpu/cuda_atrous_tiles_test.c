@@ -54,6 +54,7 @@ typedef struct run_options
 typedef struct progress_log
 {
   int calls, ones, cancel_at, monotonic;
+  int busy_at_one; /* the stream still had work when 1 was reported */
   double last;
 } progress_log;
 
@@ -62,6 +63,10 @@ static bool log_progress(void* user, double done)
   progress_log* p = (progress_log*)user;
   p->calls += 1;
   p->ones += done == 1.0;
+  /* the device runs on the default stream (oidnNewDevice gives no other):
+   * 1 means the output is written, the tiles' last copies included */
+  if (done == 1.0)
+    p->busy_at_one += cudaStreamQuery(NULL) != cudaSuccess;
   p->monotonic &= done >= p->last && done <= 1.0;
   p->last = done;
   return p->cancel_at <= 0 || p->calls < p->cancel_at;
@@ -130,7 +135,7 @@ static int run_on(OIDNDevice device, const gpu_scene* s, scene_buffers* b, const
   oidnSetFilterInt(f, "schedule", o->schedule);
   oidnSetFilterBool(f, "packedGuides", o->packed);
   oidnSetFilterInt(f, "maxMemoryMB", o->max_memory_mb);
-  progress_log progress = {0, 0, o->cancel_at, 1, 0.0};
+  progress_log progress = {0, 0, o->cancel_at, 1, 0, 0.0};
   if (o->cancel_at)
     oidnSetFilterProgressMonitorFunction(f, log_progress, &progress);
   oidnCommitFilter(f);
@@ -145,6 +150,11 @@ static int run_on(OIDNDevice device, const gpu_scene* s, scene_buffers* b, const
     CHECK(progress.calls >= LULL_MIN(o->cancel_at, 3));
     /* a complete run reports 1 once, last (after the tiles' last copy) */
     CHECK_EQ_INT(progress.ones, code == OIDN_ERROR_NONE);
+    CHECK_EQ_INT(progress.busy_at_one, 0);
+    /* tiled: each tile reports (permuted under 8 MB: 35 tiles; untiled a
+     * run reports 6 times) */
+    if (code == OIDN_ERROR_NONE && o->max_memory_mb > 0)
+      CHECK(progress.calls >= 35);
     if (code == OIDN_ERROR_NONE)
       CHECK_EQ_INT(progress.last == 1.0, 1);
     return code;

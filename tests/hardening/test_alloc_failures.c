@@ -333,7 +333,8 @@ static int step_ok(run_state* r, OIDNDevice device, OIDNError expected, long fai
       goto done;                                                                 \
   } while (0)
 
-enum { MAX_IMAGES = 12 };
+/* pixels of each image slot of the pool: the largest spec's w * h */
+enum { MAX_IMAGES = 12, POOL_PIXELS = 96 * 320 };
 
 typedef struct filter_spec
 {
@@ -350,8 +351,10 @@ typedef struct filter_spec
 static const filter_spec specs[] = {
     {"ATrous", 16, 12, {"color", "albedo", "normal", "depth", NULL}, NULL, 0, 0, 1, 0},
     {"ATrous", 16, 12, {"color", "position", "variance", NULL}, "colorMode", 0, 0, 0, 1},
-    {"ATrous", 96, 80, {"color", "albedo", NULL}, "maxMemoryMB", 0, 0, 0, 0},
-    {"ATrous", 96, 80, {"color", NULL}, "maxMemoryMB", 0, 1, 0, 0},
+    /* tall enough to tile: 5 tiles of 96 x 64 (tiles are at least as wide
+     * as the 71-pixel overlap, so a smaller image runs untiled) */
+    {"ATrous", 96, 320, {"color", "albedo", NULL}, "maxMemoryMB", 0, 0, 0, 0},
+    {"ATrous", 96, 320, {"color", NULL}, "maxMemoryMB", 0, 1, 0, 0},
     {"RT", 16, 12, {"color", "albedo", "normal", NULL}, "hdr", 1, 0, 0, 0},
     {"RT", 16, 12, {"albedo", NULL}, NULL, 0, 0, 0, 0},
     {"RTLightmap", 16, 12, {"color", NULL}, NULL, 0, 1, 0, 0},
@@ -418,9 +421,9 @@ static run_state workload(float* pixels, float* outputs)
     for (int i = 0; s->images[i]; ++i) {
       /* inputs share the pixel pool (they are only read); NaN where asked;
        * a second output (outputVariance) gets the second output area */
-      float* in = pixels + (size_t)i * 3 * 96 * 80;
+      float* in = pixels + (size_t)i * 3 * POOL_PIXELS;
       if (strncmp(s->images[i], "output", 6) == 0)
-        in = outputs + (size_t)3 * 96 * 80;
+        in = outputs + (size_t)3 * POOL_PIXELS;
       in[5] = s->nan ? NAN : 0.5f;
       if (s->in_place && i == 0) {
         memcpy(out, in, w * h * 3 * sizeof(float));
@@ -464,9 +467,9 @@ int main(void)
     fprintf(stderr, "liblull.so is not loaded\n");
     return 1;
   }
-  float* pixels = __libc_calloc((size_t)MAX_IMAGES * 3 * 96 * 80, sizeof(float));
-  float* outputs = __libc_calloc((size_t)2 * 3 * 96 * 80, sizeof(float));
-  for (size_t i = 0; i < (size_t)MAX_IMAGES * 3 * 96 * 80; ++i)
+  float* pixels = __libc_calloc((size_t)MAX_IMAGES * 3 * POOL_PIXELS, sizeof(float));
+  float* outputs = __libc_calloc((size_t)2 * 3 * POOL_PIXELS, sizeof(float));
+  for (size_t i = 0; i < (size_t)MAX_IMAGES * 3 * POOL_PIXELS; ++i)
     pixels[i] = 0.25f + 0.5f * (float)((i * 7919u) % 1000u) / 1000.0f;
 
   /* a clean run: how many allocations, which call sites */

@@ -325,51 +325,70 @@ static void test_reach_exact(void)
 }
 
 /* The grid lull_atrous_choose_tiling picks for caps from 1 byte to the
- * untiled scratch, for three image shapes. */
+ * untiled scratch, for four image shapes and iteration counts, with the
+ * output apart from the inputs, in place (its rows held back), and
+ * overlapping the colour 3 rows further on (all of it held back). */
 static void test_chooser(void)
 {
-  static const int sizes[3][2] = {{512, 384}, {256, 192}, {2048, 96}};
-  for (int k = 0; k < 3; ++k) {
-    const int w = sizes[k][0], h = sizes[k][1];
-    lull_atrous_params p = lull_atrous_default_params();
-    lull_atrous_images im;
-    memset(&im, 0, sizeof im);
-    float dummy[4];
-    im.color = view(dummy, 3, w, h, 3);
-    im.albedo = view(dummy, 3, w, h, 3);
-    im.normal = view(dummy, 3, w, h, 3);
-    im.depth = view(dummy, 1, w, h, 1);
-    im.output = view(dummy + 1, 3, w, h, 3);
-    const size_t full = lull_atrous_cpu_scratch_bytes(&im);
-    const int overlap = lull_atrous_reach(&p, &im);
-    const int min_w = LULL_MIN(overlap, w), min_h = LULL_MIN(overlap, h);
-    p.memory_cap = 1;
-    const lull_atrous_tiling smallest = lull_atrous_choose_tiling(&p, &im);
-    double last_cost = INFINITY;
-    int grids = 0, over = 0, bad = 0;
-    for (size_t cap = 1; cap < full + full / 10; cap += cap / 20 + 1) {
-      p.memory_cap = cap;
-      const lull_atrous_tiling t = lull_atrous_choose_tiling(&p, &im);
-      const double cost = (double)t.columns * t.rows *
-                          (double)LULL_MIN(t.tile_width + 2 * overlap, w) *
-                          (double)LULL_MIN(t.tile_height + 2 * overlap, h);
-      const int narrow = t.columns > (w + min_w - 1) / min_w || t.rows > (h + min_h - 1) / min_h;
-      const int broken = (smallest.bytes <= p.memory_cap && t.bytes > p.memory_cap) ||
-                         (t.columns * t.rows > 1 && t.bytes >= full); /* untiled takes less */
-      const int worse = cost > last_cost * (1.0 + 1e-12);
-      if ((narrow || broken || worse) && bad++ < 3)
-        printf("  %dx%d cap %zu: %d x %d tiles of %d x %d (%zu bytes), %.0f pixels filtered "
-               "(before %.0f)\n", w, h, p.memory_cap, t.columns, t.rows, t.tile_width,
-               t.tile_height, t.bytes, cost, last_cost);
-      over += t.bytes > p.memory_cap;
-      last_cost = cost;
-      ++grids;
+  static const int shapes[4][3] = {{512, 384, 5}, {256, 192, 5}, {2048, 96, 5}, {300, 200, 3}};
+  static const char* const aliasing[3] = {"apart", "in place", "overlapping"};
+  for (int k = 0; k < 4; ++k)
+    for (int a = 0; a < 3; ++a) {
+      const int w = shapes[k][0], h = shapes[k][1];
+      const size_t floats = (size_t)w * (size_t)(h + 3) * 3;
+      float* memory = calloc(3 * floats, sizeof(float)); /* never read: addresses only */
+      lull_atrous_params p = lull_atrous_default_params();
+      p.iterations = shapes[k][2];
+      lull_atrous_images im;
+      memset(&im, 0, sizeof im);
+      im.color = view(memory, 3, w, h, 3);
+      im.albedo = view(memory + floats, 3, w, h, 3);
+      im.normal = im.albedo;
+      im.depth = view(memory + floats, 1, w, h, 1);
+      float* out = a == 0 ? memory + 2 * floats : memory + (a == 2 ? 3 * w * 3 : 0);
+      im.output = view(out, 3, w, h, 3);
+      const size_t full = lull_atrous_cpu_scratch_bytes(&im);
+      const int overlap = lull_atrous_reach(&p, &im);
+      const int min_w = LULL_MIN(overlap, w), min_h = LULL_MIN(overlap, h);
+      p.memory_cap = 1;
+      const lull_atrous_tiling smallest = lull_atrous_choose_tiling(&p, &im);
+      double last_cost = INFINITY;
+      int last_fits = 0, grids = 0, over = 0, bad = 0;
+      for (size_t cap = 1; cap < full + full / 10; cap += cap / 20 + 1) {
+        p.memory_cap = cap;
+        const lull_atrous_tiling t = lull_atrous_choose_tiling(&p, &im);
+        const double cost = (double)t.columns * t.rows *
+                            (double)LULL_MIN(t.tile_width + 2 * overlap, w) *
+                            (double)LULL_MIN(t.tile_height + 2 * overlap, h);
+        const int fits = t.bytes <= cap;
+        const int narrow =
+            t.columns > (w + min_w - 1) / min_w || t.rows > (h + min_h - 1) / min_h ||
+            (t.columns - 1) * t.tile_width >= w || (t.rows - 1) * t.tile_height >= h;
+        const int broken = (smallest.bytes <= cap && !fits) ||
+                           (t.columns * t.rows > 1 && t.bytes >= full); /* untiled takes less */
+        /* a larger cap never filters more, but for the step from a grid over
+         * the cap to one within it */
+        const int worse = last_fits && cost > last_cost * (1.0 + 1e-12);
+        if ((narrow || broken || worse) && bad++ < 3)
+          printf("  %dx%d %s, cap %zu: %d x %d tiles of %d x %d (%zu bytes), %.0f pixels "
+                 "filtered (before %.0f)\n", w, h, aliasing[a], cap, t.columns, t.rows,
+                 t.tile_width, t.tile_height, t.bytes, cost, last_cost);
+        over += !fits;
+        last_cost = cost;
+        last_fits = fits;
+        ++grids;
+      }
+      printf("  %dx%d, %d levels, output %s: %d caps up to %zu bytes, %d over the cap (smallest "
+             "grid %d x %d of %zu bytes), %d wrong\n", w, h, p.iterations, aliasing[a], grids,
+             full, over, smallest.columns, smallest.rows, smallest.bytes, bad);
+      CHECK_EQ_INT(bad, 0);
+      /* a chooser that never tiled would pass the above: the smallest grids
+       * take well under the untiled scratch (but for 256 x 192, whose
+       * overlap-wide tiles' windows span most of it) */
+      if (k != 1)
+        CHECK(smallest.columns * smallest.rows > 1 && smallest.bytes < full / 2);
+      free(memory);
     }
-    printf("  %dx%d, overlap %d: %d caps up to %zu bytes, %d over the cap (smallest grid %d x %d "
-           "of %zu bytes), %d wrong\n", w, h, overlap, grids, full, over, smallest.columns,
-           smallest.rows, smallest.bytes, bad);
-    CHECK_EQ_INT(bad, 0);
-  }
 }
 
 /* -- the cap holds -------------------------------------------------------------- */
