@@ -172,6 +172,9 @@ long cli_frames_parse(const char* text, long** frames, char* err, size_t err_siz
 int cli_shard_has(long frame, int index, int count);
 /* 1 when output exists and was modified after input (so resuming skips it). */
 int cli_output_is_newer(const char* output, const char* input);
+/* 1 when both names exist and are the same file (links included): writing
+ * the one would replace the other. */
+int cli_same_file(const char* a, const char* b);
 
 /* -- images.c: colour, metrics and side-by-side PNGs --------------------------- */
 

@@ -70,6 +70,10 @@ int cli_compare_main(int argc, char** argv)
     return CLI_USAGE;
   }
 
+  if (png && (cli_same_file(png, files[0]) || cli_same_file(png, files[1]))) {
+    cli_error("--png %s is an input: the panels would replace it", png);
+    return CLI_USAGE;
+  }
   char err[CLI_ERROR_SIZE];
   lull_io_image images[2];
   memset(images, 0, sizeof images);

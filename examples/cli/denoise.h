@@ -30,6 +30,7 @@ typedef struct cli_denoise_options
   int inplace;                         /* output buffer = colour buffer */
   int repeat;                          /* -n: run the filter this many times (timing) */
   int quiet;
+  int overwrite; /* re-denoise up-to-date frames; replace an input pass named output_pass */
 } cli_denoise_options;
 
 /* The files of one frame (patterns expanded). */

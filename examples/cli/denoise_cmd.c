@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "denoise.h"
 
@@ -40,7 +41,8 @@ static const char usage_text[] =
     "Sequences:\n"
     "      --frames LIST       e.g. 1-100 or 1,5,10-20 (default: the frames that exist)\n"
     "      --shard I/N         only frames k with k mod N = I (split over N machines)\n"
-    "      --overwrite         also denoise frames whose output is up to date\n"
+    "      --overwrite         also denoise frames whose output is up to date, and\n"
+    "                          replace an input pass named as --output-pass\n"
     "Checking:\n"
     "      --reference FILE    print relMSE, PSNR and SSIM of noisy and denoised vs FILE\n"
     "      --side-by-side PNG  write noisy | denoised | reference side by side\n"
@@ -71,7 +73,6 @@ typedef struct parsed_args
   int verbose;  /* -1: unset */
   char frames[256];
   int shard_index, shard_count; /* count 0: no shards */
-  int overwrite;
   int list_devices;
   int help;
 } parsed_args;
@@ -130,6 +131,10 @@ static int add_source(parsed_args* a, const char* image, const char* file, const
   cli_denoise_options* o = &a->options;
   if (o->num_sources == CLI_MAX_SOURCES) {
     cli_error("%s: too many images", flag);
+    return 1;
+  }
+  if (!file[0] && !pass[0]) { /* --image albedo= or --pass albedo= */
+    cli_error("%s %s=: empty value", flag, image);
     return 1;
   }
   cli_source* s = &o->sources[o->num_sources];
@@ -202,6 +207,25 @@ static int device_type(const char* name, OIDNDeviceType* type)
   return 0;
 }
 
+/* The value of option `flag`: after '=' or the next argument.  Empty
+ * values are refused (but for --layer, whose unnamed layer is ""): an
+ * unset variable in a script ("--alb $ALB") would otherwise pick a default
+ * silently, such as the colour image as its own guide. */
+static const char* option_value(const char* flag, const char* inline_value, int argc,
+                                char** argv, int* i)
+{
+  const char* v = inline_value ? inline_value : (*i + 1 < argc ? argv[++*i] : NULL);
+  if (!v) {
+    cli_error("%s needs a value", flag);
+    return NULL;
+  }
+  if (!*v && strcmp(flag, "--layer") != 0) {
+    cli_error("%s: empty value", flag);
+    return NULL;
+  }
+  return v;
+}
+
 /* One option (argv[*i], value maybe in argv[*i + 1] or after '='). */
 static int parse_option(parsed_args* a, int argc, char** argv, int* i)
 {
@@ -225,10 +249,7 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
       return 1;
     }
 #define IS(x) (strcmp(flag, x) == 0)
-#define VALUE()                                                                   \
-  (inline_value ? inline_value                                                    \
-                : (*i + 1 < argc ? argv[++*i]                                     \
-                                 : (cli_error("%s needs a value", flag), (char*)NULL)))
+#define VALUE() option_value(flag, inline_value, argc, argv, i)
   const char* v;
   char name[64];
   const char* value;
@@ -328,7 +349,7 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
     a->shard_index = (int)index;
     a->shard_count = (int)count;
   } else if (IS("--overwrite")) {
-    a->overwrite = 1;
+    o->overwrite = 1;
   } else if (IS("--quiet")) {
     o->quiet = 1;
   } else if (IS("--ll") || IS("--list_devices")) {
@@ -455,6 +476,13 @@ typedef struct plan
   long num_frames;
 } plan;
 
+/* name as a plain file name, whatever '#' or '%' it holds */
+static void plain_name(const char* name, cli_pattern* pattern)
+{
+  memset(pattern, 0, sizeof *pattern);
+  snprintf(pattern->prefix, sizeof pattern->prefix, "%s", name); /* parsed: it fits */
+}
+
 /* 0, 1 for a usage error, 2 when no frames exist. */
 static int make_plan(parsed_args* a, plan* p)
 {
@@ -473,10 +501,28 @@ static int make_plan(parsed_args* a, plan* p)
       cli_error("%s", err);
       return 1;
     }
+  struct stat st;
+  if (p->input.is_pattern && stat(o->input, &st) == 0 && S_ISREG(st.st_mode)) {
+    /* an existing file named with '#' ("take#2.exr") is that file: every
+     * name is then taken as it is */
+    plain_name(o->input, &p->input);
+    plain_name(o->output, &p->output);
+    plain_name(o->reference, &p->reference);
+    plain_name(o->side_by_side, &p->side_by_side);
+    for (int i = 0; i < o->num_sources; ++i)
+      plain_name(o->sources[i].file, &p->sources[i]);
+  }
   p->sequence = p->input.is_pattern;
   if (!p->sequence) {
-    if (p->output.is_pattern) {
-      cli_error("%s has a frame number but %s has none", o->output, o->input);
+    const char* patterned = p->output.is_pattern         ? o->output
+                            : p->reference.is_pattern    ? o->reference
+                            : p->side_by_side.is_pattern ? o->side_by_side
+                                                         : NULL;
+    for (int i = 0; i < o->num_sources && !patterned; ++i)
+      if (p->sources[i].is_pattern)
+        patterned = o->sources[i].file;
+    if (patterned) {
+      cli_error("%s has a frame number but %s has none", patterned, o->input);
       return 1;
     }
     if (a->frames[0] || a->shard_count) {
@@ -528,6 +574,28 @@ static int frame_files(const cli_denoise_options* o, const plan* p, long frame,
   return bad;
 }
 
+/* The input a frame's output or side-by-side image would replace (NULL:
+ * none): the tool never replaces an input, whose loss a denoised copy could
+ * not undo (a sequence rerun would filter its own output again).  The
+ * output may be the input file itself when it only gains a pass
+ * (cli_denoise_frame checks that once the file is read). */
+static const char* overwritten_input(const cli_denoise_options* o, const cli_frame_files* f,
+                                     const char** by)
+{
+  const char* inputs[CLI_MAX_SOURCES + 2] = {f->input, f->reference};
+  int count = 2;
+  for (int i = 0; i < o->num_sources; ++i)
+    inputs[count++] = f->sources[i];
+  for (int i = 0; i < count; ++i) {
+    const int output = i > 0 && cli_same_file(f->output, inputs[i]);
+    *by = output ? "-o" : "--side-by-side";
+    if (output || cli_same_file(f->side_by_side, inputs[i]))
+      return inputs[i];
+  }
+  *by = "--side-by-side";
+  return cli_same_file(f->side_by_side, f->output) ? f->output : NULL;
+}
+
 static const char* base_name(const char* path)
 {
   const char* slash = strrchr(path, '/');
@@ -570,7 +638,15 @@ static int run(parsed_args* a)
       ++failed;
       continue;
     }
-    if (p.sequence && !a->overwrite && cli_output_is_newer(files->output, files->input)) {
+    const char* by = NULL;
+    const char* overwritten = overwritten_input(o, files, &by);
+    if (overwritten) {
+      cli_progress_message(&progress, 1, "%s: %s would replace it: choose another file",
+                           overwritten, by);
+      ++failed;
+      continue;
+    }
+    if (p.sequence && !o->overwrite && cli_output_is_newer(files->output, files->input)) {
       ++skipped;
       if (!progress.tty)
         cli_progress_message(&progress, 0, "%s: up to date, skipped", files->output);

@@ -238,7 +238,11 @@ static void set_params(const cli_denoise_options* options, OIDNFilter filter, in
 {
   /* Files of integers (PNG, JPEG) hold sRGB-encoded LDR values; float files
    * (EXR, PFM, HDR) linear HDR radiance.  OIDN-style --hdr/--ldr say it. */
-  if (cli_filter_has_param(options->filter, "hdr")) {
+  int user_mode = 0; /* -p hdr=... or srgb=...: the user's, not the file's */
+  for (int i = 0; i < options->num_params; ++i)
+    user_mode |= strcmp(options->params[i].name, "hdr") == 0 ||
+                 strcmp(options->params[i].name, "srgb") == 0;
+  if (cli_filter_has_param(options->filter, "hdr") && !user_mode) {
     const int hdr = options->hdr_mode >= 0 ? options->hdr_mode : !integer_input;
     oidnSetFilterBool(filter, "hdr", hdr);
     if (cli_filter_has_param(options->filter, "srgb") && options->hdr_mode < 0)
@@ -352,18 +356,33 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
 
   double times[64];
   const int runs = options->repeat < 1 ? 1 : options->repeat > 64 ? 64 : options->repeat;
+  /* in place, each timed run starts from the noisy colour again: a run
+   * filters its input, so without this the output would be filtered
+   * `runs` times */
+  unsigned char* noisy = NULL;
+  if (options->inplace && runs > 1) {
+    noisy = malloc(images[0].bytes);
+    if (!noisy) {
+      snprintf(err, err_size, "%s: out of memory", context);
+      goto done;
+    }
+    oidnReadBuffer(images[0].buffer, 0, images[0].bytes, noisy);
+  }
   for (int r = 0; r < runs; ++r) {
+    if (noisy && r > 0)
+      oidnWriteBuffer(images[0].buffer, 0, images[0].bytes, noisy);
     const double start = now_seconds();
     oidnExecuteFilter(filter);
     times[r] = now_seconds() - start;
     const OIDNError code = device_error(device, context, err, err_size);
-    if (code == OIDN_ERROR_CANCELLED) {
-      status = CLI_INTERRUPTED;
+    if (code) {
+      free(noisy);
+      if (code == OIDN_ERROR_CANCELLED)
+        status = CLI_INTERRUPTED;
       goto done;
     }
-    if (code)
-      goto done;
   }
+  free(noisy);
   qsort(times, (size_t)runs, sizeof times[0], compare_double);
   s->seconds += times[runs / 2];
   if (runs > 1 && !options->quiet)
@@ -434,6 +453,16 @@ static int add_results(const cli_denoise_options* options, frame_state* s, const
     }
     lull_io_pass* existing =
         lull_io_find_pass_view(&s->input, color->layer, options->output_pass, color->view);
+    /* lull's own pass from an earlier run is replaced; an input pass of
+     * another name only with --overwrite: the output keeps every input pass
+     * (Blender's Combined, say) unless asked */
+    if (existing && strcmp(options->output_pass, "Denoised") != 0 && !options->overwrite) {
+      free(data);
+      snprintf(err, err_size,
+               "%s: layer '%s' has a pass '%s' already: choose another --output-pass, or "
+               "--overwrite to replace it", path, color->layer, options->output_pass);
+      return 1;
+    }
     if (existing && existing->channels == color->channels) { /* a second run replaces it */
       free(existing->data);
       existing->data = data;
@@ -501,7 +530,25 @@ static const lull_io_pass* reference_pass(const lull_io_image* reference, const 
   return pass;
 }
 
-static int report(const cli_frame_files* files, frame_state* s, char* err, size_t err_size)
+/* The side-by-side panels of a frame, kept until the output is written. */
+typedef struct frame_panels
+{
+  float* rgb[3]; /* noisy, denoised, reference (NULL without one) */
+  int encoded[3];
+} frame_panels;
+
+static void free_panels(frame_panels* p)
+{
+  for (int k = 0; k < 3; ++k)
+    free(p->rgb[k]);
+  memset(p, 0, sizeof *p);
+}
+
+/* Prints the metrics against the reference and, with --side-by-side,
+ * keeps the panels (written after the output: a frame that fails leaves
+ * an existing side-by-side image as it was). */
+static int report(const cli_frame_files* files, frame_state* s, frame_panels* panels, char* err,
+                  size_t err_size)
 {
   const int width = s->input.width, height = s->input.height;
   const lull_io_pass* color = &s->input.passes[s->color_index[0]];
@@ -542,10 +589,13 @@ static int report(const cli_frame_files* files, frame_state* s, char* err, size_
       lull_io_file_info info, ref_info;
       lull_io_get_file_info(&s->input, &info);
       lull_io_get_file_info(&s->reference, &ref_info);
-      const float* panels[3] = {noisy, denoised, reference};
+      float* const rgb[3] = {noisy, denoised, reference};
       const int encoded[3] = {info.integer, info.integer, ref_info.integer};
-      status = cli_write_panels(files->side_by_side, panels, encoded, reference ? 3 : 2, width,
-                                height, err, err_size);
+      for (int k = 0; k < 3; ++k) {
+        panels->rgb[k] = rgb[k];
+        panels->encoded[k] = encoded[k];
+      }
+      return 0; /* the panels own the pictures now */
     }
   }
   free(noisy);
@@ -599,16 +649,39 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
     return CLI_FAILED;
   }
   int status = load(options, files, s, err, err_size) ? CLI_FAILED : CLI_OK;
+  if (status == CLI_OK && cli_same_file(files->output, files->input)) {
+    /* the input file as the output: only when it gains a pass (an EXR of
+     * named passes), never when its colour would be replaced */
+    int gains = is_exr(files->output);
+    for (int t = 0; t < s->num_targets; ++t) {
+      const lull_io_pass* color = &s->input.passes[s->color_index[t]];
+      gains &= color->layer[0] || color->name[0];
+    }
+    if (!gains) {
+      snprintf(err, err_size, "%s: -o would replace its colour: choose another file",
+               files->input);
+      status = CLI_FAILED;
+    }
+  }
   for (int t = 0; t < s->num_targets && status == CLI_OK; ++t)
     status = denoise_target(options, files, device, s, t, progress, err, err_size);
   if (status == CLI_OK && cli_interrupted())
     status = CLI_INTERRUPTED;
   /* metrics and pictures first: writing a plain image replaces its colour */
+  frame_panels panels;
+  memset(&panels, 0, sizeof panels);
   if (status == CLI_OK && (files->reference[0] || files->side_by_side[0]) &&
-      report(files, s, err, err_size))
+      report(files, s, &panels, err, err_size))
     status = CLI_FAILED;
   if (status == CLI_OK && write_output(options, files, s, err, err_size))
     status = CLI_FAILED;
+  if (status == CLI_OK && panels.rgb[0]) {
+    const float* rgb[3] = {panels.rgb[0], panels.rgb[1], panels.rgb[2]};
+    if (cli_write_panels(files->side_by_side, rgb, panels.encoded, rgb[2] ? 3 : 2,
+                         s->input.width, s->input.height, err, err_size))
+      status = CLI_FAILED;
+  }
+  free_panels(&panels);
   for (int t = 0; t < s->num_targets && status == CLI_OK && !options->quiet; ++t) {
     char where[2 * LULL_IO_NAME_SIZE + 8] = "";
     if (s->targets[t].layer[0] || s->targets[t].view[0])

@@ -176,7 +176,9 @@ long cli_pattern_scan(const cli_pattern* pattern, long** frames, char* err, size
 
 long cli_frames_parse(const char* text, long** frames, char* err, size_t err_size)
 {
-  enum { MAX_FRAMES = 10000000 };
+  /* frames in all; numbers within +-1e9, so that last - first cannot
+   * overflow (and no frame name needs more than 10 digits) */
+  enum { MAX_FRAMES = 10000000, MAX_FRAME_NUMBER = 1000000000 };
   *frames = NULL;
   long count = 0, capacity = 0;
   const char* p = text;
@@ -195,6 +197,13 @@ long cli_frames_parse(const char* text, long** frames, char* err, size_t err_siz
       if (errno || end == q)
         goto bad;
       p = end;
+    }
+    if (first < -MAX_FRAME_NUMBER || last > MAX_FRAME_NUMBER) {
+      free(*frames);
+      *frames = NULL;
+      snprintf(err, err_size, "--frames %s: frame numbers beyond +-%ld", text,
+               (long)MAX_FRAME_NUMBER);
+      return -1;
     }
     if (last < first || last - first >= MAX_FRAMES - count) {
       free(*frames);
@@ -227,6 +236,13 @@ bad:
 int cli_shard_has(long frame, int index, int count)
 {
   return ((frame % count) + count) % count == index;
+}
+
+int cli_same_file(const char* a, const char* b)
+{
+  struct stat sa, sb;
+  return a[0] && b[0] && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 int cli_output_is_newer(const char* output, const char* input)

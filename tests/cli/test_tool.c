@@ -1,13 +1,15 @@
 /* The command-line tool: help and usage errors, parameter typing, the
  * non-destructive multilayer output, OIDN-style flags (and that they give
- * the same result as the Blender-style input), round trips, and failures
- * that must leave an existing output as it was. */
+ * the same result as the Blender-style input), round trips, failures
+ * that must leave an existing output as it was, and outputs that would
+ * replace an input (refused). */
 #define _XOPEN_SOURCE 700
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_test_util.h"
 #include "half.h"
@@ -505,6 +507,81 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
   CHECK_EQ_INT(cli_temp_files(dir), 0);
 }
 
+/* -- inputs are never replaced; odd arguments ------------------------------------------------ */
+
+static void test_inputs_kept(const char* dir, const cli_scene* scene)
+{
+  char c[1200], copy[1200], link[1200], side[1200], side_copy[1200], a[1200], b[1200];
+  char nowhere[1200], hashed[1200], out[1200];
+  cli_path(c, sizeof c, dir, "kept_color.pfm");
+  cli_path(copy, sizeof copy, dir, "kept_color_copy.pfm");
+  cli_path(link, sizeof link, dir, "kept_link.pfm");
+  cli_path(side, sizeof side, dir, "kept_side.png");
+  cli_path(side_copy, sizeof side_copy, dir, "kept_side_copy.png");
+  cli_path(a, sizeof a, dir, "inplace_1.pfm");
+  cli_path(b, sizeof b, dir, "inplace_3.pfm");
+  cli_path(nowhere, sizeof nowhere, dir, "no/such/dir/out.pfm");
+  cli_path(hashed, sizeof hashed, dir, "take#2.pfm");
+  cli_path(out, sizeof out, dir, "kept_out.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", c), 0);
+  CHECK_EQ_INT(cli_copy_file(c, copy), 0);
+  CHECK_EQ_INT(symlink(c, link), 0);
+  /* the output, a link to it, or the side-by-side picture as the input */
+  EXPECT(1, "denoise", c, "-o", c);
+  CHECK(cli_said(dir, "stderr.txt", "-o would replace its colour"));
+  EXPECT(1, "denoise", c, "-o", link);
+  EXPECT(1, "denoise", c, "-o", copy, "--reference", copy);
+  CHECK(cli_said(dir, "stderr.txt", "-o would replace it"));
+  EXPECT(1, "denoise", c, "-o", out, "--side-by-side", c);
+  CHECK(cli_said(dir, "stderr.txt", "--side-by-side would replace it"));
+  EXPECT(2, "compare", c, copy, "--png", c);
+  CHECK(cli_same_bytes(c, copy));
+  /* a failed run keeps an existing side-by-side picture */
+  FILE* f = fopen(side, "wb");
+  if (f) {
+    fputs("an older picture", f);
+    fclose(f);
+  }
+  CHECK_EQ_INT(cli_copy_file(side, side_copy), 0);
+  EXPECT(1, "denoise", c, "-o", nowhere, "--side-by-side", side);
+  CHECK(cli_same_bytes(side, side_copy));
+  /* in place, timed runs each start from the noisy colour: -n 3 writes
+   * what one run writes */
+  EXPECT(0, "denoise", c, "-o", a, "--inplace", "--quiet");
+  EXPECT(0, "denoise", c, "-o", b, "--inplace", "-n", "3", "--quiet");
+  CHECK(cli_same_bytes(a, b));
+  /* empty values (an unset variable in a script) */
+  EXPECT(2, "denoise", c, "--alb", "", "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "empty value"));
+  EXPECT(2, "denoise", c, "--image", "albedo=", "-o", out);
+  EXPECT(2, "denoise", c, "--output-pass=", "-o", out);
+  /* frame numbers past +-1e9 (the range once overflowed into an endless
+   * loop); a frame number in a name beside a single input */
+  EXPECT(2, "denoise", "seq/####.pfm", "-o", "out/####.pfm",
+         "--frames=9223372036854775806-9223372036854775807");
+  CHECK(cli_said(dir, "stderr.txt", "frame numbers beyond"));
+  EXPECT(2, "denoise", c, "-o", out, "--side-by-side", "side_####.png");
+  /* a file named with '#' is that file */
+  CHECK_EQ_INT(cli_copy_file(c, hashed), 0);
+  EXPECT(0, "denoise", hashed, "-o", out, "--quiet");
+  /* the user's srgb replaces the mode the file implies (float: hdr) */
+  EXPECT(0, "denoise", c, "-p", "srgb=1", "-o", out, "--quiet");
+  CHECK(cli_same_bytes(c, copy));
+#if defined(LULL_IO_HAS_OIIO)
+  /* --output-pass naming a pass of the input: only with --overwrite */
+  char exr[1200], exr_out[1200];
+  cli_path(exr, sizeof exr, dir, "kept_layers.exr");
+  cli_path(exr_out, sizeof exr_out, dir, "kept_layers_out.exr");
+  static const char* const layers[] = {"ViewLayer"};
+  CHECK_EQ_INT(cli_scene_write_blender(scene, exr, layers, 1, 1), 0);
+  EXPECT(1, "denoise", exr, "-o", exr_out, "--output-pass", "Emit");
+  CHECK(cli_said(dir, "stderr.txt", "--overwrite"));
+  CHECK_EQ_INT(cli_file_exists(exr_out), 0);
+  EXPECT(0, "denoise", exr, "-o", exr_out, "--output-pass", "Emit", "--overwrite", "--quiet");
+#endif
+  CHECK_EQ_INT(cli_temp_files(dir), 0);
+}
+
 /* -- compare and the pictures ------------------------------------------------------------------ */
 
 static void test_compare(const char* dir, const cli_scene* scene)
@@ -575,6 +652,7 @@ int main(void)
   test_fallback_guides(dir, &scene);
 #endif
   test_failures_keep_output(dir, &scene);
+  test_inputs_kept(dir, &scene);
   test_compare(dir, &scene);
   cli_scene_free(&scene);
   return lull_test_result("cli_tool");
