@@ -488,6 +488,99 @@ def _try_set(f, color, errors):
         errors.append(str(e))
 
 
+_SHARED_DEVICE_SCRIPT = """
+import threading, numpy as np, lull
+rng = np.random.default_rng(1)
+image = rng.random((256, 256, 3), dtype=np.float32)
+device = lull.Device("cpu")
+def work():
+    for _ in range(3):
+        lull.denoise(image, filter="ATrous", iterations=5, device=device)
+workers = [threading.Thread(target=work) for _ in range(2)]
+for t in workers:
+    t.start()
+while any(t.is_alive() for t in workers):
+    with device.new_filter("Gaussian") as f:   # the library's device lock
+        f["sigma"] = 2.0
+        assert f["sigma"] == 2.0
+for t in workers:
+    t.join()
+print("ok")
+"""
+
+
+def test_threads_sharing_a_device_do_not_deadlock():
+    """The library holds a device's lock while a filter executes and calls
+    the progress monitor, which takes the GIL: a thread holding the GIL must
+    not wait for that lock (it once hung every time).  In a child process,
+    so that a regression fails instead of hanging the suite."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", _SHARED_DEVICE_SCRIPT], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_failed_set_image_keeps_the_image(np, noisy):
+    color, albedo = noisy["color"], noisy["albedo"]
+    gpu_like = type("GpuArray", (), {"__cuda_array_interface__": {
+        "shape": albedo.shape, "typestr": "<f4", "data": (0x1000, False), "version": 2}})()
+    with lull.Device("cpu") as device, device.new_filter("RT") as f:
+        f.set_image("color", color)
+        f.set_image("albedo", albedo)
+        with pytest.raises(ValueError, match="GPU memory"):
+            f.set_image("albedo", gpu_like)   # refused on a CPU device
+        assert f.get_image("albedo") is albedo
+        out = np.zeros_like(color)
+        f.set_image("output", out)
+        f.execute()
+    assert np.array_equal(out, lull.denoise(color, albedo))
+
+
+def test_cuda_interface_read_once(np):
+    """Reading the interface runs Python code (here a value's __bool__ that
+    empties the dict): the module reads a copy, not values freed under it."""
+    interface = {}
+
+    class Flag:
+        def __bool__(self):
+            interface.clear()
+            return False
+
+    # the shape built at run time: the dict holds its only reference
+    interface.update({"shape": tuple([4, 4, 3]), "typestr": "<f4", "data": (0x1000, Flag()),
+                      "version": 2})
+    gpu_like = type("GpuArray", (), {"__cuda_array_interface__": interface})()
+    with lull.Device("cpu") as device, device.new_filter("ATrous") as f:
+        with pytest.raises(ValueError, match="GPU memory"):
+            f.set_image("color", gpu_like)
+
+
+def test_output_variance_is_written_through_any_layout(np, rng):
+    if "Poisson" not in lull.filter_types():
+        pytest.skip("built without the gradient-domain filters")
+    names = ["color", "gradientX", "gradientY", "colorA", "colorB", "gradientXA", "gradientXB",
+             "gradientYA", "gradientYB"]
+    inputs = {n: rng.random((16, 16, 3), dtype=np.float32) for n in names}
+    results = []
+    for variance in (np.zeros((16, 16, 3), np.float32), np.zeros((16, 16, 3), np.float32)[::-1]):
+        with lull.Device("cpu") as device, device.new_filter("Poisson") as f:
+            for n, a in inputs.items():
+                f.set_image(n, a)
+            f.set_image("output", np.zeros((16, 16, 3), np.float32))
+            f.set_image("outputVariance", variance)
+            f.execute()
+        results.append(np.array(variance))
+    assert results[0].sum() > 0
+    assert np.array_equal(results[0], results[1])   # negative strides: copied back
+    read_only = np.zeros((16, 16, 3), np.float32)
+    read_only.flags.writeable = False
+    with lull.Device("cpu") as device, device.new_filter("Poisson") as f:
+        with pytest.raises(ValueError, match="read-only"):
+            f.set_image("outputVariance", read_only)
+
+
 # -- leaks ---------------------------------------------------------------------------------
 
 
@@ -578,7 +671,8 @@ def test_reconstruct(np, rng):
 def test_metrics(np, rng):
     ref = rng.random((24, 32, 4), dtype=np.float32) * 2
     same = lull.metrics(ref, ref)
-    assert same["relmse"] == 0 and same["ssim"] == pytest.approx(1.0) and same["psnr"] == float("inf")
+    assert (same["relmse"] == 0 and same["ssim"] == pytest.approx(1.0)
+            and same["psnr"] == float("inf"))
     brighter = ref * 1.1
     rgb = ref[..., :3].astype(np.float64)
     expected = np.mean((0.1 * rgb) ** 2 / (rgb ** 2 + 0.01))  # Rousselle et al. 2011

@@ -104,11 +104,11 @@ static int interface_stream(lull_py_binding* b, PyObject* stream)
   return 1;
 }
 
-/* Fills b from a __cuda_array_interface__ dict. */
-static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
+/* Fills b from a __cuda_array_interface__ dict (a copy the caller owns:
+ * reading a value can run Python code, which could empty the object's own
+ * dict and free the values this holds borrowed). */
+static int binding_from_dict(lull_py_binding* b, PyObject* cai, int output)
 {
-  if (!PyDict_Check(cai))
-    return lull_py_binding_raise(b, PyExc_TypeError, "__cuda_array_interface__ is not a dict");
   PyObject* shape = PyDict_GetItemString(cai, "shape");
   PyObject* typestr = PyDict_GetItemString(cai, "typestr");
   PyObject* data = PyDict_GetItemString(cai, "data");
@@ -151,6 +151,18 @@ static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
                                  "contiguous first (e.g. cupy.ascontiguousarray, "
                                  "torch.Tensor.contiguous)", strides[0], strides[1], strides[2]);
   return 1;
+}
+
+static int binding_from_interface(lull_py_binding* b, PyObject* cai, int output)
+{
+  if (!PyDict_Check(cai))
+    return lull_py_binding_raise(b, PyExc_TypeError, "__cuda_array_interface__ is not a dict");
+  PyObject* copy = PyDict_Copy(cai);
+  if (!copy)
+    return 0;
+  const int ok = binding_from_dict(b, copy, output);
+  Py_DECREF(copy);
+  return ok;
 }
 
 int lull_py_binding_init_image(lull_py_binding* b, PyObject* obj, const char* name, int output)
@@ -299,9 +311,13 @@ int lull_py_bindings_wait_streams(lull_py_binding* bindings, int count)
       return 0;
     b->has_stream = 0;
     int ok = PyDict_Check(cai);
-    if (ok)
-      ok = interface_stream(b, PyDict_GetItemString(cai, "stream"));
-    else
+    if (ok) {
+      /* a strong reference: converting it may run code that empties cai */
+      PyObject* stream = PyDict_GetItemString(cai, "stream");
+      Py_XINCREF(stream);
+      ok = interface_stream(b, stream);
+      Py_XDECREF(stream);
+    } else
       lull_py_binding_raise(b, PyExc_TypeError, "__cuda_array_interface__ is not a dict");
     Py_DECREF(cai);
     if (!ok)

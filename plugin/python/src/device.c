@@ -5,9 +5,24 @@
  *
  * The device is released by close() or at the end of a `with` block; the
  * filters it made keep the underlying device alive until they are gone. */
-#include <string.h>
-
+/* Python.h first: it sets the POSIX level (nanosleep) for the headers */
 #include "pylull.h"
+
+#include <string.h>
+#include <time.h>
+
+int lull_py_device_wait_idle(lull_py_device* device, int interruptible)
+{
+  while (device->executing > 0 && device->callback_thread != PyThread_get_thread_ident()) {
+    Py_BEGIN_ALLOW_THREADS
+    const struct timespec pause = {0, 200000}; /* 0.2 ms */
+    nanosleep(&pause, NULL);
+    Py_END_ALLOW_THREADS
+    if (interruptible && PyErr_CheckSignals() != 0)
+      return 0;
+  }
+  return 1;
+}
 
 static int parse_type(PyObject* arg, OIDNDeviceType* type, int* physical_id)
 {
@@ -134,9 +149,10 @@ static void device_dealloc(lull_py_device* self)
 
 static int device_open(lull_py_device* self)
 {
-  if (self->handle)
+  if (self->handle && lull_py_device_wait_idle(self, 1) && self->handle)
     return 1;
-  PyErr_SetString(PyExc_ValueError, "the device is closed");
+  if (!PyErr_Occurred())
+    PyErr_SetString(PyExc_ValueError, "the device is closed");
   return 0;
 }
 

@@ -26,13 +26,26 @@ typedef struct progress_context
   PyObject* exc_tb;
 } progress_context;
 
+/* The device's Python object (set while the filter is open). */
+static lull_py_device* device_of(lull_py_filter* f)
+{
+  return (lull_py_device*)f->device_obj;
+}
+
+/* The filter is open, not executing in another thread, and no other
+ * thread executes on its device (which would hold the device's lock:
+ * lull_py_device_wait_idle).  A filter's own progress callback may use it. */
 static int filter_open(lull_py_filter* f)
 {
-  if (!f->handle) {
-    PyErr_SetString(PyExc_ValueError, "the filter is closed");
+  if (f->handle && f->busy && device_of(f)->callback_thread != PyThread_get_thread_ident()) {
+    PyErr_SetString(PyExc_RuntimeError, "the filter is executing in another thread");
     return 0;
   }
-  return 1;
+  if (f->handle && lull_py_device_wait_idle(device_of(f), 1) && f->handle)
+    return 1;
+  if (!PyErr_Occurred())
+    PyErr_SetString(PyExc_ValueError, "the filter is closed");
+  return 0;
 }
 
 /* Index of an image name in the filter type's list, or -1 (error set). */
@@ -78,52 +91,60 @@ static int busy_check(lull_py_filter* f)
   return 1;
 }
 
-/* Connects a checked binding to the OIDN filter: in place, through host
- * staging memory, or through a device buffer. */
-static int bind(lull_py_filter* f, lull_py_binding* b, lull_py_state* state)
+/* Readies a checked binding for the filter's device: a GPU array only on a
+ * CUDA device; host staging memory where the library cannot read the
+ * array as it is; a device buffer where the device cannot read host memory.
+ * Touches nothing of the filter, so a failure leaves its images as they
+ * were. */
+static int prepare(lull_py_filter* f, lull_py_binding* b, lull_py_state* state)
 {
   if (b->cuda) {
-    /* GPU memory, in place; the library checks that the device reaches it */
-    if (((lull_py_device*)f->device_obj)->type != OIDN_DEVICE_TYPE_CUDA) {
+    if (device_of(f)->type != OIDN_DEVICE_TYPE_CUDA) {
       PyErr_Format(PyExc_ValueError,
                    "image '%s' is in GPU memory (__cuda_array_interface__): it needs a filter "
                    "on a CUDA device (lull.Device(\"cuda\")), or copy it to the host",
                    b->name);
       return 0;
     }
-    oidnSetSharedFilterImage(f->handle, b->name, b->device_ptr, b->format, (size_t)b->width,
-                             (size_t)b->height, 0, (size_t)b->pixel_stride,
-                             (size_t)b->row_stride);
-  } else if (f->system_memory) {
-    void* ptr = b->view.buf;
-    size_t pixel_stride = (size_t)b->pixel_stride, row_stride = (size_t)b->row_stride;
-    if (!b->direct) {
-      b->staging = PyMem_RawMalloc(b->packed_size);
-      if (!b->staging) {
-        PyErr_NoMemory();
-        return 0;
-      }
-      ptr = b->staging;
-      pixel_stride = row_stride = 0; /* packed */
+    return 1;
+  }
+  if (f->system_memory ? !b->direct : !b->packed) {
+    b->staging = PyMem_RawMalloc(b->packed_size);
+    if (!b->staging) {
+      PyErr_NoMemory();
+      return 0;
     }
-    oidnSetSharedFilterImage(f->handle, b->name, ptr, b->format, (size_t)b->width,
-                             (size_t)b->height, 0, pixel_stride, row_stride);
-  } else {
-    if (!b->packed) {
-      b->staging = PyMem_RawMalloc(b->packed_size);
-      if (!b->staging) {
-        PyErr_NoMemory();
-        return 0;
-      }
-    }
+  }
+  if (!f->system_memory) {
     b->buffer = oidnNewBuffer(f->device, b->packed_size);
     if (!b->buffer)
       return lull_py_check(state, f->device) ? (lull_py_raise(state, OIDN_ERROR_OUT_OF_MEMORY,
                                                                "cannot allocate a device buffer"),
                                                 0)
                                              : 0;
+  }
+  return 1;
+}
+
+/* Sets a prepared binding as the filter's image: GPU memory or the array
+ * in place, host staging memory, or the device buffer. */
+static int attach(lull_py_filter* f, const lull_py_binding* b, lull_py_state* state)
+{
+  if (b->cuda) {
+    /* the library checks that the device reaches it */
+    oidnSetSharedFilterImage(f->handle, b->name, b->device_ptr, b->format, (size_t)b->width,
+                             (size_t)b->height, 0, (size_t)b->pixel_stride,
+                             (size_t)b->row_stride);
+  } else if (b->buffer) {
     oidnSetFilterImage(f->handle, b->name, b->buffer, b->format, (size_t)b->width,
                        (size_t)b->height, 0, 0, 0);
+  } else if (b->staging) { /* packed */
+    oidnSetSharedFilterImage(f->handle, b->name, b->staging, b->format, (size_t)b->width,
+                             (size_t)b->height, 0, 0, 0);
+  } else {
+    oidnSetSharedFilterImage(f->handle, b->name, b->view.buf, b->format, (size_t)b->width,
+                             (size_t)b->height, 0, (size_t)b->pixel_stride,
+                             (size_t)b->row_stride);
   }
   return lull_py_check(state, f->device);
 }
@@ -150,7 +171,8 @@ static PyObject* filter_set_image(lull_py_filter* f, PyObject* args)
     Py_RETURN_NONE;
   }
   lull_py_binding b;
-  if (!lull_py_binding_init_image(&b, array, name, strcmp(name, "output") == 0))
+  /* "output", "outputVariance": images the filter writes, copied back */
+  if (!lull_py_binding_init_image(&b, array, name, strncmp(name, "output", 6) == 0))
     return NULL;
   /* images of one filter share a size: say which ones differ, now */
   for (int i = 0; i < LULL_PY_MAX_IMAGES; ++i) {
@@ -166,14 +188,27 @@ static PyObject* filter_set_image(lull_py_filter* f, PyObject* args)
       return NULL;
     }
   }
-  binding_release(slot);
-  f->dirty = 1;
-  if (!bind(f, &b, state)) {
+  /* the new image replaces the old one only once the library took it: a
+   * failed call leaves the filter as it was */
+  if (!prepare(f, &b, state)) {
     binding_release(&b);
-    oidnUnsetFilterImage(f->handle, name);
-    (void)oidnGetDeviceError(f->device, NULL);
     return NULL;
   }
+  f->dirty = 1;
+  if (!attach(f, &b, state)) {
+    binding_release(&b);
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (slot->set)
+      (void)attach(f, slot, state);
+    else
+      oidnUnsetFilterImage(f->handle, name);
+    (void)oidnGetDeviceError(f->device, NULL);
+    PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    return NULL;
+  }
+  binding_release(slot);
   *slot = b;
   Py_RETURN_NONE;
 }
@@ -214,6 +249,10 @@ static bool progress_monitor(void* user, double done)
   if (ctx->exc_type)
     return false;
   PyGILState_STATE gil = PyGILState_Ensure();
+  /* this thread holds the device's lock: its calls need not wait */
+  lull_py_device* device = device_of(ctx->filter);
+  const unsigned long outer = device->callback_thread;
+  device->callback_thread = PyThread_get_thread_ident();
   int keep_going = 1;
   if (ctx->filter->progress) {
     PyObject* result = PyObject_CallFunction(ctx->filter->progress, "d", done);
@@ -228,6 +267,7 @@ static bool progress_monitor(void* user, double done)
     keep_going = 0;
   if (PyErr_Occurred())
     PyErr_Fetch(&ctx->exc_type, &ctx->exc_value, &ctx->exc_tb);
+  device->callback_thread = outer;
   PyGILState_Release(gil);
   return keep_going != 0;
 }
@@ -279,7 +319,8 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
   f->busy = 1;
   const int waited = lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES);
   f->busy = 0;
-  if (!waited || !stage_inputs(f, state))
+  /* (the wait released the GIL: another thread may have begun executing) */
+  if (!waited || !filter_open(f) || !stage_inputs(f, state))
     return NULL;
   if (f->dirty) {
     oidnCommitFilter(f->handle);
@@ -297,10 +338,16 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
   if (f->progress || !cuda)
     oidnSetFilterProgressMonitorFunction(f->handle, progress_monitor, &ctx);
   OIDNFilter handle = f->handle;
+  lull_py_device* device = device_of(f);
   f->busy = 1;
+  device->executing += 1;
   Py_BEGIN_ALLOW_THREADS
   oidnExecuteFilter(handle);
   Py_END_ALLOW_THREADS
+  device->executing -= 1;
+  /* a thread waiting on the device's lock may have begun executing as this
+   * run released it: wait for it before calling the library again */
+  (void)lull_py_device_wait_idle(device, 0);
   f->busy = 0;
   oidnSetFilterProgressMonitorFunction(f->handle, NULL, NULL);
   if (ctx.exc_type) {
@@ -371,7 +418,8 @@ static void filter_release(lull_py_filter* f)
 static PyObject* filter_close(lull_py_filter* f, PyObject* unused)
 {
   (void)unused;
-  if (!busy_check(f))
+  if (!busy_check(f) || (f->handle && !lull_py_device_wait_idle(device_of(f), 1)) ||
+      !busy_check(f))
     return NULL;
   filter_release(f);
   Py_RETURN_NONE;
@@ -389,7 +437,8 @@ static PyObject* filter_enter(lull_py_filter* f, PyObject* unused)
 static PyObject* filter_exit(lull_py_filter* f, PyObject* args)
 {
   (void)args;
-  if (!busy_check(f))
+  if (!busy_check(f) || (f->handle && !lull_py_device_wait_idle(device_of(f), 1)) ||
+      !busy_check(f))
     return NULL;
   filter_release(f);
   Py_RETURN_FALSE;
@@ -409,6 +458,8 @@ static int filter_clear(lull_py_filter* f)
 {
   if (f->busy)
     return 0;
+  if (f->handle && f->device_obj)
+    (void)lull_py_device_wait_idle(device_of(f), 0);
   filter_release(f);
   Py_CLEAR(f->progress);
   Py_CLEAR(f->device_obj);

@@ -112,7 +112,22 @@ typedef struct lull_py_device
   OIDNDevice handle;        /* NULL once closed */
   int type;                 /* OIDNDeviceType after commit */
   int system_memory;        /* the device reads host memory in place */
+  /* Filters executing on the device (in threads that released the GIL),
+   * and the thread inside one's progress callback (0: none).  The library
+   * holds the device's lock while it executes and calls the progress
+   * monitor, which takes the GIL: a thread holding the GIL must not wait
+   * for that lock (lull_py_device_wait_idle). */
+  int executing;
+  unsigned long callback_thread;
 } lull_py_device;
+
+/* Waits, with the GIL released, until no filter executes on the device, so
+ * that a call into the library that takes the device's lock cannot block
+ * while holding the GIL (the executing thread's progress monitor needs the
+ * GIL: a deadlock).  Returns at once in the thread of a progress callback
+ * (the lock is recursive and held by that thread).  Returns 1, or 0 with
+ * the exception of a signal handler (Ctrl-C) when interruptible. */
+int lull_py_device_wait_idle(lull_py_device* device, int interruptible);
 
 typedef struct lull_py_filter
 {
