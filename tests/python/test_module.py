@@ -538,6 +538,15 @@ def test_failed_set_image_keeps_the_image(np, noisy):
     assert np.array_equal(out, lull.denoise(color, albedo))
 
 
+def test_output_keyword_is_out(np, noisy):
+    color = noisy["color"]
+    target = np.zeros_like(color)
+    assert lull.denoise(color, output=target) is target
+    assert np.array_equal(target, lull.denoise(color))
+    with pytest.raises(TypeError, match="once"):
+        lull.denoise(color, out=target, output=np.zeros_like(color))
+
+
 def test_cuda_interface_read_once(np):
     """Reading the interface runs Python code (here a value's __bool__ that
     empties the dict): the module reads a copy, not values freed under it."""

@@ -160,6 +160,10 @@ def _run(filter_type, device, images, out, progress, params, like):
     accepted = filter_images(filter_type)
     for name in [k for k in params if k in accepted]:
         images[name] = params.pop(name)
+    if "output" in images:  # output=... is out=..., not an input
+        if out is not None:
+            raise TypeError("give the output array once: out= or output=")
+        out = images.pop("output")
     dev = _device(device)
     with dev.new_filter(filter_type) as f:
         for name, array in images.items():
