@@ -364,6 +364,12 @@ def test_progress_false_cancels(np, noisy):
     assert calls == [0.0]
 
 
+def test_progress_numpy_false_cancels(np, noisy):
+    with pytest.raises(lull.Error) as info:
+        lull.denoise(noisy["color"], filter="ATrous", progress=lambda done: np.float32(done) < 0)
+    assert info.value.code == lull.ERROR_CANCELLED
+
+
 def test_progress_exception_propagates(noisy):
     def boom(done):
         raise RuntimeError("stop here")

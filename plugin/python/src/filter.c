@@ -259,7 +259,9 @@ static bool progress_monitor(void* user, double done)
     if (!result)
       keep_going = 0;
     else {
-      keep_going = !(result == Py_False);
+      /* False cancels, NumPy's too (a comparison's result); None goes on */
+      keep_going = !(result == Py_False ||
+                     (lull_py_is_numpy_bool(result) && PyObject_IsTrue(result) == 0));
       Py_DECREF(result);
     }
   }

@@ -46,8 +46,7 @@ static int out_of_range(const LullParamInfo* info, double v)
   return 0;
 }
 
-/* numpy.bool_ (numpy.bool in NumPy 2) has no __index__ */
-static int is_numpy_bool(PyObject* value)
+int lull_py_is_numpy_bool(PyObject* value)
 {
   const char* name = Py_TYPE(value)->tp_name;
   return strcmp(name, "numpy.bool_") == 0 || strcmp(name, "numpy.bool") == 0;
@@ -90,7 +89,7 @@ int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value)
           PyErr_Format(PyExc_ValueError, "parameter '%s' is a bool (got %ld)", name, v);
           return 0;
         }
-      } else if (is_numpy_bool(value))
+      } else if (lull_py_is_numpy_bool(value))
         v = PyObject_IsTrue(value) == 1;
       else {
         PyErr_Format(PyExc_TypeError, "parameter '%s' is a bool, got %.60s", name,

@@ -158,6 +158,8 @@ PyObject* lull_py_filter_new(lull_py_device* device, const char* type);
  * int or float.  Unknown names raise KeyError, wrong types TypeError,
  * read-only or out-of-range values ValueError. */
 int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value);
+/* numpy.bool_ (numpy.bool in NumPy 2), which has no __index__ */
+int lull_py_is_numpy_bool(PyObject* value);
 PyObject* lull_py_param_get(lull_py_filter* f, const char* name);
 /* A dict describing one parameter (lull.filter_params). */
 PyObject* lull_py_param_info_dict(const LullParamInfo* info);
