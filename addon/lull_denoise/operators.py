@@ -147,11 +147,15 @@ class LULL_OT_denoise_render(bpy.types.Operator):
             self.report({"ERROR"}, f"lull: {e}")
             return {"CANCELLED"}
         images = []
-        for key, pixels in results.items():
-            layer = key.rpartition(".")[0] or "Render"
-            path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(layer)}.exr")
-            lull.write_exr(path, {"": pixels})
-            images.append(self._load(f"lull Denoised {layer}", path))
+        try:
+            for key, pixels in results.items():
+                layer = key.rpartition(".")[0] or "Render"
+                path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(layer)}.exr")
+                lull.write_exr(path, {"": pixels})
+                images.append(self._load(f"lull Denoised {layer}", path))
+        except (RuntimeError, OSError, lull.Error) as e:
+            self.report({"ERROR"}, f"lull: cannot show the result: {e}")
+            return {"CANCELLED"}
         if images:
             show_image(context, images[0])
         self.report({"INFO"}, f"lull: denoised {len(images)} view layer(s) in {seconds:.2f} s "
@@ -170,10 +174,34 @@ class LULL_OT_denoise_render(bpy.types.Operator):
         return image
 
 
+def view_names(scene):
+    """The views Blender writes a file each for ("": one file a frame)."""
+    render = scene.render
+    if not render.use_multiview or render.image_settings.views_format != "INDIVIDUAL":
+        return [""]
+    return [v.name for v in render.views if v.use] or [""]
+
+
+def views_problem(scene):
+    """Why the scene's frames cannot be denoised (None: they can): lull reads
+    a file of one view; stereo frames need a file a view."""
+    render = scene.render
+    if render.use_multiview and render.image_settings.views_format != "INDIVIDUAL":
+        return ("stereo frames need one file a view: set Output Properties > Views > "
+                "Views Format to Individual")
+    return None
+
+
+def frame_paths(scene, frame):
+    """The files of a frame as Blender writes them (one a view in stereo)."""
+    return [scene.render.frame_path(frame=frame, view=v) if v else
+            scene.render.frame_path(frame=frame) for v in view_names(scene)]
+
+
 def frame_files(scene):
     """(frame, path) of the scene's frame range as Blender writes them."""
     frames = range(scene.frame_start, scene.frame_end + 1, max(1, scene.frame_step))
-    return [(f, scene.render.frame_path(frame=f)) for f in frames]
+    return [(f, p) for f in frames for p in frame_paths(scene, f)]
 
 
 class LULL_OT_denoise_animation(bpy.types.Operator):
@@ -188,6 +216,10 @@ class LULL_OT_denoise_animation(bpy.types.Operator):
     _worker = None
 
     def _collect(self, context):
+        problem = views_problem(context.scene)
+        if problem:
+            self.report({"ERROR"}, f"lull: {problem}")
+            return None
         jobs = [(p, output_path(context.scene, p)) for _, p in frame_files(context.scene)
                 if os.path.exists(p)]
         if not jobs:
@@ -258,11 +290,21 @@ class LULL_OT_denoise_animation(bpy.types.Operator):
             return {"FINISHED"}
         return {"RUNNING_MODAL"}
 
+    def cancel(self, context):
+        """Blender frees the operator (a file opened, the window closed, the
+        add-on disabled): stop the work and take down the timer and the
+        progress display."""
+        self._worker.cancel()
+        self._finish(context)
+
     def _finish(self, context):
         wm = context.window_manager
-        wm.event_timer_remove(self._timer)
-        wm.progress_end()
-        context.workspace.status_text_set(None)
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+            wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
 
 
 @bpy.app.handlers.persistent
@@ -275,10 +317,26 @@ def on_render_write(scene, *_):
     if not is_multilayer_exr(scene.render.image_settings):
         print("lull: automatic denoising needs multilayer OpenEXR output; frame skipped")
         return
-    src = scene.render.frame_path(frame=scene.frame_current)
-    if not os.path.exists(src) or loader.load() is None:
+    problem = views_problem(scene)
+    if problem:
+        print(f"lull: {problem}; frame not denoised")
         return
-    auto_worker().submit(src, output_path(scene, src), settings_of(scene))
+    lull = loader.load()
+    if lull is None:
+        print("lull: the lull module is not available; frame not denoised")
+        return
+    for src in frame_paths(scene, scene.frame_current):
+        if not os.path.exists(src):
+            continue
+        if bpy.app.background:
+            # batch: at once, in the render's thread, with the result in the log
+            try:
+                pipeline.denoise_file(lull, src, output_path(scene, src), settings_of(scene))
+                print(f"lull: denoised {src}")
+            except (ValueError, KeyError, OSError, lull.Error) as e:
+                print(f"lull: {src}: {e}")
+        else:
+            auto_worker().submit(src, output_path(scene, src), settings_of(scene))
 
 
 classes = (LULL_OT_enable_passes, LULL_OT_denoise_render, LULL_OT_denoise_animation)

@@ -17,13 +17,18 @@ from . import passes as cycles_passes
 class Settings:
     """What to run: a filter type, a device and filter parameters."""
 
-    def __init__(self, filter_type="RT", device="default", params=None):
+    def __init__(self, filter_type="RT", device="default", params=None, view_layers=None):
         self.filter_type = filter_type
         self.device = device
         self.params = dict(params or {})
+        # the scene's view layers (None: every layer of the file); a file
+        # also holds the compositor's output as a "layer" (Composite), which
+        # has no guides and is not a render to denoise
+        self.view_layers = tuple(view_layers) if view_layers is not None else None
 
     def __repr__(self):
-        return f"Settings({self.filter_type!r}, {self.device!r}, {self.params!r})"
+        return (f"Settings({self.filter_type!r}, {self.device!r}, {self.params!r}, "
+                f"{self.view_layers!r})")
 
 
 class Cancelled(Exception):
@@ -42,8 +47,11 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
     Returns {"Layer.Denoised": array}.  progress(fraction) is called over
     the whole file; cancel (a threading.Event) stops at the next step."""
     layers = cycles_passes.layers(passes)
+    if settings.view_layers is not None:
+        layers = [layer for layer in layers if layer in settings.view_layers]
     if not layers:
-        raise ValueError("no Combined pass found (is this a Cycles multilayer EXR?)")
+        raise ValueError("no Combined pass of a view layer found (is this a Cycles multilayer "
+                         "EXR? a stereo render needs its views in separate files)")
     accepted = lull.filter_images(settings.filter_type)
     device = device or lull.Device(settings.device)
     results = {}
@@ -109,8 +117,10 @@ class Worker:
             self._cancel.clear()
             self._queue.put((src, dst, settings))
             if self._thread is None or not self._thread.is_alive():
+                # not a daemon: Python waits for it at exit, so a batch
+                # render (blender -b -a) or a quit keeps the queued frames
                 self._thread = threading.Thread(target=self._run, name="lull-denoise",
-                                                daemon=True)
+                                                daemon=False)
                 self._thread.start()
 
     def _progress(self, fraction):

@@ -61,7 +61,8 @@ def settings_of(scene):
         params = {"iterations": s.iterations, "sigmaLuminance": s.sigma_luminance,
                   "sigmaNormal": s.sigma_normal, "sigmaDepth": s.sigma_depth,
                   "sigmaAlbedo": s.sigma_albedo}
-    return Settings(s.filter_type, s.device, params)
+    return Settings(s.filter_type, s.device, params,
+                    view_layers=[layer.name for layer in scene.view_layers])
 
 
 def output_path(scene, src):

@@ -200,6 +200,43 @@ scene.lull.auto_denoise = False
 result["denoise_animation"] = sorted(bpy.ops.lull.denoise_animation())
 result["animation_frames"] = check_frames()
 
+# stereo: a file a view (Blender's default) gets each view denoised, at once
+# in batch mode; one file of both views is refused with a way out
+scene.frame_start = scene.frame_end = 1
+scene.lull.auto_denoise = True
+scene.render.use_multiview = True
+stereo_dir = os.path.join(WORK, "stereo")
+scene.render.filepath = os.path.join(stereo_dir, "s_####")
+bpy.ops.render.render(animation=True)
+result["stereo_files"] = sorted(os.listdir(stereo_dir))
+scene.lull.auto_denoise = False
+scene.render.image_settings.views_format = "MULTIVIEW"
+try:
+    result["stereo_one_file"] = sorted(bpy.ops.lull.denoise_animation())
+except RuntimeError as e:
+    result["stereo_one_file"] = str(e)
+scene.render.image_settings.views_format = "INDIVIDUAL"
+scene.render.use_multiview = False
+
+# the compositor's output is written as a layer "Composite": not denoised
+if hasattr(scene, "compositing_node_group"):  # Blender 5
+    tree = bpy.data.node_groups.new("Comp", "CompositorNodeTree")
+    scene.compositing_node_group = tree
+    tree.interface.new_socket("Image", in_out="OUTPUT", socket_type="NodeSocketColor")
+    tree.links.new(tree.nodes.new("CompositorNodeRLayers").outputs["Image"],
+                   tree.nodes.new("NodeGroupOutput").inputs[0])
+else:
+    scene.use_nodes = True  # the default tree: render layers to Composite
+comp_dir = os.path.join(WORK, "composite")
+scene.render.filepath = os.path.join(comp_dir, "c_####")
+bpy.ops.render.render(animation=True)
+comp_src = scene.render.frame_path(frame=1)
+comp_in = set(lull.read_exr(comp_src))
+bpy.ops.lull.denoise_animation()
+result["composite_layer"] = any(k.startswith("Composite.") for k in comp_in)
+result["composite_added"] = sorted(
+    set(lull.read_exr(os.path.splitext(comp_src)[0] + "_denoised.exr")) - comp_in)
+
 with open(RESULT, "w") as f:
     json.dump(result, f, indent=1, default=str)
 print(json.dumps(result, indent=1, default=str))

@@ -88,3 +88,16 @@ def test_auto_denoise_after_written_frames(e2e):
 def test_denoise_animation_operator(e2e):
     assert e2e["denoise_animation"] == ["FINISHED"]
     _check_frames(e2e["animation_frames"])
+
+
+def test_stereo_frames(e2e):
+    # a file a view: both denoised (in batch mode as each frame is written)
+    assert e2e["stereo_files"] == ["s_0001_L.exr", "s_0001_L_denoised.exr", "s_0001_R.exr",
+                                   "s_0001_R_denoised.exr"]
+    # both views in one file: refused, saying what to set
+    assert "Views Format to Individual" in e2e["stereo_one_file"]
+
+
+def test_composite_output_is_not_a_view_layer(e2e):
+    assert e2e["composite_layer"]  # the file has it ...
+    assert e2e["composite_added"] == ["Second.Denoised", "ViewLayer.Denoised"]  # ... left alone
