@@ -325,6 +325,8 @@ static void set_param(OIDNFilter filter, const char* name, lull_param_type type,
     lull_api_warning(filter->device, "filter parameter '%s' is read-only", name);
     return;
   }
+  if (def->type == LULL_PARAM_BOOL)
+    value = value != 0.0; /* oidnSetFilterInt(f, "hdr", 5) is true, as in OIDN */
   lull_device_lock(filter->device);
   if (filter->values[index] != value || isnan(filter->values[index]) != isnan(value)) {
     filter->values[index] = value;
@@ -485,9 +487,12 @@ OIDN_API void oidnCommitFilter(OIDNFilter filter)
     lull_api_error_status(device, &err);
 }
 
+/* The monitor of one run, as it was when the run began: the callback may
+ * set another monitor, or none, for later runs. */
 typedef struct progress_state
 {
-  OIDNFilter filter;
+  OIDNProgressMonitorFunction func;
+  void* user;
   int cancelled; /* once cancelled, the callback is not called again */
   double last;   /* the last value reported */
 } progress_state;
@@ -498,7 +503,7 @@ static int progress_report(void* user, double done)
   if (state->cancelled)
     return 0;
   state->last = done;
-  if (!state->filter->progress_func(state->filter->progress_user, done))
+  if (!state->func(state->user, done))
     state->cancelled = 1;
   return !state->cancelled;
 }
@@ -522,11 +527,28 @@ static void execute(OIDNFilter filter, int async)
     lull_device_unlock(device);
     return; /* nothing to do */
   }
+  /* What the run reads is its own until it ends: the progress monitor runs
+   * with the device's lock held (it is recursive) and may call the API, so
+   * it could release the filter, replace or unset its images (dropping their
+   * buffers) or change its parameters.  The run holds a reference to the
+   * filter (and so to the device) and to each image's buffer, and reads a
+   * copy of the parameters. */
+  atomic_fetch_add(&filter->refs, 1);
+  OIDNBuffer held[LULL_MAX_FILTER_IMAGES];
+  int num_held = 0;
+  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
+    if (filter->images[i].set && filter->images[i].buffer) {
+      held[num_held] = filter->images[i].buffer;
+      atomic_fetch_add(&held[num_held++]->refs, 1);
+    }
+  double values[LULL_MAX_FILTER_PARAMS];
+  memcpy(values, filter->values, sizeof values);
   lull_filter_config config;
   filter_config(filter, &config);
-  progress_state state = {filter, 0, 0.0};
+  config.values = values;
+  progress_state state = {filter->progress_func, filter->progress_user, 0, 0.0};
   lull_progress progress = {NULL, &state};
-  if (filter->progress_func)
+  if (state.func)
     progress.report = progress_report;
   lull_error err = {LULL_OK, ""};
   lull_status status = filter->type->execute(device->backend, &config, &progress, async, &err);
@@ -548,6 +570,9 @@ static void execute(OIDNFilter filter, int async)
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);
+  for (int i = 0; i < num_held; ++i)
+    lull_buffer_release(held[i]);
+  oidnReleaseFilter(filter); /* the last reference when the monitor released it */
 }
 
 OIDN_API void oidnExecuteFilter(OIDNFilter filter)

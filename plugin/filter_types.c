@@ -12,6 +12,7 @@
 #include "filter_types.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,7 +94,7 @@ static const lull_param_def atrous_params[AP_COUNT] = {
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
     FLOAT_PARAM("inputScale", AUTO, FLT_MIN, FLT_MAX,
                 "colour scale (NaN: automatic with colorMode 1 on linear colour, else 1)"),
-    INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
+    INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
     INT_PARAM("schedule", -1, -1, 1,
               "CUDA: 0 baseline (dilated taps), 1 permuted (Dolp et al. 2024), -1 the faster"),
     BOOL_PARAM("packedGuides", 0, "CUDA: fp16 colour and oct-encoded normals"),
@@ -215,7 +216,7 @@ static const lull_param_def rt_params[RP_COUNT] = {
     {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
     BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
     INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
-    INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
+    INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
@@ -232,7 +233,7 @@ static const lull_param_def rtlightmap_params[LP_COUNT] = {
     BOOL_PARAM("directional", 0, "directional (spherical-harmonics) lightmap, values in [-1, 1]"),
     {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
     INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
-    INT_PARAM("maxMemoryMB", -1, -1, 2147483647, "memory cap in MB (-1: no cap)"),
+    INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };

@@ -402,6 +402,77 @@ static void async_execution(OIDNDevice device)
   free(color);
 }
 
+/* -- a monitor that changes the filter while it runs -------------------------- */
+
+/* The progress monitor runs with the device's lock held (it is recursive)
+ * and may call the API.  What it changes applies to later runs: the run in
+ * progress keeps its images' buffers, its parameters, its monitor and the
+ * filter itself.  (Under AddressSanitizer and valgrind these runs once
+ * wrote into a freed buffer and read a freed filter.) */
+typedef struct meddler
+{
+  OIDNFilter filter;
+  int mode, calls;
+  float* other; /* a host image to swap the output for */
+} meddler;
+
+enum { SWAP_OUTPUT, UNSET_MONITOR, RELEASE_FILTER };
+
+static bool meddle(void* user, double done)
+{
+  (void)done;
+  meddler* m = user;
+  if (++m->calls != 2)
+    return true;
+  if (m->mode == SWAP_OUTPUT)
+    oidnSetSharedFilterImage(m->filter, "output", m->other, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  else if (m->mode == UNSET_MONITOR)
+    oidnSetFilterProgressMonitorFunction(m->filter, NULL, NULL);
+  else
+    oidnReleaseFilter(m->filter); /* the last reference but the run's */
+  return true;
+}
+
+static void monitor_changes_the_filter(void)
+{
+  float* color = api_noisy_image(W, H, 3, 0.3f, 17);
+  float* other = api_filled(3 * N, -1.0f);
+  for (int mode = SWAP_OUTPUT; mode <= RELEASE_FILTER; ++mode) {
+    OIDNDevice device = api_cpu_device();
+    OIDNFilter filter = oidnNewFilter(device, "ATrous");
+    OIDNBuffer out = oidnNewBuffer(device, 3 * N * sizeof(float));
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetFilterImage(filter, "output", out, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    meddler m = {filter, mode, 0, other};
+    oidnSetFilterProgressMonitorFunction(filter, meddle, &m);
+    oidnCommitFilter(filter);
+    oidnReleaseBuffer(out); /* the filter holds the output's only reference */
+    if (mode == RELEASE_FILTER)
+      oidnReleaseDevice(device); /* and the filter the device's */
+    oidnExecuteFilter(filter);
+    CHECK(m.calls > 2); /* the run went on, with its own monitor */
+    if (mode == RELEASE_FILTER)
+      continue; /* the run released the filter, and with it the device */
+    EXPECT_OK(device);
+    m.calls = 0;
+    oidnCommitFilter(filter);
+    oidnExecuteFilter(filter); /* the changes apply now */
+    EXPECT_OK(device);
+    if (mode == SWAP_OUTPUT) {
+      int written = 0;
+      for (size_t i = 0; i < 3 * N; ++i)
+        written += other[i] != -1.0f;
+      CHECK_EQ_INT(written, (int)(3 * N)); /* the second run wrote the new output */
+    } else {
+      CHECK_EQ_INT(m.calls, 0); /* no monitor any more */
+    }
+    oidnReleaseFilter(filter);
+    oidnReleaseDevice(device);
+  }
+  free(other);
+  free(color);
+}
+
 void api_test_execute(void)
 {
   OIDNDevice device = api_cpu_device();
@@ -414,5 +485,6 @@ void api_test_execute(void)
   progress(device, "Gaussian");
   async_execution(device);
   oidnReleaseDevice(device);
+  monitor_changes_the_filter();
   EXPECT_OK(NULL);
 }

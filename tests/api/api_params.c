@@ -64,6 +64,21 @@ static void values(OIDNDevice device)
   oidnSetFilterInt(filter, "maxMemoryMB", 512);
   CHECK_EQ_INT(oidnGetFilterInt(filter, "maxMemoryMB"), 512);
   EXPECT_OK(device);
+  /* as in OIDN: an int set on a bool is a bool; any negative maxMemoryMB
+   * is no cap */
+  oidnSetFilterInt(filter, "cleanAux", 5);
+  CHECK_EQ_INT(oidnGetFilterInt(filter, "cleanAux"), 1);
+  oidnSetFilterInt(filter, "cleanAux", 0);
+  {
+    float pixels[4 * 4 * 3] = {0};
+    OIDNFilter capped = oidnNewFilter(device, "RT");
+    oidnSetSharedFilterImage(capped, "color", pixels, OIDN_FORMAT_FLOAT3, 4, 4, 0, 0, 0);
+    oidnSetSharedFilterImage(capped, "output", pixels, OIDN_FORMAT_FLOAT3, 4, 4, 0, 0, 0);
+    oidnSetFilterInt(capped, "maxMemoryMB", -5);
+    oidnCommitFilter(capped);
+    EXPECT_OK(device);
+    oidnReleaseFilter(capped);
+  }
 
   /* the deprecated name hdrScale is inputScale */
   oidnSetFilterFloat(filter, "hdrScale", 3.0f);
