@@ -472,10 +472,20 @@ OIDN_API void oidnCommitFilter(OIDNFilter filter)
     lull_device_unlock(device);
     return;
   }
+  /* as OIDN's commit: it waits for the device's queued work and raises
+   * what asynchronous work parked (a cancelled or failed
+   * oidnExecuteFilterAsync), without committing then */
+  lull_device_wait(device);
+  lull_error err = {LULL_OK, ""};
+  lull_status status = lull_device_take_parked(device, &err);
+  if (status != LULL_OK) {
+    lull_device_unlock(device);
+    lull_api_error_status(device, &err);
+    return;
+  }
   lull_filter_config config;
   filter_config(filter, &config);
-  lull_error err = {LULL_OK, ""};
-  lull_status status = check_config(filter, &config, &err);
+  status = check_config(filter, &config, &err);
   if (status == LULL_OK) {
     set_tile_params(filter, &config);
     filter->committed = 1;

@@ -356,6 +356,15 @@ static void progress(OIDNDevice device, const char* type)
   EXPECT_OK(device);
   oidnSyncDevice(device);
   EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  /* a commit waits too, and raises it (as OIDN's commit does) */
+  memset(&log, 0, sizeof log);
+  log.cancel_at = 1;
+  oidnExecuteFilterAsync(filter);
+  EXPECT_OK(device);
+  oidnCommitFilter(filter);
+  EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  oidnCommitFilter(filter);
+  EXPECT_OK(device); /* raised once */
   oidnReleaseBuffer(spare);
 
   /* removing the monitor */
