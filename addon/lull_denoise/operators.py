@@ -141,7 +141,8 @@ class LULL_OT_denoise_render(bpy.types.Operator):
             save_render_result(scene, src)
             data = lull.read_exr(src)
             start = time.perf_counter()
-            results = pipeline.denoise_passes(lull, data, settings_of(scene))
+            unguided = []
+            results = pipeline.denoise_passes(lull, data, settings_of(scene), unguided=unguided)
             seconds = time.perf_counter() - start
         except (RuntimeError, ValueError, KeyError, lull.Error) as e:
             self.report({"ERROR"}, f"lull: {e}")
@@ -160,6 +161,10 @@ class LULL_OT_denoise_render(bpy.types.Operator):
             show_image(context, images[0])
         self.report({"INFO"}, f"lull: denoised {len(images)} view layer(s) in {seconds:.2f} s "
                               f"({', '.join(i.name for i in images)})")
+        if unguided:
+            self.report({"WARNING"}, "lull: no Denoising Data in view layer(s) "
+                        f"{', '.join(unguided)}: denoised from the colour alone (Enable Passes "
+                        "on each layer, then render again)")
         return {"FINISHED"}
 
     @staticmethod

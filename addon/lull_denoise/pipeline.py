@@ -41,11 +41,14 @@ def denoised_path(src, suffix="_denoised"):
     return stem + suffix + (ext or ".exr")
 
 
-def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=None):
+def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=None,
+                   unguided=None):
     """Denoises every view layer of `passes` (a lull.read_exr result).
 
     Returns {"Layer.Denoised": array}.  progress(fraction) is called over
-    the whole file; cancel (a threading.Event) stops at the next step."""
+    the whole file; cancel (a threading.Event) stops at the next step.  The
+    names of layers without an albedo (no Denoising Data: filtered from the
+    colour alone) are appended to `unguided`."""
     layers = cycles_passes.layers(passes)
     if settings.view_layers is not None:
         layers = [layer for layer in layers if layer in settings.view_layers]
@@ -65,6 +68,8 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
             return cancel is None or not cancel.is_set()
 
         inputs = cycles_passes.filter_inputs(passes, layer, accepted)
+        if unguided is not None and "albedo" not in inputs:
+            unguided.append(layer)
         color = inputs.pop("color")
         try:
             results[cycles_passes.output_key(layer)] = lull.denoise(

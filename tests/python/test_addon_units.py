@@ -47,6 +47,25 @@ def test_pass_selection(np, addon):
         passes.filter_inputs(data, "X", ["color"])
 
 
+def test_layers_filtered_and_unguided_named(np, addon):
+    """Only the scene's view layers are denoised (a file also holds the
+    compositor's output as a layer "Composite"); layers without an albedo
+    (no Denoising Data) are named, so the add-on can say so."""
+    _, pipeline = addon
+    rng = np.random.default_rng(3)
+    a = rng.random((8, 8, 4), dtype=np.float32)
+    g = rng.random((8, 8, 3), dtype=np.float32)
+    data = {"L.Combined": a, "L.Denoising Albedo": g, "L.Denoising Normal": g,
+            "M.Combined": a, "Composite.Combined": a}
+    settings = pipeline.Settings("RT", "cpu", view_layers=["L", "M"])
+    unguided = []
+    results = pipeline.denoise_passes(lull, data, settings, unguided=unguided)
+    assert sorted(results) == ["L.Denoised", "M.Denoised"]
+    assert unguided == ["M"]
+    with pytest.raises(ValueError, match="view layer"):
+        pipeline.denoise_passes(lull, {"Composite.Combined": a}, settings)
+
+
 def test_denoise_file_and_cancel(np, addon, tmp_path):
     _, pipeline = addon
     src = render_path("cornell", "spp4")

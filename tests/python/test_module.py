@@ -43,7 +43,11 @@ def test_parameters_are_typed(noisy):
         assert f["demodulate"] is False
         f["sigmaLuminance"] = 2  # ints are fine for floats
         assert f["sigmaLuminance"] == 2.0
-        f["inputScale"] = None  # automatic
+        assert f["inputScale"] is None  # automatic by default, as filter_params lists it
+        f["inputScale"] = 2.0
+        assert f["inputScale"] == 2.0
+        f["inputScale"] = None  # automatic again
+        assert f["inputScale"] is None
         with pytest.raises(TypeError, match="iterations"):
             f["iterations"] = 2.5
         with pytest.raises(TypeError, match="demodulate"):

@@ -171,9 +171,16 @@ PyObject* lull_py_param_get(lull_py_filter* f, const char* name)
     case LULL_PARAM_TYPE_INT:
       result = PyLong_FromLong(oidnGetFilterInt(f->handle, name));
       break;
-    default:
-      result = PyFloat_FromDouble((double)oidnGetFilterFloat(f->handle, name));
+    default: {
+      const float v = oidnGetFilterFloat(f->handle, name);
+      if (isnan(v) && isnan(info.defaultValue)) { /* automatic: None, as set and listed */
+        Py_INCREF(Py_None);
+        result = Py_None;
+      } else {
+        result = PyFloat_FromDouble((double)v);
+      }
       break;
+    }
   }
   if (!lull_py_check(state, f->device)) {
     Py_XDECREF(result);
