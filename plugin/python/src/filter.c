@@ -32,10 +32,7 @@ static lull_py_device* device_of(lull_py_filter* f)
   return (lull_py_device*)f->device_obj;
 }
 
-/* The filter is open, not executing in another thread, and no other
- * thread executes on its device (which would hold the device's lock:
- * lull_py_device_wait_idle).  A filter's own progress callback may use it. */
-static int filter_open(lull_py_filter* f)
+int lull_py_filter_open(lull_py_filter* f)
 {
   if (f->handle && f->busy && device_of(f)->callback_thread != PyThread_get_thread_ident()) {
     PyErr_SetString(PyExc_RuntimeError, "the filter is executing in another thread");
@@ -155,7 +152,7 @@ static PyObject* filter_set_image(lull_py_filter* f, PyObject* args)
   PyObject* array = NULL;
   if (!PyArg_ParseTuple(args, "sO:set_image", &name, &array))
     return NULL;
-  if (!filter_open(f) || !busy_check(f))
+  if (!lull_py_filter_open(f) || !busy_check(f))
     return NULL;
   const int index = image_index(f, name);
   if (index < 0)
@@ -216,7 +213,7 @@ static PyObject* filter_set_image(lull_py_filter* f, PyObject* args)
 static PyObject* filter_get_image(lull_py_filter* f, PyObject* arg)
 {
   const char* name = PyUnicode_AsUTF8(arg);
-  if (!name || !filter_open(f))
+  if (!name || !lull_py_filter_open(f))
     return NULL;
   const int index = image_index(f, name);
   if (index < 0)
@@ -231,7 +228,7 @@ static PyObject* filter_get_image(lull_py_filter* f, PyObject* arg)
 static PyObject* filter_commit(lull_py_filter* f, PyObject* unused)
 {
   (void)unused;
-  if (!filter_open(f) || !busy_check(f))
+  if (!lull_py_filter_open(f) || !busy_check(f))
     return NULL;
   oidnCommitFilter(f->handle);
   if (!lull_py_check(lull_py_state_of((PyObject*)f), f->device))
@@ -313,7 +310,7 @@ static int unstage_outputs(lull_py_filter* f, lull_py_state* state)
 static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
 {
   (void)unused;
-  if (!filter_open(f) || !busy_check(f))
+  if (!lull_py_filter_open(f) || !busy_check(f))
     return NULL;
   lull_py_state* state = lull_py_state_of((PyObject*)f);
   /* CUDA arrays: their producers' pending work first (the wait releases
@@ -322,7 +319,7 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
   const int waited = lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES);
   f->busy = 0;
   /* (the wait released the GIL: another thread may have begun executing) */
-  if (!waited || !filter_open(f) || !stage_inputs(f, state))
+  if (!waited || !lull_py_filter_open(f) || !stage_inputs(f, state))
     return NULL;
   if (f->dirty) {
     oidnCommitFilter(f->handle);
@@ -369,7 +366,7 @@ static PyObject* filter_set(lull_py_filter* f, PyObject* args)
   PyObject* value = NULL;
   if (!PyArg_ParseTuple(args, "sO:set", &name, &value))
     return NULL;
-  if (!filter_open(f) || !busy_check(f) || !lull_py_param_set(f, name, value))
+  if (!lull_py_filter_open(f) || !busy_check(f) || !lull_py_param_set(f, name, value))
     return NULL;
   Py_RETURN_NONE;
 }
@@ -377,7 +374,7 @@ static PyObject* filter_set(lull_py_filter* f, PyObject* args)
 static PyObject* filter_get(lull_py_filter* f, PyObject* arg)
 {
   const char* name = PyUnicode_AsUTF8(arg);
-  if (!name || !filter_open(f))
+  if (!name || !lull_py_filter_open(f))
     return NULL;
   return lull_py_param_get(f, name);
 }
@@ -402,7 +399,7 @@ static int filter_ass_subscript(lull_py_filter* f, PyObject* key, PyObject* valu
     return -1;
   }
   const char* name = PyUnicode_AsUTF8(key);
-  if (!name || !filter_open(f) || !busy_check(f))
+  if (!name || !lull_py_filter_open(f) || !busy_check(f))
     return -1;
   return lull_py_param_set(f, name, value) ? 0 : -1;
 }
@@ -430,7 +427,7 @@ static PyObject* filter_close(lull_py_filter* f, PyObject* unused)
 static PyObject* filter_enter(lull_py_filter* f, PyObject* unused)
 {
   (void)unused;
-  if (!filter_open(f))
+  if (!lull_py_filter_open(f))
     return NULL;
   Py_INCREF(f);
   return (PyObject*)f;

@@ -52,20 +52,6 @@ int lull_py_is_numpy_bool(PyObject* value)
   return strcmp(name, "numpy.bool_") == 0 || strcmp(name, "numpy.bool") == 0;
 }
 
-/* Right before a call into the library: no other thread executes on the
- * device (converting the value may have run Python code that let one
- * begin: lull_py_device_wait_idle), and the filter is still open. */
-static int settled(lull_py_filter* f)
-{
-  if (!lull_py_device_wait_idle((lull_py_device*)f->device_obj, 1))
-    return 0;
-  if (!f->handle) {
-    PyErr_SetString(PyExc_ValueError, "the filter is closed");
-    return 0;
-  }
-  return 1;
-}
-
 int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value)
 {
   LullParamInfo info;
@@ -96,7 +82,7 @@ int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value)
                      Py_TYPE(value)->tp_name);
         return 0;
       }
-      if (!settled(f))
+      if (!lull_py_filter_open(f)) /* the conversion ran Python code */
         return 0;
       oidnSetFilterBool(f->handle, name, v != 0);
       break;
@@ -120,7 +106,7 @@ int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value)
                      value, (long long)info.minValue, (long long)info.maxValue);
         return 0;
       }
-      if (!settled(f))
+      if (!lull_py_filter_open(f)) /* the conversion ran Python code */
         return 0;
       oidnSetFilterInt(f->handle, name, (int)v);
       break;
@@ -142,7 +128,7 @@ int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value)
         if (isnan(v) ? !isnan(info.defaultValue) : (v < info.minValue || v > info.maxValue))
           return out_of_range(&info, v);
       }
-      if (!settled(f))
+      if (!lull_py_filter_open(f)) /* the conversion ran Python code */
         return 0;
       oidnSetFilterFloat(f->handle, name, (float)v);
       break;
@@ -162,8 +148,6 @@ PyObject* lull_py_param_get(lull_py_filter* f, const char* name)
     return NULL;
   lull_py_state* state = lull_py_state_of((PyObject*)f);
   PyObject* result = NULL;
-  if (!settled(f))
-    return NULL;
   switch (info.type) {
     case LULL_PARAM_TYPE_BOOL:
       result = PyBool_FromLong(oidnGetFilterBool(f->handle, name));

@@ -157,6 +157,13 @@ PyObject* lull_py_filter_new(lull_py_device* device, const char* type);
 /* Sets or reads a filter parameter typed by lullGetFilterParamInfo: bool,
  * int or float.  Unknown names raise KeyError, wrong types TypeError,
  * read-only or out-of-range values ValueError. */
+/* The filter is open, not executing in another thread, and no other
+ * thread executes on its device (which would hold the device's lock:
+ * lull_py_device_wait_idle); else 0 with the exception set.  A filter's own
+ * progress callback may use it.  Call it right before calling the library
+ * with the filter (Python code run in between, converting a value, say, may
+ * let another thread begin executing). */
+int lull_py_filter_open(lull_py_filter* f);
 int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value);
 /* numpy.bool_ (numpy.bool in NumPy 2), which has no __index__ */
 int lull_py_is_numpy_bool(PyObject* value);
