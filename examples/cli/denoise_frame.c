@@ -368,21 +368,21 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
     }
     oidnReadBuffer(images[0].buffer, 0, images[0].bytes, noisy);
   }
-  for (int r = 0; r < runs; ++r) {
+  OIDNError code = OIDN_ERROR_NONE;
+  for (int r = 0; r < runs && code == OIDN_ERROR_NONE; ++r) {
     if (noisy && r > 0)
       oidnWriteBuffer(images[0].buffer, 0, images[0].bytes, noisy);
     const double start = now_seconds();
     oidnExecuteFilter(filter);
     times[r] = now_seconds() - start;
-    const OIDNError code = device_error(device, context, err, err_size);
-    if (code) {
-      free(noisy);
-      if (code == OIDN_ERROR_CANCELLED)
-        status = CLI_INTERRUPTED;
-      goto done;
-    }
+    code = device_error(device, context, err, err_size);
   }
   free(noisy);
+  if (code) {
+    if (code == OIDN_ERROR_CANCELLED)
+      status = CLI_INTERRUPTED;
+    goto done;
+  }
   qsort(times, (size_t)runs, sizeof times[0], compare_double);
   s->seconds += times[runs / 2];
   if (runs > 1 && !options->quiet)
@@ -589,12 +589,9 @@ static int report(const cli_frame_files* files, frame_state* s, frame_panels* pa
       lull_io_file_info info, ref_info;
       lull_io_get_file_info(&s->input, &info);
       lull_io_get_file_info(&s->reference, &ref_info);
-      float* const rgb[3] = {noisy, denoised, reference};
-      const int encoded[3] = {info.integer, info.integer, ref_info.integer};
-      for (int k = 0; k < 3; ++k) {
-        panels->rgb[k] = rgb[k];
-        panels->encoded[k] = encoded[k];
-      }
+      const frame_panels kept = {{noisy, denoised, reference},
+                                 {info.integer, info.integer, ref_info.integer}};
+      *panels = kept;
       return 0; /* the panels own the pictures now */
     }
   }

@@ -55,6 +55,18 @@ static float max_diff(const lull_io_pass* a, const lull_io_pass* b, size_t pixel
   return (float)lull_test_max_abs_diff(a->data, b->data, pixels * (size_t)a->channels);
 }
 
+#if defined(LULL_IO_HAS_OIIO)
+/* A Blender EXR of one view layer, "ViewLayer", as dir/name into path
+ * (with "Noisy Image" when noisy_image_pass): 0 or non-zero. */
+static int write_view_layer_exr(const char* dir, const cli_scene* scene, const char* name,
+                                int noisy_image_pass, char* path, size_t size)
+{
+  static const char* const layers[] = {"ViewLayer"};
+  cli_path(path, size, dir, name);
+  return cli_scene_write_blender(scene, path, layers, 1, noisy_image_pass);
+}
+#endif
+
 /* -- help and usage ---------------------------------------------------------------------------- */
 
 static void test_usage(const char* dir)
@@ -370,14 +382,12 @@ static void test_fallback_guides(const char* dir, const cli_scene* scene)
 static void test_input_paths_agree(const char* dir, const cli_scene* scene)
 {
   char in[1200], out[1200], c[1200], alb[1200], nrm[1200], pfm_out[1200];
-  cli_path(in, sizeof in, dir, "agree.exr");
   cli_path(out, sizeof out, dir, "agree_out.exr");
   cli_path(c, sizeof c, dir, "agree_color.pfm");
   cli_path(alb, sizeof alb, dir, "agree_albedo.pfm");
   cli_path(nrm, sizeof nrm, dir, "agree_normal.pfm");
   cli_path(pfm_out, sizeof pfm_out, dir, "agree_out.pfm");
-  static const char* const layers[] = {"ViewLayer"};
-  CHECK_EQ_INT(cli_scene_write_blender(scene, in, layers, 1, 0), 0);
+  CHECK_EQ_INT(write_view_layer_exr(dir, scene, "agree.exr", 0, in, sizeof in), 0);
   lull_io_image image = cli_read(in);
   static const char* const names[][2] = {
       {"Combined", ""}, {"Denoising Albedo", ""}, {"Denoising Normal", ""}};
@@ -485,10 +495,8 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
 #if defined(LULL_IO_HAS_OIIO)
   /* a truncated EXR */
   char exr[1200], bad_exr[1200];
-  cli_path(exr, sizeof exr, dir, "whole.exr");
   cli_path(bad_exr, sizeof bad_exr, dir, "truncated.exr");
-  static const char* const layers[] = {"ViewLayer"};
-  CHECK_EQ_INT(cli_scene_write_blender(scene, exr, layers, 1, 0), 0);
+  CHECK_EQ_INT(write_view_layer_exr(dir, scene, "whole.exr", 0, exr, sizeof exr), 0);
   FILE* in = fopen(exr, "rb");
   FILE* out = fopen(bad_exr, "wb");
   if (in && out)
@@ -570,10 +578,8 @@ static void test_inputs_kept(const char* dir, const cli_scene* scene)
 #if defined(LULL_IO_HAS_OIIO)
   /* --output-pass naming a pass of the input: only with --overwrite */
   char exr[1200], exr_out[1200];
-  cli_path(exr, sizeof exr, dir, "kept_layers.exr");
   cli_path(exr_out, sizeof exr_out, dir, "kept_layers_out.exr");
-  static const char* const layers[] = {"ViewLayer"};
-  CHECK_EQ_INT(cli_scene_write_blender(scene, exr, layers, 1, 1), 0);
+  CHECK_EQ_INT(write_view_layer_exr(dir, scene, "kept_layers.exr", 1, exr, sizeof exr), 0);
   EXPECT(1, "denoise", exr, "-o", exr_out, "--output-pass", "Emit");
   CHECK(cli_said(dir, "stderr.txt", "--overwrite"));
   CHECK_EQ_INT(cli_file_exists(exr_out), 0);
