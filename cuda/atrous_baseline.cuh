@@ -42,7 +42,8 @@ LULL_UNROLL
         continue;
       const atrous_tap q =
           atrous_tap_load(a, (size_t)yy * (size_t)w + (size_t)xx, variance_mode, geometry_kind, 0);
-      atrous_accumulate(&s, &c, &q, dx * dx + dy * dy, a, variance_mode, geometry_kind);
+      atrous_accumulate(&s, &c, &q, dx * dx + dy * dy, a, a->color_scale, variance_mode,
+                        geometry_kind);
     }
   }
   const float4 out = atrous_normalise(&s);

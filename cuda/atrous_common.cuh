@@ -24,6 +24,8 @@
  * in raster order; the orders differ by float rounding only.) */
 #pragma once
 
+#include <float.h>
+
 #include "atrous_cuda.h"
 #include "atrous_layout.h"
 #include "atrous_packing.cuh"
@@ -182,6 +184,23 @@ LULL_BODY float atrous_add_normal_dot(float n, float cx, float cy, float cz, flo
   return fmaf(cm, qm, n);
 }
 
+/* The fixed colour test's factor -log2(e) / sigma_i^2 (Dammertz 2010 eq. 5,
+ * sigma_i = sigma_0 2^-i) for the colour a level kernel reads.  Packed
+ * colour is the input's times the packing scale s (atrous_packing.cuh),
+ * so its differences are s times larger and the factor is divided by s^2:
+ * exactly, s being a power of two, so packed and fp32 runs weigh the same
+ * colours alike up to fp16 rounding.  The product is held at -FLT_MAX, so
+ * that a zero difference still gives 0 (not 0 * inf) where s^-2 takes it
+ * beyond the float range: any other difference then rejects the tap, the
+ * limit of a sigma that small next to the colour. */
+LULL_BODY float atrous_color_scale(const lull_atrous_level_args* a, const int packed)
+{
+  if (!packed)
+    return a->color_scale;
+  const float u = lull_pack_unscale(LULL_LDG(&a->stats->bound));
+  return fmaxf(a->color_scale * u * u, -FLT_MAX);
+}
+
 /* One tap of class d2 = dx^2 + dy^2 (in steps; a compile-time constant
  * after unrolling): Dammertz 2010 eq. 2-5, SVGF eq. 3-4 as rearranged in
  * atrous_math.h, as n = -log2(e) E: the factor is in the constants (the
@@ -191,14 +210,18 @@ LULL_BODY float atrous_add_normal_dot(float n, float cx, float cy, float cz, flo
  * loaded, is subtracted channel by channel (one FFMA each).
  * tests/gpu/sass_per_tap.sh counts 25.8 SASS instructions per tap in the
  * packed kernel as built for 8 blocks per multiprocessor (25.7 for 7;
- * 27.8 with the former clamp of the normal term, a minimum and an add).  The variance is carried as sum h^2 w^2 Var (SVGF §4.4). */
+ * 27.8 with the former clamp of the normal term, a minimum and an add).
+ * The variance is carried as sum h^2 w^2 Var (SVGF §4.4).  color_scale:
+ * the fixed colour test's -log2(e) / sigma_i^2 in the units of the
+ * colour the kernel reads (atrous_color_scale). */
 LULL_BODY void atrous_accumulate(atrous_sums* s, const atrous_center* c, const atrous_tap* q,
                                  const int d2, const lull_atrous_level_args* a,
-                                 const int variance_mode, const int geometry_kind)
+                                 const float color_scale, const int variance_mode,
+                                 const int geometry_kind)
 {
   float n = variance_mode
                 ? lull_edge_luminance(c->gl, q->gl, c->il) + a->base[d2]
-                : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, a->color_scale) +
+                : lull_edge_color_fixed(c->r - q->r, c->g - q->g, c->b - q->b, color_scale) +
                       a->base[d2];
   n = atrous_add_normal_dot(n, c->nx, c->ny, c->nz, c->nm, q->nx, q->ny, q->nz, q->nm);
   if (d2 != 0) { /* the centre's own geometry term is 0 */

@@ -97,9 +97,9 @@ lull_status lull_atrous_plan_make(const lull_atrous_params* params, const lull_a
   /* -1 (auto): the permuted schedule, the faster as measured (NOTES.md) */
   plan->permuted = schedule != 0;
   plan->variance_mode = params->color_mode == LULL_ATROUS_COLOR_VARIANCE;
-  /* packed buffers: a hint, taken by the permuted schedule with the
-   * variance-guided colour test (the fast path); otherwise fp32 */
-  plan->packed = params->packed_guides && plan->permuted && plan->variance_mode;
+  /* packed buffers: a hint, taken by the permuted schedule (the fast
+   * path); the baseline stays fp32, the reference the others are held to */
+  plan->packed = params->packed_guides && plan->permuted;
   plan->auto_scale = lull_atrous_scale_is_auto(params);
   const int has_geometry =
       (images->depth.data || images->position.data) && params->sigma_depth > 0.0f;
@@ -318,18 +318,22 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
   lull_atrous_params capped = *params;
   capped.memory_cap = cap;
   /* (a grid of one tile: untiled takes the least memory) */
-  if (cap != 0 && plan.scratch_bytes > cap &&
-      lull_cuda_atrous_tile_count(&capped, images, schedule) > 1)
-    return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, progress, err);
+  if (cap != 0 && plan.scratch_bytes > cap) {
+    const lull_atrous_tiling tiling = lull_cuda_atrous_tiling(&capped, images, schedule);
+    if (tiling.columns * (long long)tiling.rows > 1)
+      return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, &tiling, progress, err);
+  }
   unsigned char* base = (unsigned char*)lull_cuda_scratch(cuda, plan.scratch_bytes, err);
   if (!base) {
     /* the free memory was there, but not in one piece, or another process
      * took it meanwhile: tiles in what is free now */
     capped.memory_cap = lull_cuda_atrous_default_cap(cuda, SIZE_MAX);
     if (err && err->code == LULL_ERROR_OUT_OF_MEMORY && capped.memory_cap != 0 &&
-        capped.memory_cap < plan.scratch_bytes &&
-        lull_cuda_atrous_tile_count(&capped, images, schedule) > 1)
-      return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, progress, err);
+        capped.memory_cap < plan.scratch_bytes) {
+      const lull_atrous_tiling tiling = lull_cuda_atrous_tiling(&capped, images, schedule);
+      if (tiling.columns * (long long)tiling.rows > 1)
+        return lull_cuda_atrous_tiles(cuda, &capped, images, schedule, &tiling, progress, err);
+    }
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
   }
   /* without progress reports: one cached graph (atrous_graph.cu) */

@@ -11,7 +11,11 @@
  *     whole filter 0.668 against 0.676 ms with 7 (0.686 with 6), 4K 2.47
  *     against 2.50 ms;
  *   - the packed position kernel 7 (at most 72, 69 used; with 8 it
- *     spills 16 bytes).
+ *     spills 16 bytes);
+ *   - the packed fixed-colour kernels 6 (80 registers, as the fp32 ones:
+ *     the centre's colour and the colour test's factor): 1080p 0.545-0.548
+ *     ms with 6 against 0.557 with 7, where the depth kernel spills 40
+ *     bytes (4K 2.041 against 2.078-2.082).
  * The fixed-colour position kernel keeps a 12-byte spill on sm_90.  With
  * strips of 4 pixels the kernels needed 115 registers and ran 4 blocks
  * (atrous_permuted.cuh says why the strips are 2 pixels now). */
@@ -19,7 +23,8 @@ enum
 {
   PERM_MIN_BLOCKS_FP32 = 6,
   PERM_MIN_BLOCKS_PACKED_DEPTH = 8,
-  PERM_MIN_BLOCKS_PACKED_POSITION = 7
+  PERM_MIN_BLOCKS_PACKED_POSITION = 7,
+  PERM_MIN_BLOCKS_PACKED_FIXED = 6
 };
 LULL_PERMUTED_KERNEL(permuted_variance_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 0,
                      PERM_MIN_BLOCKS_FP32)
@@ -32,15 +37,20 @@ LULL_PERMUTED_KERNEL(permuted_packed_depth, 1, LULL_ATROUS_GEOMETRY_DEPTH, 1,
                      PERM_MIN_BLOCKS_PACKED_DEPTH)
 LULL_PERMUTED_KERNEL(permuted_packed_position, 1, LULL_ATROUS_GEOMETRY_POSITION, 1,
                      PERM_MIN_BLOCKS_PACKED_POSITION)
+LULL_PERMUTED_KERNEL(permuted_packed_fixed_depth, 0, LULL_ATROUS_GEOMETRY_DEPTH, 1,
+                     PERM_MIN_BLOCKS_PACKED_FIXED)
+LULL_PERMUTED_KERNEL(permuted_packed_fixed_position, 0, LULL_ATROUS_GEOMETRY_POSITION, 1,
+                     PERM_MIN_BLOCKS_PACKED_FIXED)
 
 cudaError_t lull_atrous_kernels_configure(void)
 {
   /* the permuted kernels live on shared memory (6-7 tiles of 24-28 KB per
    * multiprocessor): ask for the largest shared-memory carveout; the
    * baseline keeps the default, as it relies on L1 */
-  void* const kernels[] = {(void*)permuted_variance_depth, (void*)permuted_variance_position,
-                           (void*)permuted_fixed_depth,    (void*)permuted_fixed_position,
-                           (void*)permuted_packed_depth,   (void*)permuted_packed_position};
+  void* const kernels[] = {(void*)permuted_variance_depth,     (void*)permuted_variance_position,
+                           (void*)permuted_fixed_depth,        (void*)permuted_fixed_position,
+                           (void*)permuted_packed_depth,       (void*)permuted_packed_position,
+                           (void*)permuted_packed_fixed_depth, (void*)permuted_packed_fixed_position};
   for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k) {
     const cudaError_t code = cudaFuncSetAttribute(
         kernels[k], cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
@@ -62,9 +72,11 @@ cudaError_t lull_atrous_permuted_launch(const lull_atrous_level_args* args, int 
   const dim3 grid((unsigned)((args->width + PERM_BW - 1) / PERM_BW),
                   (unsigned)((args->height + PERM_OUT_H - 1) / PERM_OUT_H));
   const int pos = geometry_kind == LULL_ATROUS_GEOMETRY_POSITION;
-  /* packed buffers exist for the variance-guided colour test only */
   if (variance_mode && args->packed)
     (pos ? permuted_packed_position : permuted_packed_depth)<<<grid, block, 0, stream>>>(*args);
+  else if (args->packed)
+    (pos ? permuted_packed_fixed_position
+         : permuted_packed_fixed_depth)<<<grid, block, 0, stream>>>(*args);
   else if (variance_mode)
     (pos ? permuted_variance_position : permuted_variance_depth)<<<grid, block, 0, stream>>>(*args);
   else

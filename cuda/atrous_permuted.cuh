@@ -204,6 +204,7 @@ LULL_BODY void permuted_filter(const lull_atrous_level_args* a, const permuted_t
   const int px = t.bx * PERM_BW + lx;
   const int py0 = t.by * PERM_OUT_H + ly0;
 
+  const float color_scale = variance_mode ? 0.0f : atrous_color_scale(a, packed);
   atrous_center c[PERM_STRIP];
   atrous_sums sums[PERM_STRIP];
 LULL_UNROLL
@@ -224,8 +225,8 @@ LULL_UNROLL
         const int dy = r - 2 - j;
         if (dy < -2 || dy > 2)
           continue;
-        atrous_accumulate(&sums[j], &c[j], &q, (k - 2) * (k - 2) + dy * dy, a, variance_mode,
-                          geometry_kind);
+        atrous_accumulate(&sums[j], &c[j], &q, (k - 2) * (k - 2) + dy * dy, a, color_scale,
+                          variance_mode, geometry_kind);
       }
     }
   }

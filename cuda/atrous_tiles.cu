@@ -179,42 +179,34 @@ static int report_synced(void* user, double done)
   return p->outer->report(p->outer->user, done);
 }
 
-long long lull_cuda_atrous_tile_count(const lull_atrous_params* params,
-                                      const lull_atrous_images* images, int schedule)
+lull_atrous_tiling lull_cuda_atrous_tiling(const lull_atrous_params* params,
+                                           const lull_atrous_images* images, int schedule)
 {
   cuda_tiles t = {NULL, schedule, NULL, 0, 0};
   const lull_atrous_tiler tiler = tiler_of(&t);
-  const lull_atrous_tiling tiling = lull_atrous_choose_tiling_for(params, images, &tiler);
-  return (long long)tiling.columns * tiling.rows;
+  return lull_atrous_choose_tiling_for(params, images, &tiler);
 }
 
 lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_params* params,
                                    const lull_atrous_images* images, int schedule,
+                                   const lull_atrous_tiling* tiling,
                                    const lull_progress* progress, lull_error* err)
 {
+  if (tiling->columns * (long long)tiling->rows <= 1) /* the caller runs it untiled */
+    return lull_fail(err, LULL_ERROR_UNKNOWN, "internal error: a grid of one tile");
   cuda_tiles t = {cuda, schedule, NULL, 0, 0};
   const lull_atrous_tiler tiler = tiler_of(&t);
-  const lull_atrous_tiling tiling = lull_atrous_choose_tiling_for(params, images, &tiler);
-  /* the tile's planes, then its output and the held rows (tiling.bytes
+  /* the tile's planes, then its output and the held rows (tiling->bytes
    * in all), the pieces' rounding, and the colour pass's results */
-  const size_t planes = round_piece(tiling.planes);
-  size_t bytes = tiling.bytes;
-  if (tiling.columns * (long long)tiling.rows <= 1 && bytes < SIZE_MAX / 2) {
-    /* one tile (the image fits the cap): the grid counts the planes alone;
-     * add a tile output and held rows of the whole image's size */
-    const size_t image = (size_t)images->color.width * (size_t)images->color.height *
-                         lull_format_size(images->output.format);
-    bytes = image < (SIZE_MAX / 2 - bytes) / 2 ? bytes + 2 * image : SIZE_MAX;
-  }
-  if (bytes > SIZE_MAX - 8 * PIECE_ALIGN)
+  if (tiling->bytes > SIZE_MAX - 8 * PIECE_ALIGN)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
-  t.bytes = round_piece(bytes) + 4 * PIECE_ALIGN;
+  t.bytes = round_piece(tiling->bytes) + 4 * PIECE_ALIGN;
   t.base = (unsigned char*)lull_cuda_scratch(cuda, t.bytes, err);
   if (!t.base)
     return err ? err->code : LULL_ERROR_OUT_OF_MEMORY;
-  t.used = planes;
+  t.used = round_piece(tiling->planes);
   synced_progress synced = {progress, cuda->stream};
   const lull_progress reporting = {report_synced, &synced};
   const int watched = progress && progress->report;
-  return lull_atrous_run_tiles(params, images, &tiling, &tiler, watched ? &reporting : NULL, err);
+  return lull_atrous_run_tiles(params, images, tiling, &tiler, watched ? &reporting : NULL, err);
 }

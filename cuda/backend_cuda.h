@@ -62,19 +62,20 @@ lull_status lull_cuda_atrous(lull_cuda_backend* cuda, const lull_atrous_params* 
                              const lull_atrous_images* images, int schedule,
                              const lull_progress* progress, lull_error* err);
 /* The à-trous filter in tiles (atrous_tiles.cu): the grid for
- * params->memory_cap, one tile at a time on the stream. */
+ * params->memory_cap (lull_cuda_atrous_tiling), and a run of a grid of
+ * more than one tile, one tile at a time on the stream (a grid of one tile
+ * is the caller's to run untiled: that takes the least memory). */
+lull_atrous_tiling lull_cuda_atrous_tiling(const lull_atrous_params* params,
+                                           const lull_atrous_images* images, int schedule);
 lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_params* params,
                                    const lull_atrous_images* images, int schedule,
+                                   const lull_atrous_tiling* tiling,
                                    const lull_progress* progress, lull_error* err);
 /* The memory cap a run that needs `needed` bytes of scratch gets from the
  * device's free memory: 0 (none) when they fit it with room to spare,
  * else three quarters of what is free (then the run tiles; SIZE_MAX asks
  * for that).  The tiles take up to 1 KB more than the cap, for alignment. */
 size_t lull_cuda_atrous_default_cap(lull_cuda_backend* cuda, size_t needed);
-/* The tiles of the grid for params->memory_cap (1: the run takes the least
- * memory untiled, as when the overlap spans nearly all the image). */
-long long lull_cuda_atrous_tile_count(const lull_atrous_params* params,
-                                      const lull_atrous_images* images, int schedule);
 lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,
                                const lull_gaussian_images* images,
                                const lull_progress* progress, lull_error* err);

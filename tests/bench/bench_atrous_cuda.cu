@@ -21,7 +21,8 @@
  *
  * "colorMode 0" is Dammertz's own filter (a fixed colour sigma: no
  * variance estimate, no guide kernels), the test the issue's reference
- * kernel computes, as graph replays of both schedules.
+ * kernel computes, as graph replays of both schedules and of permuted with
+ * packedGuides.
  *
  * "API" is the library as a program calls it: oidnExecuteFilter on a CUDA
  * device with these cudaMalloc'd images shared, wall time per call on the
@@ -224,14 +225,16 @@ static float graph_ms(const lull_atrous_plan* plan, const lull_atrous_params* pa
 }
 
 /* Graph-replay time of Dammertz's own filter (colorMode 0: a fixed colour
- * sigma, no variance estimate, no guide kernels) under `schedule`: the
- * test the issue's reference kernel computes (colour, normal, depth). */
-static float fixed_colour_ms(const lull_atrous_images* images, int schedule, timed* t,
+ * sigma, no variance estimate, no guide kernels) under `schedule`, with
+ * packedGuides or not: the test the issue's reference kernel computes
+ * (colour, normal, depth). */
+static float fixed_colour_ms(const lull_atrous_images* images, int schedule, int packed, timed* t,
                              int repeats, float* samples)
 {
   lull_atrous_params params = lull_atrous_default_params();
   params.iterations = LEVELS;
   params.color_mode = LULL_ATROUS_COLOR_FIXED;
+  params.packed_guides = packed;
   lull_atrous_plan plan;
   lull_error err = {LULL_OK, ""};
   if (lull_atrous_plan_make(&params, images, schedule, &plan, &err) != LULL_OK) {
@@ -468,10 +471,11 @@ int main(int argc, char** argv)
     printf(" = %.4f (the library's kernel: %.4f); output finite: %s\n", lv[3], lv[2],
            finite[3] ? "yes" : "NO");
     if (!profile) {
-      const float fb = fixed_colour_ms(&images, 0, &t, repeats, samples);
-      const float fp = fixed_colour_ms(&images, 1, &t, repeats, samples);
+      const float fb = fixed_colour_ms(&images, 0, 0, &t, repeats, samples);
+      const float fp = fixed_colour_ms(&images, 1, 0, &t, repeats, samples);
+      const float fk = fixed_colour_ms(&images, 1, 1, &t, repeats, samples);
       printf("  colorMode 0 (fixed colour sigma), graph replay: baseline %.4f ms, permuted %.4f ms "
-             "(%.2fx)\n", fb, fp, fb / fp);
+             "(%.2fx), packed %.4f ms (%.2fx)\n", fb, fp, fb / fp, fk, fb / fk);
       float* const api_images[5] = {color, albedo, normal, depth, output};
       for (int packed = 0; packed <= 1; ++packed)
         for (int direct = 0; direct <= 1; ++direct) {

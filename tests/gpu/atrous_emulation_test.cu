@@ -135,8 +135,7 @@ static cudaError_t emu_level(void* ctx, const lull_atrous_level_args* a, int per
             baseline_body(a, lull_thread{bx, by, tx, ty}, variance_mode, geometry_kind);
     return cudaSuccess;
   }
-  /* the GPU launch picks the packed kernels for the variance mode only */
-  const int packed = variance_mode && a->packed;
+  const int packed = a->packed;
   permuted_tile* s = (permuted_tile*)emu_alloc(sizeof *s);
   for (int by = 0; by < (a->height + PERM_OUT_H - 1) / PERM_OUT_H; ++by)
     for (int bx = 0; bx < (a->width + PERM_BW - 1) / PERM_BW; ++bx)
@@ -777,11 +776,14 @@ static void check_pack_bound(void)
 }
 
 /* packedGuides over fp16's range: colour times `factor` (zero albedo: the
- * demodulation divides by 0.02), inputScale `input_scale`; before the
- * packing scale, values above 65504 were clipped (1e4 with zero albedo: a
- * mean 0.13 of the fp32 result) and dark images flushed to zero. */
+ * demodulation divides by 0.02), inputScale `input_scale`, colorMode
+ * `color_mode`; before the packing scale, values above 65504 were clipped
+ * (1e4 with zero albedo: a mean 0.13 of the fp32 result) and dark images
+ * flushed to zero.  The fixed colour test compares packed colours with a
+ * sigma times the packing scale (atrous_color_scale); sigma_color 0: the
+ * default. */
 static void run_packing_range(const char* name, float factor, int zero_albedo,
-                              float input_scale)
+                              float input_scale, int color_mode, float sigma_color)
 {
   const int w = 90, h = 70;
   gpu_scene s;
@@ -804,6 +806,9 @@ static void run_packing_range(const char* name, float factor, int zero_albedo,
   lull_atrous_params params = lull_atrous_default_params();
   params.iterations = 3;
   params.input_scale = input_scale;
+  params.color_mode = color_mode;
+  if (sigma_color > 0.0f)
+    params.sigma_color = sigma_color;
   compare(name, params, images, w, h, 3);
   free(color);
   free(variance);
@@ -814,15 +819,23 @@ int main(void)
 {
   check_pack_scale();
   check_pack_bound();
-  run_packing_range("hdr 1e4, zero albedo", 1e4f, 1, 1.0f);
-  run_packing_range("hdr 1e6", 1e6f, 0, 1.0f);
-  run_packing_range("dark 1e-6", 1e-6f, 0, 1.0f);
-  run_packing_range("inputScale 1e5", 1.0f, 1, 1e5f);
+  const int var = LULL_ATROUS_COLOR_VARIANCE, fixed = LULL_ATROUS_COLOR_FIXED;
+  run_packing_range("hdr 1e4, zero albedo", 1e4f, 1, 1.0f, var, 0.0f);
+  run_packing_range("hdr 1e6", 1e6f, 0, 1.0f, var, 0.0f);
+  run_packing_range("dark 1e-6", 1e-6f, 0, 1.0f, var, 0.0f);
+  run_packing_range("inputScale 1e5", 1.0f, 1, 1e5f, var, 0.0f);
   /* the automatic scale: the packing bound is found in the colour's own
    * units and scaled at the end (it overflowed to inf at 1e37 with zero
    * albedo, x50, and every packed value was flushed to 0) */
-  run_packing_range("auto, 1e37, zero albedo", 1e37f, 1, NAN);
-  run_packing_range("auto, 1e-30", 1e-30f, 0, NAN);
+  run_packing_range("auto, 1e37, zero albedo", 1e37f, 1, NAN, var, 0.0f);
+  run_packing_range("auto, 1e-30", 1e-30f, 0, NAN, var, 0.0f);
+  /* the fixed test: 1 / sigma^2 in packed units from tiny to beyond the
+   * float range (colour clamped at 1e15, sigma 1e-7: held at -FLT_MAX,
+   * where 0 * -inf made the centre's weight NaN) */
+  run_packing_range("fixed, hdr 1e4, zero albedo", 1e4f, 1, 1.0f, fixed, 0.0f);
+  run_packing_range("fixed, dark 1e-6", 1e-6f, 0, 1.0f, fixed, 0.0f);
+  run_packing_range("fixed, 1e20, sigma 1e-7", 1e20f, 0, 1.0f, fixed, 1e-7f);
+  run_packing_range("fixed, auto, 1e-30", 1e-30f, 0, NAN, fixed, 0.0f);
   static const config configs[] = {
       /* name              w    h  ch alb nrm geo mode it srgb var scale poison
        *   (scale NaN: automatic, lull_atrous_scale_is_auto)
