@@ -9,7 +9,6 @@ API changed in Blender 5.0 (scene.node_tree is gone).
 """
 
 import os
-import time
 
 import bpy
 
@@ -101,6 +100,11 @@ def save_render_result(scene, path):
         raise RuntimeError("Blender wrote no render result (render an image first)")
 
 
+def _temp_folder():
+    """Where the last render and its denoised images go."""
+    return bpy.app.tempdir or os.path.join(os.path.expanduser("~"), ".cache")
+
+
 def show_image(context, image):
     """Shows the image in an Image Editor of the current window, or in the
     render view when the window has none."""
@@ -123,33 +127,112 @@ def show_image(context, image):
     return False
 
 
-class LULL_OT_denoise_render(bpy.types.Operator):
+class _Progress:
+    """The timer, progress display and status text of a modal operator that
+    follows work on another thread, taken down when it ends or when Blender
+    frees the operator (a file opened, the window closed, the add-on
+    disabled: cancel)."""
+
+    _timer = None
+
+    def _begin(self, context, steps):
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.progress_begin(0, steps)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _stop_work(self):
+        raise NotImplementedError
+
+    def cancel(self, context):
+        self._stop_work()
+        self._finish(context)
+
+    def _finish(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+            wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+
+
+class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
     """Denoise the last render with lull and show the result as a new image
-    (one per view layer)"""
+    (one per view layer); Esc cancels"""
 
     bl_idname = "lull.denoise_render"
     bl_label = "Denoise Last Render"
 
-    def execute(self, context):
+    _job = None
+
+    def _start(self, context):
+        """Saves the render result, reads it and starts the denoising on a
+        thread of its own (None: reported why not)."""
         lull = _lull_or_report(self)
         if lull is None:
-            return {"CANCELLED"}
+            return None
         scene = context.scene
-        folder = bpy.app.tempdir or os.path.join(os.path.expanduser("~"), ".cache")
-        src = os.path.join(folder, "lull_render_result.exr")
+        src = os.path.join(_temp_folder(), "lull_render_result.exr")
         try:
             save_render_result(scene, src)
             data = lull.read_exr(src)
-            start = time.perf_counter()
-            unguided = []
-            results = pipeline.denoise_passes(lull, data, settings_of(scene), unguided=unguided)
-            seconds = time.perf_counter() - start
-        except (RuntimeError, ValueError, KeyError, lull.Error) as e:
+        except (RuntimeError, ValueError, OSError, lull.Error) as e:
             self.report({"ERROR"}, f"lull: {e}")
+            return None
+        return pipeline.LayersJob(lull, data, settings_of(scene)).start()
+
+    def execute(self, context):
+        """Blocking (scripts and background mode)."""
+        job = self._start(context)
+        if job is None:
             return {"CANCELLED"}
+        job.wait()
+        return self._show(context, job)
+
+    def invoke(self, context, event):
+        if bpy.app.background:
+            return self.execute(context)
+        self._job = self._start(context)
+        if self._job is None:
+            return {"CANCELLED"}
+        return self._begin(context, 100)
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._job.cancel()
+            self._finish(context)
+            self.report({"WARNING"}, "lull: denoising cancelled")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        if self._job.running():
+            context.window_manager.progress_update(int(100 * self._job.fraction))
+            if context.workspace is not None:
+                context.workspace.status_text_set(
+                    f"lull: denoising the last render, {self._job.fraction:.0%} (Esc cancels)")
+            return {"RUNNING_MODAL"}
+        self._finish(context)
+        return self._show(context, self._job)
+
+    def _stop_work(self):
+        self._job.cancel()
+
+    def _show(self, context, job):
+        """The finished job's images, loaded and shown, and its report."""
+        lull = loader.require()
+        if job.cancelled:
+            self.report({"WARNING"}, "lull: denoising cancelled")
+            return {"CANCELLED"}
+        if job.error is not None:
+            self.report({"ERROR"}, f"lull: {job.error}")
+            return {"CANCELLED"}
+        folder = _temp_folder()
         images = []
         try:
-            for key, pixels in results.items():
+            for key, pixels in job.results.items():
                 layer = key.rpartition(".")[0] or "Render"
                 path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(layer)}.exr")
                 lull.write_exr(path, {"": pixels})
@@ -159,12 +242,12 @@ class LULL_OT_denoise_render(bpy.types.Operator):
             return {"CANCELLED"}
         if images:
             show_image(context, images[0])
-        self.report({"INFO"}, f"lull: denoised {len(images)} view layer(s) in {seconds:.2f} s "
-                              f"({', '.join(i.name for i in images)})")
-        if unguided:
+        self.report({"INFO"}, f"lull: denoised {len(images)} view layer(s) in "
+                              f"{job.seconds:.2f} s ({', '.join(i.name for i in images)})")
+        if job.unguided:
             self.report({"WARNING"}, "lull: no Denoising Data in view layer(s) "
-                        f"{', '.join(unguided)}: denoised from the colour alone (Enable Passes "
-                        "on each layer, then render again)")
+                        f"{', '.join(job.unguided)}: denoised from the colour alone (Enable "
+                        "Passes on each layer, then render again)")
         return {"FINISHED"}
 
     @staticmethod
@@ -209,14 +292,13 @@ def frame_files(scene):
     return [(f, p) for f in frames for p in frame_paths(scene, f)]
 
 
-class LULL_OT_denoise_animation(bpy.types.Operator):
+class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
     """Denoise the multilayer EXR frames of the scene's frame range (as written by Render
     Animation) into copies with a Denoised pass; Esc cancels"""
 
     bl_idname = "lull.denoise_animation"
     bl_label = "Denoise Animation Frames"
 
-    _timer = None
     _jobs = None
     _worker = None
 
@@ -269,11 +351,7 @@ class LULL_OT_denoise_animation(bpy.types.Operator):
         settings = settings_of(context.scene)
         for src, dst in self._jobs:
             self._worker.submit(src, dst, settings)
-        wm = context.window_manager
-        self._timer = wm.event_timer_add(0.2, window=context.window)
-        wm.progress_begin(0, len(self._jobs))
-        wm.modal_handler_add(self)
-        return {"RUNNING_MODAL"}
+        return self._begin(context, len(self._jobs))
 
     def modal(self, context, event):
         wm = context.window_manager
@@ -295,21 +373,8 @@ class LULL_OT_denoise_animation(bpy.types.Operator):
             return {"FINISHED"}
         return {"RUNNING_MODAL"}
 
-    def cancel(self, context):
-        """Blender frees the operator (a file opened, the window closed, the
-        add-on disabled): stop the work and take down the timer and the
-        progress display."""
+    def _stop_work(self):
         self._worker.cancel()
-        self._finish(context)
-
-    def _finish(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-            wm.progress_end()
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
 
 
 @bpy.app.handlers.persistent

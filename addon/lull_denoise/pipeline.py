@@ -10,6 +10,7 @@ view layer, written atomically to a new file (or back into the same one).
 import os
 import queue
 import threading
+import time
 
 from . import passes as cycles_passes
 
@@ -97,6 +98,60 @@ def denoise_file(lull, src, dst, settings, device=None, progress=None, cancel=No
         names[key] = passes.channel_names.get(color)
     lull.add_passes(src, dst, results, channel_names=names, half=half)
     return list(results)
+
+
+class LayersJob:
+    """Denoising the view layers of a lull.read_exr result on a thread of
+    its own, so that Blender's UI stays responsive while it runs (Denoise
+    Last Render: about 2 s at 1080p on two CPU cores) and Esc can stop it.
+
+    start() returns at once; running(), fraction, and after the end results
+    (as denoise_passes returns them), unguided, seconds, cancelled and error
+    (the exception that stopped it, or None) tell how it went."""
+
+    def __init__(self, lull, passes, settings):
+        self.fraction = 0.0
+        self.results = None
+        self.unguided = []
+        self.seconds = 0.0
+        self.cancelled = False
+        self.error = None
+        self._cancel = threading.Event()
+        # a daemon: its results live in memory only, so quitting Blender
+        # loses nothing a wait would save
+        self._thread = threading.Thread(target=self._run, args=(lull, passes, settings),
+                                        name="lull-denoise-render", daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _progress(self, fraction):
+        self.fraction = fraction
+
+    def _run(self, lull, passes, settings):
+        start = time.perf_counter()
+        try:
+            self.results = denoise_passes(lull, passes, settings, progress=self._progress,
+                                          cancel=self._cancel, unguided=self.unguided)
+        except Cancelled:
+            self.cancelled = True
+        except Exception as e:  # noqa: BLE001 - reported by the operator
+            self.error = e
+        finally:
+            self.seconds = time.perf_counter() - start
+
+    def running(self):
+        return self._thread.is_alive()
+
+    def cancel(self):
+        """Stops the job at its next progress step (the filter's next level)."""
+        self._cancel.set()
+
+    def wait(self, timeout=None):
+        """Waits for the end; returns False on timeout."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
 
 class Worker:

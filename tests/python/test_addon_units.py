@@ -94,6 +94,35 @@ def test_denoise_file_and_cancel(np, addon, tmp_path):
     assert pipeline.denoised_path("/a/f_0001.exr") == "/a/f_0001_denoised.exr"
 
 
+def test_layers_job(np, addon):
+    """Denoise Last Render's job: on its own thread, the same result as the
+    blocking call, progress to 1; a cancel stops it at a progress step; an
+    error is kept for the operator to report, not raised on the thread."""
+    _, pipeline = addon
+    data = lull.read_exr(str(render_path("cornell", "spp4")))
+    settings = pipeline.Settings("ATrous", "cpu", {"iterations": 4})
+    job = pipeline.LayersJob(lull, data, settings).start()
+    assert job.wait(timeout=120) and not job.running()
+    assert job.error is None and not job.cancelled and job.fraction == 1.0
+    expected = pipeline.denoise_passes(lull, data, settings)
+    assert list(job.results) == ["ViewLayer.Denoised"]
+    np.testing.assert_array_equal(job.results["ViewLayer.Denoised"],
+                                  expected["ViewLayer.Denoised"])
+    assert job.seconds > 0.0 and job.unguided == []
+
+    job = pipeline.LayersJob(lull, data, settings)
+    job.cancel()  # before the first layer: cancelled for sure
+    assert job.start().wait(timeout=120)
+    assert job.cancelled and job.results is None and job.error is None
+
+    scene_layers = pipeline.Settings("ATrous", "cpu", view_layers=["ViewLayer"])
+    job = pipeline.LayersJob(lull, {"Composite.Combined": data["ViewLayer.Combined"]},
+                             scene_layers).start()
+    assert job.wait(timeout=120)
+    assert isinstance(job.error, ValueError) and "view layer" in str(job.error)
+    assert not job.cancelled and job.results is None
+
+
 def test_worker_reports_failures(addon, tmp_path):
     _, pipeline = addon
     bad = tmp_path / "bad.exr"
