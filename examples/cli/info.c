@@ -9,6 +9,31 @@ static const char usage_text[] =
     "Lists each file's format, size, layers, passes (with channels and storage) and\n"
     "attributes.  The passes are the names `lull denoise --pass` and `--layer` take.\n";
 
+static int same_group(const lull_io_pass* a, const lull_io_pass* b)
+{
+  return strcmp(a->layer, b->layer) == 0 && strcmp(a->view, b->view) == 0;
+}
+
+/* Whether pass i is the first of its layer and view. */
+static int first_of_group(const lull_io_image* image, int i)
+{
+  for (int j = 0; j < i; ++j)
+    if (same_group(&image->passes[j], &image->passes[i]))
+      return 0;
+  return 1;
+}
+
+static void print_pass(const lull_io_pass* p)
+{
+  char names[64] = "";
+  for (int c = 0; c < p->channels; ++c) {
+    const size_t used = strlen(names);
+    snprintf(names + used, sizeof names - used, "%s%s", c ? " " : "",
+             p->channel_names[c][0] ? p->channel_names[c] : "-");
+  }
+  printf("    %-24s %-10s %s\n", p->name[0] ? p->name : "(colour)", names, p->half ? "half" : "float");
+}
+
 static int print_file(const char* path)
 {
   lull_io_image image;
@@ -25,23 +50,18 @@ static int print_file(const char* path)
   printf("%s: %s, %d x %d, %d part%s, %d channel%s, %d-bit %s\n", path, info.format, image.width,
          image.height, info.parts, info.parts == 1 ? "" : "s", channels, channels == 1 ? "" : "s",
          info.bits, info.integer ? "integer (display-encoded)" : "float");
+  /* one heading per layer and view, in the order they first appear, with
+   * all their passes under it: in a multi-part file the parts of layers
+   * may interleave (A's colour, B's colour, A's normal) */
   for (int i = 0; i < image.num_passes; ++i) {
-    const lull_io_pass* p = &image.passes[i];
-    int first = 1; /* a heading for each new layer and view */
-    for (int j = 0; j < i; ++j)
-      first &= strcmp(image.passes[j].layer, p->layer) != 0 ||
-               strcmp(image.passes[j].view, p->view) != 0;
-    if (first)
-      printf("  layer '%s'%s%s%s\n", p->layer, p->view[0] ? " view '" : "", p->view,
-             p->view[0] ? "'" : "");
-    char names[64] = "";
-    for (int c = 0; c < p->channels; ++c) {
-      const size_t used = strlen(names);
-      snprintf(names + used, sizeof names - used, "%s%s", c ? " " : "",
-               p->channel_names[c][0] ? p->channel_names[c] : "-");
-    }
-    printf("    %-24s %-10s %s\n", p->name[0] ? p->name : "(colour)", names,
-           p->half ? "half" : "float");
+    if (!first_of_group(&image, i))
+      continue;
+    const lull_io_pass* head = &image.passes[i];
+    printf("  layer '%s'%s%s%s\n", head->layer, head->view[0] ? " view '" : "", head->view,
+           head->view[0] ? "'" : "");
+    for (int k = i; k < image.num_passes; ++k)
+      if (same_group(head, &image.passes[k]))
+        print_pass(&image.passes[k]);
   }
   for (int i = 0; i < info.attributes; ++i) {
     char name[128], value[256];

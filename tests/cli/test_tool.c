@@ -343,6 +343,37 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
 
 /* Renders without Blender's denoising data: Normal, Depth and Diffuse
  * Color stand in; a normal without an albedo is left out for RT. */
+/* `lull info` of a multi-part file whose layers' parts interleave, as
+ * Blender 5 writes them (a part per pass) after lull added a Denoised pass
+ * per layer (new parts at the end): each pass under its own layer (A's
+ * Denoised was listed under B, the layer printed last). */
+static void test_info_layers(const char* dir)
+{
+  enum { W = 4, H = 3, N = W * H };
+  float plane[N] = {0};
+  const fixture_channel channels[] = {
+      {"A.Combined.R", 1, 0, plane}, {"A.Combined.G", 1, 0, plane},
+      {"A.Combined.B", 1, 0, plane}, {"B.Combined.R", 1, 1, plane},
+      {"B.Combined.G", 1, 1, plane}, {"B.Combined.B", 1, 1, plane},
+      {"A.Denoised.R", 0, 2, plane}, {"A.Denoised.G", 0, 2, plane},
+      {"A.Denoised.B", 0, 2, plane}};
+  static const char* const parts[] = {"A.Combined", "B.Combined", "A.Denoised"};
+  char path[1200];
+  cli_path(path, sizeof path, dir, "interleaved.exr");
+  CHECK_EQ_INT(fixture_write_exr(path, W, H, channels, 9, parts, 3, NULL, NULL), 0);
+  EXPECT(0, "info", path);
+  char* out = cli_slurp(dir, "stdout.txt");
+  const char* a = out ? strstr(out, "layer 'A'") : NULL;
+  const char* b = out ? strstr(out, "layer 'B'") : NULL;
+  const char* denoised = out ? strstr(out, "Denoised") : NULL;
+  CHECK(a && b && denoised);
+  if (a && b && denoised) {
+    CHECK(a < denoised && denoised < b);       /* A's pass under A */
+    CHECK(strstr(b + 1, "layer 'A'") == NULL); /* one heading per layer */
+  }
+  free(out);
+}
+
 static void test_fallback_guides(const char* dir, const cli_scene* scene)
 {
   char in[1200], out[1200];
@@ -654,6 +685,7 @@ int main(void)
   test_oidn_flags(dir, &scene);
 #if defined(LULL_IO_HAS_OIIO)
   test_multilayer(dir, &scene);
+  test_info_layers(dir);
   test_input_paths_agree(dir, &scene);
   test_fallback_guides(dir, &scene);
 #endif
