@@ -14,9 +14,11 @@
  * display-encoded values scaled to [0, 1] (lull_io_get_file_info says so).
  *
  * Multi-part EXR: the parts (all of one size) are read together; channels
- * of a part named "P" that carry no layer read as "P.channel".  Writing an
- * image read from a multi-part file keeps each channel in its part; new
- * passes go to new parts.
+ * of a part named "P" that carry no layer read as "P.channel", and those of
+ * a part with a "view" attribute (Blender's stereo renders: a part per pass
+ * and view, "ViewLayer.Combined-left") belong to that view.  Writing an
+ * image read from a multi-part file keeps each channel in its part under
+ * its name; new passes go to new parts (of their view, if any).
  *
  * Writing is atomic: the file is written next to its destination under a
  * temporary name and renamed over it only when complete, so a failed write

@@ -7,8 +7,18 @@
 //
 // What a rewrite keeps (so adding a pass to a Blender render is
 // non-destructive): each part's header attributes and data window, the
-// part each channel lived in, and each channel's storage type (half or
-// float, from the pass's `half` flag; other types as they were).
+// part each channel lived in under its name in the file, and each
+// channel's storage type (half or float, from the pass's `half` flag;
+// other types as they were).
+//
+// Views in parts: Blender writes a stereo render as multilayer EXR
+// ("Multi-View" views format) in one part per pass and view, named
+// "ViewLayer.Combined-left" with a "view" attribute, the channels of both
+// views' parts under the same names ("ViewLayer.Combined.R").  Such a
+// channel reads as "ViewLayer.Combined.left.R", the multiview convention
+// channel_names.c parses (the view second to last), so the passes come
+// apart by view; a new pass of a view gets a part of its own in the same
+// style.
 #include <OpenImageIO/imageio.h>
 
 #include <algorithm>
@@ -36,9 +46,10 @@ using OIIO::TypeDesc;
 struct Part
 {
   ImageSpec spec;                  // as read: attributes, windows, channels
-  std::string prefix;              // "Part." when its bare channels were given the part's name
   std::set<std::string> channels;  // full names of the channels that live here
-  std::set<std::string> prefixed;  // those of them that were bare (got the prefix)
+  // full name -> name in the file, where they differ: bare names of a named
+  // part ("R" -> "Part.R"), names in a part of a view (see above)
+  std::map<std::string, std::string> file_names;
 };
 
 // What lull_io_metadata.oiio points to.
@@ -47,6 +58,7 @@ struct State
   std::string format;
   std::vector<Part> parts;
   std::map<std::string, TypeDesc> channel_types;  // full name -> type in the file
+  bool part_views = false;  // views in parts' "view" attributes (see above)
   std::vector<std::pair<std::string, std::string>> attributes;  // for lull_io_get_attribute
 };
 
@@ -86,21 +98,37 @@ std::vector<std::string> views_of(const ImageSpec& spec)
   return views;
 }
 
-// Part i's channel names: bare names ("R") of a named part of a multi-part
-// file read as "Part.R", so parts that reuse "R" stay apart.
-std::vector<std::string> part_channel_names(const ImageSpec& spec, bool multipart,
-                                            std::string* prefix)
+// The view of a part of a multi-part file ("" for none).
+std::string part_view(const ImageSpec& spec, bool multipart)
 {
-  std::vector<std::string> names;
+  return multipart ? std::string(spec.get_string_attribute("view")) : std::string();
+}
+
+// Part i's channel names as lull reads them (full names): bare names ("R")
+// of a named part of a multi-part file read as "Part.R", so parts that
+// reuse "R" stay apart, and a part's view goes second to last
+// ("L.P.R" -> "L.P.left.R").  Records the names that differ from the file's.
+std::vector<std::string> part_channel_names(Part* part, bool multipart)
+{
+  const ImageSpec& spec = part->spec;
   const std::string part_name = spec.get_string_attribute("oiio:subimagename");
-  prefix->clear();
+  const std::string view = part_view(spec, multipart);
   bool bare = false;
   for (const std::string& name : spec.channelnames)
     bare |= name.find('.') == std::string::npos;
-  if (multipart && bare && !part_name.empty())
-    *prefix = part_name + ".";
-  for (const std::string& name : spec.channelnames)
-    names.push_back(name.find('.') == std::string::npos ? *prefix + name : name);
+  const std::string prefix = multipart && bare && !part_name.empty() ? part_name + "." : "";
+  std::vector<std::string> names;
+  for (const std::string& name : spec.channelnames) {
+    std::string full = name.find('.') == std::string::npos ? prefix + name : name;
+    if (!view.empty()) {
+      const size_t dot = full.rfind('.');
+      full = dot == std::string::npos ? view + "." + full
+                                      : full.substr(0, dot) + "." + view + full.substr(dot);
+    }
+    if (full != name)
+      part->file_names[full] = name;
+    names.push_back(full);
+  }
   return names;
 }
 
@@ -117,7 +145,7 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   const bool exr = state->format == "openexr";
   // Every part of an EXR; the first image of anything else (TIFF pages, GIF frames).
   for (int s = 0; in->seek_subimage(s, 0); ++s) {
-    state->parts.push_back(Part{in->spec(), std::string(), {}, {}});
+    state->parts.push_back(Part{in->spec(), {}, {}});
     if (!exr)
       break;
   }
@@ -141,20 +169,24 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   const bool multipart = state->parts.size() > 1;
   std::vector<std::string> names;
   std::vector<TypeDesc> types;
+  std::vector<std::string> views = views_of(first);
   for (Part& part : state->parts) {
-    const std::vector<std::string> full = part_channel_names(part.spec, multipart, &part.prefix);
-    for (size_t c = 0; c < full.size(); ++c) {
-      part.channels.insert(full[c]);
-      if (full[c] != part.spec.channelnames[c])
-        part.prefixed.insert(full[c]);
-      names.push_back(full[c]);
+    const std::vector<std::string> full = part_channel_names(&part, multipart);
+    for (const std::string& name : full) {
+      part.channels.insert(name);
+      names.push_back(name);
+    }
+    const std::string view = part_view(part.spec, multipart);
+    if (!view.empty()) {
+      state->part_views = true;
+      if (std::find(views.begin(), views.end(), view) == views.end())
+        views.push_back(view);
     }
     for (int c = 0; c < part.spec.nchannels; ++c)
       types.push_back(channel_type(part.spec, c));
   }
   if (names.size() > size_t(LULL_IO_MAX_FILE_CHANNELS))
     return lull_io_fail(err, err_size, path, "too many channels (%zu)", names.size());
-  const std::vector<std::string> views = views_of(first);
   std::vector<const char*> name_ptrs, view_ptrs;
   for (const std::string& n : names)
     name_ptrs.push_back(n.c_str());
@@ -268,10 +300,34 @@ void copy_attributes(const ImageSpec& from, ImageSpec* to)
 struct OutPart
 {
   ImageSpec spec;
-  std::string prefix;
-  std::set<std::string> prefixed;  // full names written without the prefix
+  std::map<std::string, std::string> file_names;  // full name -> name written
   std::vector<std::pair<const lull_io_pass*, int>> sources;
 };
+
+// A part for a new pass: the first part's header (attributes, windows)
+// under the pass's name; with views in parts, Blender's style (name
+// "Layer.Pass-view", the view in a "view" attribute), else the view (if
+// any) in the name and no view attribute.
+OutPart new_part(const ImageSpec& first, const lull_io_pass* pass, bool part_views)
+{
+  OutPart out;
+  out.spec = first;
+  out.spec.channelnames.clear();
+  out.spec.channelformats.clear();
+  out.spec.erase_attribute("view");
+  std::string name;
+  for (const char* s : {pass->layer, pass->name})
+    if (*s)
+      name += (name.empty() ? "" : ".") + std::string(s);
+  if (pass->view[0] && part_views) {
+    name += "-" + std::string(pass->view);
+    out.spec.attribute("view", pass->view);
+  } else if (pass->view[0]) {
+    name += (name.empty() ? "" : ".") + std::string(pass->view);
+  }
+  out.spec.attribute("oiio:subimagename", name.empty() ? "lull" : name);
+  return out;
+}
 
 int build_exr_parts(const char* path, const lull_io_image* image, std::vector<OutPart>* parts,
                     char* err, size_t err_size)
@@ -284,8 +340,7 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
       out.spec = part.spec;
       out.spec.channelnames.clear();
       out.spec.channelformats.clear();
-      out.prefix = part.prefix;
-      out.prefixed = part.prefixed;
+      out.file_names = part.file_names;
       parts->push_back(out);
     }
   } else {
@@ -322,29 +377,25 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
           if (found != new_parts.end()) {
             target = found->second;
           } else {
-            OutPart out;
-            out.spec = (*parts)[0].spec;
-            out.spec.channelnames.clear();
-            out.spec.channelformats.clear();
-            const char* parts_of_name[3] = {pass->layer, pass->name, pass->view};
-            std::string part_name;
-            for (const char* s : parts_of_name)
-              if (*s)
-                part_name += (part_name.empty() ? "" : ".") + std::string(s);
-            out.spec.attribute("oiio:subimagename", part_name.empty() ? "lull" : part_name);
             new_parts[key] = parts->size();
-            parts->push_back(out);
+            parts->push_back(new_part((*parts)[0].spec, pass, state->part_views));
+            target = new_parts[key];
+          }
+          if (state->part_views && pass->view[0]) {  // the view goes in the part's header
+            lull_io_pass named = *pass;
+            named.view[0] = '\0';
+            char file_name[4 * LULL_IO_NAME_SIZE];
+            if (lull_io_channel_full_name(&named, c, file_name, sizeof file_name) == 0)
+              (*parts)[target].file_names[full] = file_name;
           }
         }
       }
       OutPart& out = (*parts)[target];
-      // only the names that were bare in the file lose the part's prefix: a
-      // part "ViewLayer" may hold "ViewLayer.Albedo.G" beside a bare "B"
-      // (the round trip turned it into "Albedo.G": found by fuzz_io)
-      std::string name = full;
-      if (!out.prefix.empty() && out.prefixed.count(full) &&
-          name.compare(0, out.prefix.size(), out.prefix) == 0)
-        name = name.substr(out.prefix.size());
+      // the name in the file where it differs from the full one (a bare
+      // name of a named part: a part "ViewLayer" may hold
+      // "ViewLayer.Albedo.G" beside a bare "B", found by fuzz_io)
+      const auto renamed = out.file_names.find(full);
+      const std::string name = renamed != out.file_names.end() ? renamed->second : full;
       TypeDesc type = pass->half ? OIIO::TypeHalf : OIIO::TypeFloat;
       if (state) {  // other types (uint ids) as they were
         auto t = state->channel_types.find(full);

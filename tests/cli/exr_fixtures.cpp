@@ -17,6 +17,17 @@ extern "C" int fixture_write_exr(const char* path, int width, int height,
                                  const char* const* part_names, int num_parts,
                                  const char* const* attributes, const char* const* views)
 {
+  return fixture_write_exr_part_views(path, width, height, channels, count, part_names, NULL,
+                                      num_parts, attributes, views);
+}
+
+extern "C" int fixture_write_exr_part_views(const char* path, int width, int height,
+                                            const fixture_channel* channels, int count,
+                                            const char* const* part_names,
+                                            const char* const* part_views, int num_parts,
+                                            const char* const* attributes,
+                                            const char* const* views)
+{
   auto out = ImageOutput::create(path);
   if (!out)
     return 1;
@@ -35,6 +46,8 @@ extern "C" int fixture_write_exr(const char* path, int width, int height,
     spec.attribute("compression", "zip");
     if (num_parts > 1)
       spec.attribute("oiio:subimagename", part_names[p]);
+    if (part_views && part_views[p])
+      spec.attribute("view", part_views[p]);
     for (int a = 0; attributes && attributes[a]; a += 2)
       spec.attribute(attributes[a], attributes[a + 1]);
     if (views) {
@@ -100,4 +113,23 @@ extern "C" int fixture_part_count(const char* path)
   while (in->seek_subimage(n, 0))
     ++n;
   return n;
+}
+
+extern "C" int fixture_part_of(const char* path, const char* channel, const char* view, char* name,
+                               size_t size)
+{
+  auto in = ImageInput::open(path);
+  if (!in)
+    return 1;
+  for (int s = 0; in->seek_subimage(s, 0); ++s) {
+    const ImageSpec& spec = in->spec();
+    if (spec.get_string_attribute("view") != view)
+      continue;
+    for (const std::string& c : spec.channelnames)
+      if (c == channel) {
+        std::snprintf(name, size, "%s", spec.get_string_attribute("oiio:subimagename").c_str());
+        return 0;
+      }
+  }
+  return 1;
 }

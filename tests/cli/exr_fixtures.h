@@ -25,6 +25,19 @@ int fixture_write_exr(const char* path, int width, int height, const fixture_cha
                       int count, const char* const* part_names, int num_parts,
                       const char* const* attributes, const char* const* views);
 
+/* fixture_write_exr with a "view" attribute per part (part_views[p], NULL
+ * for none), as Blender writes stereo renders: a part per pass and view. */
+int fixture_write_exr_part_views(const char* path, int width, int height,
+                                 const fixture_channel* channels, int count,
+                                 const char* const* part_names, const char* const* part_views,
+                                 int num_parts, const char* const* attributes,
+                                 const char* const* views);
+
+/* The name of the part whose "view" attribute is `view` ("" for none) and
+ * that holds `channel` (exact name): 0 and the name, non-zero when none. */
+int fixture_part_of(const char* path, const char* channel, const char* view, char* name,
+                    size_t size);
+
 /* 'h' (half), 'f' (float) or another letter for the stored type of a
  * channel, 0 when the file or channel is missing. */
 int fixture_channel_type(const char* path, const char* name);

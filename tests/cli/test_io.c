@@ -397,6 +397,83 @@ static void test_multiview_and_odd_names(const char* dir)
   lull_io_free(&image);
 }
 
+/* Views in parts, as Blender writes a stereo render ("Multi-View" views
+ * format): a part per pass and view with a "view" attribute, both views'
+ * channels under the same names.  lull read none of it ("channel appears
+ * twice"); now each part's view parts the passes, a rewrite keeps every
+ * channel in its part under its name, and a new pass of a view gets a part
+ * of its own in Blender's style. */
+static void test_views_in_parts(const char* dir)
+{
+  enum { W = 5, H = 3, N = W * H };
+  float planes[9][N];
+  for (int c = 0; c < 9; ++c)
+    for (int i = 0; i < N; ++i)
+      planes[c][i] = (float)(c + 1) + 0.125f * (float)i;
+  const fixture_channel channels[] = {
+      {"ViewLayer.Combined.R", 1, 0, planes[0]}, {"ViewLayer.Combined.G", 1, 0, planes[1]},
+      {"ViewLayer.Combined.B", 1, 0, planes[2]}, {"ViewLayer.Combined.R", 0, 1, planes[3]},
+      {"ViewLayer.Combined.G", 0, 1, planes[4]}, {"ViewLayer.Combined.B", 0, 1, planes[5]},
+      {"ViewLayer.Depth.Z", 0, 2, planes[6]},    {"ViewLayer.Depth.Z", 0, 3, planes[7]},
+      {"Foo.X", 0, 4, planes[8]}}; /* a part of no view */
+  static const char* const parts[] = {"ViewLayer.Combined-left", "ViewLayer.Combined-right",
+                                      "ViewLayer.Depth-left", "ViewLayer.Depth-right", "extra"};
+  static const char* const views[] = {"left", "right", "left", "right", NULL};
+  char path[1200], out[1200];
+  cli_path(path, sizeof path, dir, "views_in_parts.exr");
+  cli_path(out, sizeof out, dir, "views_in_parts_rewritten.exr");
+  CHECK_EQ_INT(fixture_write_exr_part_views(path, W, H, channels, 9, parts, views, 5, NULL, NULL),
+               0);
+  lull_io_image image;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  const lull_io_pass* left = lull_io_find_pass_view(&image, "ViewLayer", "Combined", "left");
+  const lull_io_pass* right = lull_io_find_pass_view(&image, "ViewLayer", "Combined", "right");
+  const lull_io_pass* depth = lull_io_find_pass_view(&image, "ViewLayer", "Depth", "right");
+  const lull_io_pass* foo = lull_io_find_pass_view(&image, "", "Foo", "");
+  CHECK(left && right && depth && foo && left != right);
+  if (left && right && depth && foo) {
+    CHECK(left->half && !right->half);
+    CHECK(left->data[3 * 7] == half_round(planes[0][7]));
+    CHECK(right->data[3 * 7 + 2] == planes[5][7]);
+    CHECK(depth->data[4] == planes[7][4]);
+    CHECK(foo->data[2] == planes[8][2]);
+  }
+  static const char* const rgb[] = {"R", "G", "B"};
+  CHECK(lull_io_add_pass_view(&image, "ViewLayer", "Denoised", "left", 3, rgb, NULL) != NULL);
+  CHECK(lull_io_add_pass_view(&image, "ViewLayer", "Denoised", "right", 3, rgb, NULL) != NULL);
+  CHECK_EQ_INT(lull_io_write(out, &image, 0, err, sizeof err), 0);
+  lull_io_free(&image);
+  /* every channel in its part, under its name; the new ones Blender's way */
+  CHECK_EQ_INT(fixture_part_count(out), 7);
+  char part[256];
+  static const struct
+  {
+    const char *channel, *view, *part;
+  } where[] = {{"ViewLayer.Combined.G", "left", "ViewLayer.Combined-left"},
+               {"ViewLayer.Combined.G", "right", "ViewLayer.Combined-right"},
+               {"ViewLayer.Depth.Z", "right", "ViewLayer.Depth-right"},
+               {"Foo.X", "", "extra"},
+               {"ViewLayer.Denoised.B", "left", "ViewLayer.Denoised-left"},
+               {"ViewLayer.Denoised.R", "right", "ViewLayer.Denoised-right"}};
+  for (size_t i = 0; i < sizeof where / sizeof where[0]; ++i) {
+    const int found = fixture_part_of(out, where[i].channel, where[i].view, part, sizeof part);
+    CHECK_EQ_INT(found, 0);
+    if (found == 0 && strcmp(part, where[i].part) != 0) {
+      printf("  %s (%s) is in part '%s', expected '%s'\n", where[i].channel, where[i].view, part,
+             where[i].part);
+      CHECK(0);
+    }
+  }
+  /* and reads back with the same views and values */
+  lull_io_image back;
+  CHECK_EQ_INT(lull_io_read(out, &back, err, sizeof err), 0);
+  right = lull_io_find_pass_view(&back, "ViewLayer", "Combined", "right");
+  CHECK(right && right->data[3 * 7 + 2] == planes[5][7]);
+  CHECK(lull_io_find_pass_view(&back, "ViewLayer", "Denoised", "left") != NULL);
+  lull_io_free(&back);
+}
+
 static void test_single_layer_and_png(const char* dir)
 {
   cli_scene scene;
@@ -584,6 +661,7 @@ int main(void)
   test_blender_multilayer(dir);
   test_multipart(dir);
   test_multiview_and_odd_names(dir);
+  test_views_in_parts(dir);
   test_single_layer_and_png(dir);
   test_atomic(dir);
   test_corrupt_exr(dir);
