@@ -61,7 +61,8 @@ typedef struct lull_poisson_params
   int irls_weight_power;   /* 1: factor 1/(|e| + eps) on each squared residual (an L1
                               objective); 2: 1/(|e| + eps)^2 as the thesis' pseudocode */
   int cg_iterations;       /* most CG iterations per solve */
-  float cg_tolerance;      /* stop when |r| <= tolerance |r_0| in every channel (0: never) */
+  float cg_tolerance;      /* stop a channel when |r| <= tolerance |b| (never below
+                            * LULL_CG_TOLERANCE_FLOOR, poisson_math.h) */
   int preconditioner;      /* lull_poisson_preconditioner */
 } lull_poisson_params;
 

@@ -448,7 +448,7 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
     return status;
   for (int c = 0; c < nc; ++c) {
     memcpy(work->p[c], work->z[c], n * sizeof(float));
-    active[c] = rz[c] > 0.0 && rr[c] > (double)s->tolerance * s->tolerance * rhs2[c];
+    active[c] = lull_cg_continues(rr[c], rz[c], rhs2[c], s->tolerance);
   }
 
   int it = 0;
@@ -487,7 +487,7 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
     for (int c = 0; c < nc; ++c) {
       if (!active[c])
         continue;
-      if (!(rr[c] > (double)s->tolerance * s->tolerance * rhs2[c]) || !(rz[c] > 0.0)) {
+      if (!lull_cg_continues(rr[c], rz_new[c], rhs2[c], s->tolerance)) {
         active[c] = 0;
         continue;
       }
@@ -511,6 +511,24 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
 }
 
 /* -- the solve -------------------------------------------------------------------- */
+
+/* alpha = 0 leaves the solution's constant free: the DCT solve takes the
+ * primal's mean, and CG (which drifts along the constant, its
+ * preconditioned steps not being mean-free) is shifted to it afterwards,
+ * so both solvers give the same image.  CUDA: LULL_PK_MEAN_OFFSET and
+ * LULL_PK_SHIFT. */
+static void shift_to_primal_mean(const lull_poisson_system* sys, float* const x[3])
+{
+  const size_t n = (size_t)sys->width * (size_t)sys->height;
+  for (int c = 0; c < sys->channels; ++c) {
+    double offset = 0.0;
+    for (size_t i = 0; i < n; ++i)
+      offset += (double)sys->primal[c][i] - (double)x[c][i];
+    const float f = (float)(offset / (double)n);
+    for (size_t i = 0; i < n; ++i)
+      x[c][i] += f;
+  }
+}
 
 /* Exact L2 solve of the constant-weight system (weights reset) by DCT. */
 static lull_status dct_solve(const lull_poisson_system* sys, const lull_poisson_dct* dct,
@@ -625,6 +643,8 @@ lull_status lull_poisson_solve(const lull_poisson_params* params, lull_poisson_s
   }
   if (need_cg)
     free(work.block);
+  if (status == LULL_OK && !(sys->alpha2 > 0.0f) && need_cg)
+    shift_to_primal_mean(sys, x);
   if (status == LULL_OK)
     status = lull_progress_span_report(progress, 1.0, err);
   return status;

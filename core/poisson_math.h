@@ -54,6 +54,29 @@ LULL_HD float lull_poisson_axis_eigenvalue(int k, int n)
   return 4.0f * s * s;
 }
 
+/* -- when conjugate gradients stop --------------------------------------------
+ *
+ * A channel's CG solve stops when its residual r.r falls to tolerance^2
+ * times b.b (cgTolerance), and never runs below a floor of 1e-6 relative:
+ * the vectors are float, so past that the recursively updated residual is
+ * rounding noise, p.Ap loses its sign and size, and the steps r.z / p.Ap
+ * grew without bound (a 3x1 image reached 1e38 after 1000 iterations at the
+ * default cgTolerance 0; on a singular system, alpha 0, the constant
+ * drifted within the default 20 iterations).  It also stops when r.z is no
+ * longer positive and finite (the preconditioned residual is lost to
+ * rounding).  The CPU solver and the CUDA kernels share these two
+ * functions, so they stop at the same iteration. */
+#define LULL_CG_TOLERANCE_FLOOR 1e-7
+
+/* Whether a channel with residual r.r (rr) and r.z (rz) keeps iterating:
+ * rhs2 = b.b, tolerance = cgTolerance. */
+LULL_HD int lull_cg_continues(double rr, double rz, double rhs2, float tolerance)
+{
+  const double t = (double)tolerance > LULL_CG_TOLERANCE_FLOOR ? (double)tolerance
+                                                                : LULL_CG_TOLERANCE_FLOOR;
+  return rr > t * t * rhs2 && rz > 0.0 && rz < HUGE_VAL;
+}
+
 /* IRLS row weight (the factor on the row's squared residual) from the RGB
  * length of its residual, |e|, and the regulariser eps (§5.2, SOLVEL1).
  *

@@ -62,6 +62,8 @@ typedef enum lull_pk_kind
   LULL_PK_FINITE_OR,       /* non-finite solution values -> primal */
   LULL_PK_STORE,           /* planes -> output (and outputVariance) */
   LULL_PK_CG_DIRECTION,    /* p = z + beta p (before APPLY with a patch stencil) */
+  LULL_PK_MEAN_OFFSET,     /* alpha = 0 after CG: mean of primal - x, the constant's fix */
+  LULL_PK_SHIFT,           /* x += that offset */
   /* GradientDomain (gradient_domain_kernels.cuh) */
   LULL_PK_GD_AXPY,         /* dst = src + f src2 (src2 NULL: a copy) */
   LULL_PK_GD_ZERO,         /* `count` planes from dst[0] := 0 */
@@ -94,6 +96,7 @@ typedef struct lull_pk_state
   float scale;           /* IRLS normalisation of the weights (§5.2 SOLVEL1, line 9) */
   float dct_a, dct_c;    /* the DCT preconditioner's a I + c L */
   float mean[3];         /* primal means */
+  float offset[3];       /* LULL_PK_MEAN_OFFSET: what x is shifted by */
   float range_lo, range_inv; /* GradientDomain: a feature's smallest value, 1 / its range */
   unsigned int arrived;  /* blocks of the running reduction that are done */
 } lull_pk_state;

@@ -51,6 +51,7 @@ LULL_BODY int lull_pk_sums(const lull_pk_args* a, int kind)
     case LULL_PK_REWEIGHT: return 1;
     case LULL_PK_MEAN_WEIGHTS: return 2;
     case LULL_PK_PRIMAL_MEAN: return 3;
+    case LULL_PK_MEAN_OFFSET: return 3;
     case LULL_PK_GD_FEATURE_RANGE: return 2;
     default: return 0;
   }
@@ -491,6 +492,16 @@ LULL_BODY void lull_pk_pixel_body(const lull_pk_args* a, int kind, size_t i, dou
         if (c < a->channels && !lull_pk_finite(a->x[c][i]))
           a->x[c][i] = a->primal[c][i];
       break;
+    case LULL_PK_MEAN_OFFSET:
+      LULL_UNROLL for (int c = 0; c < 3; ++c)
+        if (c < a->channels)
+          sum[c] += (double)a->primal[c][i] - (double)a->x[c][i];
+      break;
+    case LULL_PK_SHIFT:
+      LULL_UNROLL for (int c = 0; c < 3; ++c)
+        if (c < a->channels)
+          a->x[c][i] += st->offset[c];
+      break;
     case LULL_PK_STORE: lull_pk_store_at(a, &px); break;
     case LULL_PK_CG_DIRECTION:
       LULL_UNROLL for (int c = 0; c < 3; ++c)
@@ -520,8 +531,7 @@ LULL_BODY void lull_pk_start(const lull_pk_args* a, lull_pk_state* st, const dou
     const int used = c < a->channels;
     st->rz[c] = used ? rz[c] : 0.0;
     st->rr[c] = used ? rr[c] : 0.0;
-    st->active[c] = used && st->rz[c] > 0.0 &&
-                    st->rr[c] > a->tolerance * a->tolerance * st->rhs2[c];
+    st->active[c] = used && lull_cg_continues(st->rr[c], st->rz[c], st->rhs2[c], a->tolerance);
   }
   st->fresh = 1;
 }
@@ -534,7 +544,7 @@ LULL_BODY void lull_pk_continue(const lull_pk_args* a, lull_pk_state* st, const 
     if (!st->active[c])
       continue;
     st->rr[c] = rr[c];
-    if (!(rr[c] > a->tolerance * a->tolerance * st->rhs2[c]) || !(st->rz[c] > 0.0)) {
+    if (!lull_cg_continues(rr[c], rz[c], st->rhs2[c], a->tolerance)) {
       st->active[c] = 0;
       continue;
     }
@@ -585,6 +595,10 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
     case LULL_PK_PRIMAL_MEAN:
       for (int c = 0; c < a->channels; ++c)
         st->mean[c] = (float)(total[c] / n);
+      break;
+    case LULL_PK_MEAN_OFFSET:
+      for (int c = 0; c < a->channels; ++c)
+        st->offset[c] = (float)(total[c] / n);
       break;
     case LULL_PK_GD_FEATURE_RANGE: {
       /* gradient_domain_cpu.c, load_features: the range, 1 when flat */

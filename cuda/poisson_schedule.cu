@@ -395,6 +395,13 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
       status = cg_solve(plan, params, &a, launchers, &sub, err);
     }
   }
+  /* alpha = 0 after CG: the constant the DCT solve takes (poisson_cg.c,
+   * lull_poisson_solve) */
+  if (status == LULL_OK && !(a.alpha2 > 0.0f) && (!use_dct || solves > 1)) {
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_MEAN_OFFSET, &a, err);
+    if (status == LULL_OK)
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_SHIFT, &a, err);
+  }
   if (status == LULL_OK)
     status = lull_pk_report(launchers, progress, 1.0, err);
   return status;

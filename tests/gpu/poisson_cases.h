@@ -123,6 +123,11 @@ static const poisson_case POISSON_CASES[] = {
     {"L1 halves variance",  50,  33, 3, INPUT_HALVES, 1, 1, 1, 0, 1, 4, 15, 0.2f, 0.0f, POISSON_TOL_L1},
     {"L1 dct-precond",      45,  36, 3, INPUT_FULL,   0, 0, 1, 0, 2, 5, 8,  0.2f, 0.0f, POISSON_TOL_L1},
     {"L1 CG none a=0",      33,  31, 2, INPUT_FULL,   0, 0, 1, 1, 0, 4, 25, 0.0f, 0.0f, POISSON_TOL_L1},
+    /* CG far past convergence (cgTolerance 0 stops at lull_cg_continues'
+     * floor), alpha 0 (the constant fixed to the primal's mean after CG) */
+    {"L2 CG a=0 past conv", 7,   5,  3, INPUT_FULL,   0, 0, 2, 1, 1, 7, 1000, 0.0f, 0.0f, POISSON_TOL_CG},
+    {"L2 CG 3x1 a=0",       3,   1,  3, INPUT_FULL,   0, 0, 2, 1, 1, 7, 20, 0.0f, 0.0f, POISSON_TOL_CG},
+    {"L1 3x1 past conv",    3,   1,  3, INPUT_FULL,   0, 0, 1, 0, 1, 7, 1000, 0.2f, 0.0f, POISSON_TOL_L1},
     {"L1 tolerance",        40,  40, 1, INPUT_FULL,   0, 1, 1, 0, 1, 5, 50, 0.3f, 1e-2f, POISSON_TOL_L1},
 };
 

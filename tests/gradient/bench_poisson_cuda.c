@@ -220,7 +220,7 @@ static void print_split(const timing* t, const char* what)
       "clear", "dct_tables", "dct_x_forward", "dct_y_solve", "dct_x_inverse", "load",
       "repair", "weights_reset", "cg_init", "cg_apply", "cg_update", "precond_sums",
       "reweight", "scale_weights", "mean_weights", "primal_mean", "finite_or", "store",
-      "cg_direction", "gd_axpy", "gd_zero", "gd_gradients", "gd_half_variance", "gd_box_mean",
+      "cg_direction", "mean_offset", "shift", "gd_axpy", "gd_zero", "gd_gradients", "gd_half_variance", "gd_box_mean",
       "gd_max", "gd_feature_load", "gd_feature_range", "gd_feature_normalize",
       "gd_feature_scale", "gd_weights", "gd_stencil", "gd_score", "gd_keep_best",
       "gd_post_scale", "gd_post"};
