@@ -103,7 +103,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.environ.get("LULL_BUILD", os.path.join(ROOT, "build")),
                         help="CMake build tree with the compiled module (default: build)")
-    parser.add_argument("--out", help="zip to write (default: dist/lull_denoise-<version>.zip)")
+    parser.add_argument("--out", help="zip to write (default: dist/lull_denoise-<version>-"
+                                      "<platform>.zip, e.g. lull_denoise-0.1.0-linux-x64.zip; "
+                                      "without the module: no platform part)")
     parser.add_argument("--no-module", action="store_true",
                         help="leave the compiled module out (it must then be on Blender's path)")
     args = parser.parse_args(argv)

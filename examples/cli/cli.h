@@ -170,6 +170,9 @@ long cli_pattern_scan(const cli_pattern* pattern, long** frames, char* err, size
 long cli_frames_parse(const char* text, long** frames, char* err, size_t err_size);
 /* 1 when frame belongs to shard index of count (frame mod count). */
 int cli_shard_has(long frame, int index, int count);
+/* Creates the missing folders of path's parent (as mkdir -p), so that a
+ * sequence's output folder need not exist; 0, or 1 with err. */
+int cli_make_parent_dirs(const char* path, char* err, size_t err_size);
 /* 1 when output exists and was modified after input (so resuming skips it). */
 int cli_output_is_newer(const char* output, const char* input);
 /* 1 when both names exist and are the same file (links included): writing

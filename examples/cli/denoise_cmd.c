@@ -545,7 +545,9 @@ static int make_plan(parsed_args* a, plan* p)
                                : cli_pattern_scan(&p->input, &p->frames, err, sizeof err);
   if (p->num_frames < 0) {
     cli_error("%s", err);
-    return 1;
+    /* a bad --frames is a usage error; a folder that cannot be read (an
+     * unmounted share on a farm node) is a failure, as no frames are */
+    return a->frames[0] ? 1 : 2;
   }
   if (p->num_frames == 0) {
     cli_error("%s: no frames found", o->input);

@@ -494,6 +494,8 @@ static int write_output(const cli_denoise_options* options, const cli_frame_file
   lull_io_file_info info;
   lull_io_get_file_info(&s->input, &info);
   const int srgb = !info.integer; /* linear values get encoded for 8-bit files */
+  if (cli_make_parent_dirs(files->output, err, err_size))
+    return 1;
   if (is_exr(files->output)) {
     if (add_results(options, s, files->output, err, err_size))
       return 1;
@@ -674,7 +676,8 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
     status = CLI_FAILED;
   if (status == CLI_OK && panels.rgb[0]) {
     const float* rgb[3] = {panels.rgb[0], panels.rgb[1], panels.rgb[2]};
-    if (cli_write_panels(files->side_by_side, rgb, panels.encoded, rgb[2] ? 3 : 2,
+    if (cli_make_parent_dirs(files->side_by_side, err, err_size) ||
+        cli_write_panels(files->side_by_side, rgb, panels.encoded, rgb[2] ? 3 : 2,
                          s->input.width, s->input.height, err, err_size))
       status = CLI_FAILED;
   }

@@ -13,6 +13,16 @@ static void print_images(const char* filter)
   printf("\n");
 }
 
+/* A value as its type reads: integers in full ("-2147483648", not
+ * "-2.14748e+09", which looked like a float limit), other numbers %g. */
+static void number(char* out, size_t size, double v, LullParamType type)
+{
+  if (type == LULL_PARAM_TYPE_INT && v >= -2147483648.0 && v <= 2147483647.0)
+    snprintf(out, size, "%.0f", v);
+  else
+    snprintf(out, size, "%g", v);
+}
+
 static void print_filter(const char* filter)
 {
   printf("%s\n", filter);
@@ -21,17 +31,19 @@ static void print_filter(const char* filter)
     LullParamInfo info;
     if (!lullGetFilterParamInfo(filter, i, &info))
       continue;
-    char value[48];
+    char value[48], lo[48], hi[48];
     if (isnan(info.defaultValue))
       snprintf(value, sizeof value, "auto");
     else
-      snprintf(value, sizeof value, "%g", info.defaultValue);
+      number(value, sizeof value, info.defaultValue, info.type);
+    number(lo, sizeof lo, info.minValue, info.type);
+    number(hi, sizeof hi, info.maxValue, info.type);
     if (info.readOnly)
       printf("  %-16s %-5s (read-only)  %s\n", info.name, cli_param_type_name(info.type),
              info.description ? info.description : "");
     else
-      printf("  %-16s %-5s %-6s [%g, %g]  %s\n", info.name, cli_param_type_name(info.type), value,
-             info.minValue, info.maxValue, info.description ? info.description : "");
+      printf("  %-16s %-5s %-6s [%s, %s]  %s\n", info.name, cli_param_type_name(info.type), value,
+             lo, hi, info.description ? info.description : "");
   }
 }
 

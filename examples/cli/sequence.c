@@ -245,6 +245,35 @@ int cli_same_file(const char* a, const char* b)
          sa.st_ino == sb.st_ino;
 }
 
+int cli_make_parent_dirs(const char* path, char* err, size_t err_size)
+{
+  char dir[CLI_PATH_SIZE];
+  const char* slash = strrchr(path, '/');
+  if (!slash || slash == path)
+    return 0; /* the current folder or the root */
+  const size_t n = (size_t)(slash - path);
+  if (n >= sizeof dir) {
+    snprintf(err, err_size, "%s: path too long", path);
+    return 1;
+  }
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  /* each prefix ending before a '/', then the folder itself */
+  for (size_t i = 1; i <= n; ++i) {
+    if (i < n && dir[i] != '/')
+      continue;
+    const char saved = dir[i];
+    dir[i] = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+      snprintf(err, err_size, "%s: cannot create the folder %s: %s", path, dir, strerror(errno));
+      return 1;
+    }
+    dir[i] = saved;
+  }
+  return 0;
+}
+
 int cli_output_is_newer(const char* output, const char* input)
 {
   struct stat out, in;

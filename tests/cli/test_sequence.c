@@ -138,6 +138,10 @@ static void test_patterns_and_resume(const char* dir)
   snprintf(none, sizeof none, "%s/in/none_####.pfm", dir);
   EXPECT(1, "denoise", none, "-o", out);
   CHECK(cli_said(dir, "stderr.txt", "no frames found"));
+  /* a folder that cannot be read is a failure, as no frames are (it was a
+   * usage error) */
+  snprintf(none, sizeof none, "%s/no_such_folder/####.pfm", dir);
+  EXPECT(1, "denoise", none, "-o", out);
 }
 
 static void test_shards(const char* dir)
@@ -165,6 +169,11 @@ static void test_shards(const char* dir)
   char out[1200];
   snprintf(out, sizeof out, "%s/idle/####.pfm", dir);
   EXPECT(0, "denoise", in, "-o", out, "--frames", "1-2", "--shard", "5/7");
+  /* output folders that do not exist yet are made (a farm's tasks write
+   * into fresh folders; the README's example failed without one) */
+  snprintf(out, sizeof out, "%s/fresh/deeper/####.pfm", dir);
+  EXPECT(0, "denoise", in, "-o", out, "--frames", "2-3");
+  CHECK_EQ_INT(outputs(dir, "fresh/deeper", 9), 0xcu);
 }
 
 /* Ctrl-C in the middle of a sequence: exit status 130, every output that

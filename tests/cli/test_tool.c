@@ -96,6 +96,8 @@ static void test_usage(const char* dir)
   EXPECT(0, "filters");
   CHECK(cli_said(dir, "stdout.txt", "ATrous"));
   EXPECT(0, "filters", "ATrous");
+  /* integer ranges in full (they printed as -2.14748e+09, a float limit) */
+  CHECK(cli_said(dir, "stdout.txt", "[-2147483648, 2147483647]"));
   CHECK(cli_said(dir, "stdout.txt", "iterations"));
 }
 
@@ -496,9 +498,9 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
   EXPECT(1, "denoise", c, "-f", "ATrous", "--param", "hdr=1", "--param", "srgb=1", "-o", keep);
   CHECK(cli_said(dir, "stderr.txt", "hdr and srgb"));
   CHECK(cli_same_bytes(keep, copy));
-  /* nowhere to write */
-  char nowhere[1200];
-  cli_path(nowhere, sizeof nowhere, dir, "no/such/dir/out.pfm");
+  /* nowhere to write: a folder that is a file (missing folders are made) */
+  char nowhere[1300];
+  snprintf(nowhere, sizeof nowhere, "%s/out.pfm", c);
   EXPECT(1, "denoise", c, "-o", nowhere);
   CHECK(cli_said(dir, "stderr.txt", "out.pfm"));
   EXPECT(1, "denoise", c, "-o", dir);
@@ -551,7 +553,7 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
 static void test_inputs_kept(const char* dir, const cli_scene* scene)
 {
   char c[1200], copy[1200], link[1200], side[1200], side_copy[1200], a[1200], b[1200];
-  char nowhere[1200], hashed[1200], out[1200];
+  char nowhere[1300], hashed[1200], out[1200];
   cli_path(c, sizeof c, dir, "kept_color.pfm");
   cli_path(copy, sizeof copy, dir, "kept_color_copy.pfm");
   cli_path(link, sizeof link, dir, "kept_link.pfm");
@@ -559,7 +561,7 @@ static void test_inputs_kept(const char* dir, const cli_scene* scene)
   cli_path(side_copy, sizeof side_copy, dir, "kept_side_copy.png");
   cli_path(a, sizeof a, dir, "inplace_1.pfm");
   cli_path(b, sizeof b, dir, "inplace_3.pfm");
-  cli_path(nowhere, sizeof nowhere, dir, "no/such/dir/out.pfm");
+  snprintf(nowhere, sizeof nowhere, "%s/out.pfm", c); /* a folder that is a file */
   cli_path(hashed, sizeof hashed, dir, "take#2.pfm");
   cli_path(out, sizeof out, dir, "kept_out.pfm");
   CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", c), 0);
