@@ -600,6 +600,30 @@ def test_output_variance_is_written_through_any_layout(np, rng):
             f.set_image("outputVariance", read_only)
 
 
+def test_reconstruct_from_halves_alone(np, rng):
+    """reconstruct() with the six half-buffers and no primal or gradients
+    (the C API accepts it): the output takes the first half's shape; it
+    failed with a TypeError about NoneType.  Without any colour there is
+    nothing to shape the output: a ValueError that says so."""
+    if "Poisson" not in lull.filter_types():
+        pytest.skip("built without the gradient-domain filters")
+    halves = {n: rng.random((12, 10, 3), dtype=np.float32)
+              for n in ("colorA", "colorB", "gradientXA", "gradientXB", "gradientYA",
+                        "gradientYB")}
+    out = lull.reconstruct(None, None, None, device="cpu", **halves)
+    assert out.shape == (12, 10, 3) and np.isfinite(out).all()
+    # the same as the filter given the halves through the object API
+    with lull.Device("cpu") as device, device.new_filter("Poisson") as f:
+        for name, array in halves.items():
+            f.set_image(name, array)
+        expected = np.zeros((12, 10, 3), np.float32)
+        f.set_image("output", expected)
+        f.execute()
+    assert np.array_equal(out, expected)
+    with pytest.raises(ValueError, match="out="):
+        lull.reconstruct(None, None, None, device="cpu")
+
+
 # -- leaks ---------------------------------------------------------------------------------
 
 

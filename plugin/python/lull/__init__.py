@@ -170,6 +170,14 @@ def _run(filter_type, device, images, out, progress, params, like):
             if array is not None:
                 f.set_image(name, array)
         if out is None:
+            # the output has the colour's shape; a reconstruction from the
+            # halves alone (primal None) takes the first half's
+            for candidate in (like, images.get("colorA"), images.get("colorB")):
+                if candidate is not None:
+                    like = candidate
+                    break
+            else:
+                raise ValueError("no colour image to take the output's shape from (give out=)")
             out = _empty(*_shape_and_code(like))
         f.set_image("output", out)
         for name, value in params.items():
@@ -225,7 +233,9 @@ def reconstruct(primal, dx, dy, *, filter=None, device=None, out=None, progress=
         features) or "GradientDomain" (feature-guided; the default when
         albedo/normal/depth/position are given).
     features_and_params: feature images by name (albedo=, normal=, depth=,
-        position=, ...) and filter parameters (alpha=, norm=, ...).
+        position=, ...), the half-buffer images (colorA=, colorB=,
+        gradientXA=, ...: with all six, primal, dx and dy may be None) and
+        filter parameters (alpha=, norm=, ...).
     """
     if filter is None:
         has_features = any(features_and_params.get(k) is not None for k in _FEATURES)
