@@ -2,6 +2,7 @@
  *
  *  - exact data (primal, gradients and both halves equal to the truth) is
  *    returned unchanged: every constraint is then satisfied;
+ *  - a constant image stays constant under every candidate;
  *  - noisy halves with features of the truth: every candidate removes most
  *    of the noise, and the automatic choice beats L1 Poisson;
  *  - all-zero features and NaN/Inf in gradients and features give finite
@@ -117,6 +118,54 @@ static void test_exact(void)
   oidnReleaseFilter(f);
   free(out);
   data_free(&d);
+}
+
+/* A constant image (zero gradients, halves 0.5 +- e whose mean is exactly
+ * 0.5) stays constant under every candidate, with random features: the
+ * constant lies in every patch subspace (lull_gd_feature_basis).  The
+ * truncated SVD used to drop a direction with a part along the constant:
+ * +-0.5% without features, +-9% with a random albedo. */
+static void test_constant(void)
+{
+  const size_t n = (size_t)W * H * 3;
+  float* half[2] = {malloc(n * sizeof(float)), malloc(n * sizeof(float))};
+  float* zero = calloc(n, sizeof(float));
+  float* albedo = malloc(n * sizeof(float));
+  float* out = malloc(n * sizeof(float));
+  unsigned rng = 77u;
+  for (size_t i = 0; i < n; ++i) {
+    const float e = 0.05f * (lull_test_random(&rng) - 0.5f);
+    half[0][i] = 0.5f + e;
+    half[1][i] = 0.5f - e;
+    albedo[i] = lull_test_random(&rng);
+  }
+  for (int candidate = -1; candidate <= 2; ++candidate) {
+    OIDNFilter f = oidnNewFilter(device, "GradientDomain");
+    oidn_share(f, "colorA", half[0], 3, W, H);
+    oidn_share(f, "colorB", half[1], 3, W, H);
+    static const char* const gradients[] = {"gradientXA", "gradientXB", "gradientYA",
+                                            "gradientYB"};
+    for (int g = 0; g < 4; ++g)
+      oidn_share(f, gradients[g], zero, 3, W, H);
+    oidn_share(f, "albedo", albedo, 3, W, H);
+    oidn_share(f, "output", out, 3, W, H);
+    oidnSetFilterInt(f, "candidate", candidate);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    EXPECT_OIDN(device, OIDN_ERROR_NONE, "constant image");
+    double worst = 0.0;
+    for (size_t i = 0; i < n; ++i)
+      worst = fmax(worst, fabs((double)out[i] - 0.5));
+    if (!(worst < 1e-5))
+      fprintf(stderr, "constant image, candidate %d: off by up to %g\n", candidate, worst);
+    CHECK(worst < 1e-5);
+    oidnReleaseFilter(f);
+  }
+  free(half[0]);
+  free(half[1]);
+  free(zero);
+  free(albedo);
+  free(out);
 }
 
 static void test_denoises(void)
@@ -277,6 +326,7 @@ int main(void)
   device = oidn_cpu_device();
   test_tiny();
   test_exact();
+  test_constant();
   test_denoises();
   test_errors();
   oidnReleaseDevice(device);
