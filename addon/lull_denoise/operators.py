@@ -81,23 +81,42 @@ class LULL_OT_enable_passes(bpy.types.Operator):
 
 
 def save_render_result(scene, path):
-    """Writes the last render (all view layers and passes) as multilayer EXR."""
+    """Writes the last render (all view layers and passes) as multilayer EXR:
+    [("", path)], or in stereo a file a view, [(view name, file)] (Blender
+    saves a stereo render result a file a view, whatever the views format,
+    named with the views' suffixes, and then reports the path it was given
+    as not saved)."""
     image = bpy.data.images.get("Render Result")
     if image is None or image.type != "RENDER_RESULT":
         raise RuntimeError("there is no render result: render an image first (F12)")
     settings = scene.render.image_settings
-    # media_type first: it limits the file formats (Blender 5.0)
+    # media_type first: it limits the file formats (Blender 5.0); the views
+    # format after the file format, which offers it
     names = [n for n in ("media_type", "file_format", "color_depth") if hasattr(settings, n)]
     saved = [(n, getattr(settings, n)) for n in names]
+    render = scene.render
+    stem, ext = os.path.splitext(path)
+    views = [(v.name, stem + v.file_suffix + ext) for v in render.views if v.use] \
+        if render.use_multiview else []
+    for _, file in views + [("", path)]:
+        if os.path.exists(file):
+            os.remove(file)  # an earlier render's must not pass for this one's
     try:
         use_multilayer_exr(settings)
         settings.color_depth = "32"
         image.save_render(filepath=path, scene=scene)
+    except RuntimeError:
+        if not views:
+            raise
     finally:
         for name, value in saved:
             setattr(settings, name, value)
+    written = [(view, file) for view, file in views if os.path.exists(file)]
+    if views and written:
+        return written
     if not os.path.exists(path):
         raise RuntimeError("Blender wrote no render result (render an image first)")
+    return [("", path)]
 
 
 def _temp_folder():
@@ -177,8 +196,7 @@ class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
         scene = context.scene
         src = os.path.join(_temp_folder(), "lull_render_result.exr")
         try:
-            save_render_result(scene, src)
-            data = lull.read_exr(src)
+            data = pipeline.read_views(lull, save_render_result(scene, src))
         except (RuntimeError, ValueError, OSError, lull.Error) as e:
             self.report({"ERROR"}, f"lull: {e}")
             return None
@@ -233,10 +251,10 @@ class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
         images = []
         try:
             for key, pixels in job.results.items():
-                layer = key.rpartition(".")[0] or "Render"
-                path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(layer)}.exr")
+                name = job.labels.get(key) or "Render"
+                path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(name)}.exr")
                 lull.write_exr(path, {"": pixels})
-                images.append(self._load(f"lull Denoised {layer}", path))
+                images.append(self._load(f"lull Denoised {name}", path))
         except (RuntimeError, OSError, lull.Error) as e:
             self.report({"ERROR"}, f"lull: cannot show the result: {e}")
             return {"CANCELLED"}
@@ -271,12 +289,14 @@ def view_names(scene):
 
 
 def views_problem(scene):
-    """Why the scene's frames cannot be denoised (None: they can): lull reads
-    a file of one view; stereo frames need a file a view."""
+    """Why the scene's frames cannot be denoised (None: they can).  Stereo
+    renders are denoised view by view, from a file a view (Individual) or
+    from one file of all views (Multi-View)."""
     render = scene.render
-    if render.use_multiview and render.image_settings.views_format != "INDIVIDUAL":
-        return ("stereo frames need one file a view: set Output Properties > Views > "
-                "Views Format to Individual")
+    if render.use_multiview and render.image_settings.views_format not in ("INDIVIDUAL",
+                                                                           "MULTIVIEW"):
+        return ("stereo frames: set Output Properties > Views > Views Format to Individual "
+                "or Multi-View")
     return None
 
 

@@ -33,42 +33,70 @@ NEEDED_SETTINGS = {
 }
 
 
-def _key(layer, name):
-    return f"{layer}.{name}" if layer else name
+def _key(layer, name, view=""):
+    return ".".join(part for part in (layer, name, view) if part)
+
+
+def split_key(passes, key):
+    """(layer, pass, view) of a key of lull.read_exr's result: the last
+    part is a view when the file has that view (a stereo render's
+    "ViewLayer.Combined.left"), else the view is ""."""
+    head, _, last = key.rpartition(".")
+    view = ""
+    if head and last in getattr(passes, "views", ()):
+        key, view = head, last
+    layer, _, name = key.rpartition(".")
+    return layer, name, view
+
+
+def targets(passes):
+    """(view layer, view) of a file's passes that have a colour pass, in
+    file order; the view is "" but in stereo renders."""
+    found = []
+    for key in passes:
+        layer, name, view = split_key(passes, key)
+        if name in COLOR_PASSES and (layer, view) not in found:
+            found.append((layer, view))
+    return found
 
 
 def layers(passes):
     """View layers of a file's passes that have a colour pass, in file order."""
     found = []
-    for key in passes:
-        layer, _, name = key.rpartition(".")
-        if name in COLOR_PASSES and layer not in found:
+    for layer, _ in targets(passes):
+        if layer not in found:
             found.append(layer)
     return found
 
 
-def color_key(passes, layer):
+def label(layer, view=""):
+    """How the add-on names a view layer (and view) to the user."""
+    return f"{layer} ({view})" if view else layer
+
+
+def color_key(passes, layer, view=""):
     for name in COLOR_PASSES:
-        if _key(layer, name) in passes:
-            return _key(layer, name)
+        if _key(layer, name, view) in passes:
+            return _key(layer, name, view)
     return None
 
 
-def filter_inputs(passes, layer, accepted):
-    """{image name: array} for one view layer: the colour and every guide
-    the filter accepts that the file has.  OIDN's rule (normals need an
-    albedo) is kept by dropping the normal when the albedo is missing."""
-    key = color_key(passes, layer)
+def filter_inputs(passes, layer, accepted, view=""):
+    """{image name: array} for one view layer (and view): the colour and
+    every guide the filter accepts that the file has.  OIDN's rule (normals
+    need an albedo) is kept by dropping the normal when the albedo is
+    missing."""
+    key = color_key(passes, layer, view)
     if key is None:
-        raise KeyError(f"view layer '{layer}' has no Combined pass")
+        raise KeyError(f"view layer '{label(layer, view)}' has no Combined pass")
     inputs = {"color": passes[key]}
     for image, name in GUIDE_PASSES:
-        if image in accepted and _key(layer, name) in passes:
-            inputs[image] = passes[_key(layer, name)]
+        if image in accepted and _key(layer, name, view) in passes:
+            inputs[image] = passes[_key(layer, name, view)]
     if "normal" in inputs and "albedo" not in inputs:
         del inputs["normal"]
     return inputs
 
 
-def output_key(layer):
-    return _key(layer, OUTPUT_PASS)
+def output_key(layer, view=""):
+    return _key(layer, OUTPUT_PASS, view)

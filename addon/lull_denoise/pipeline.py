@@ -36,44 +36,74 @@ class Cancelled(Exception):
     """Raised when a cancel event stops the work."""
 
 
+def read_views(lull, files):
+    """The passes of [(view, path)] files as one lull.read_exr result: a
+    single ("", path) as it reads; files of views (a stereo render result,
+    which Blender saves a file a view) with every key ending in ".<view>",
+    as lull.read_exr gives a file of both views."""
+    if len(files) == 1 and not files[0][0]:
+        return lull.read_exr(files[0][1])
+    merged = None
+    for view, path in files:
+        passes = lull.read_exr(path)
+        if merged is None:
+            merged = lull.Passes(width=passes.width, height=passes.height,
+                                 views=[v for v, _ in files])
+        for key, array in passes.items():
+            merged[f"{key}.{view}"] = array
+            merged.channel_names[f"{key}.{view}"] = passes.channel_names.get(key)
+            merged.half[f"{key}.{view}"] = passes.half.get(key, False)
+    return merged
+
+
 def denoised_path(src, suffix="_denoised"):
     """frames/0001.exr -> frames/0001_denoised.exr"""
     stem, ext = os.path.splitext(src)
     return stem + suffix + (ext or ".exr")
 
 
+def _targets(passes, settings):
+    """The (view layer, view) pairs of `passes` to denoise."""
+    targets = cycles_passes.targets(passes)
+    if settings.view_layers is not None:
+        targets = [t for t in targets if t[0] in settings.view_layers]
+    if not targets:
+        raise ValueError("no Combined pass of a view layer found (is this a Cycles multilayer "
+                         "EXR?)")
+    return targets
+
+
 def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=None,
                    unguided=None):
-    """Denoises every view layer of `passes` (a lull.read_exr result).
+    """Denoises every view layer of `passes` (a lull.read_exr result), each
+    view of a stereo render on its own.
 
-    Returns {"Layer.Denoised": array}.  progress(fraction) is called over
-    the whole file; cancel (a threading.Event) stops at the next step.  The
-    names of layers without an albedo (no Denoising Data: filtered from the
-    colour alone) are appended to `unguided`."""
-    layers = cycles_passes.layers(passes)
-    if settings.view_layers is not None:
-        layers = [layer for layer in layers if layer in settings.view_layers]
-    if not layers:
-        raise ValueError("no Combined pass of a view layer found (is this a Cycles multilayer "
-                         "EXR? a stereo render needs its views in separate files)")
+    Returns {"Layer.Denoised": array} ("Layer.Denoised.view" in stereo).
+    progress(fraction) is called over the whole file; cancel (a
+    threading.Event) stops at the next step.  The names of layers without
+    an albedo (no Denoising Data: filtered from the colour alone) are
+    appended to `unguided`."""
+    targets = _targets(passes, settings)
     accepted = lull.filter_images(settings.filter_type)
     device = device or lull.Device(settings.device)
     results = {}
-    for i, layer in enumerate(layers):
+    for i, (layer, view) in enumerate(targets):
         if cancel is not None and cancel.is_set():
             raise Cancelled()
 
         def step(done, i=i):
             if progress is not None:
-                progress((i + done) / len(layers))
+                progress((i + done) / len(targets))
             return cancel is None or not cancel.is_set()
 
-        inputs = cycles_passes.filter_inputs(passes, layer, accepted)
+        inputs = cycles_passes.filter_inputs(passes, layer, accepted, view)
         if unguided is not None and "albedo" not in inputs:
-            unguided.append(layer)
+            name = cycles_passes.label(layer, view)
+            if name not in unguided:
+                unguided.append(name)
         color = inputs.pop("color")
         try:
-            results[cycles_passes.output_key(layer)] = lull.denoise(
+            results[cycles_passes.output_key(layer, view)] = lull.denoise(
                 color, filter=settings.filter_type, device=device, progress=step,
                 **inputs, **settings.params)
         except lull.Error as e:
@@ -91,9 +121,9 @@ def denoise_file(lull, src, dst, settings, device=None, progress=None, cancel=No
     results = denoise_passes(lull, passes, settings, device, progress, cancel)
     half = {}
     names = {}
-    for key in results:
-        layer = key.rpartition(".")[0]
-        color = cycles_passes.color_key(passes, layer)
+    for layer, view in _targets(passes, settings):
+        key = cycles_passes.output_key(layer, view)
+        color = cycles_passes.color_key(passes, layer, view)
         half[key] = passes.half.get(color, False)
         names[key] = passes.channel_names.get(color)
     lull.add_passes(src, dst, results, channel_names=names, half=half)
@@ -106,12 +136,14 @@ class LayersJob:
     Last Render: about 2 s at 1080p on two CPU cores) and Esc can stop it.
 
     start() returns at once; running(), fraction, and after the end results
-    (as denoise_passes returns them), unguided, seconds, cancelled and error
-    (the exception that stopped it, or None) tell how it went."""
+    (as denoise_passes returns them), labels (each result's view layer, and
+    view in stereo, as the user reads it), unguided, seconds, cancelled and
+    error (the exception that stopped it, or None) tell how it went."""
 
     def __init__(self, lull, passes, settings):
         self.fraction = 0.0
         self.results = None
+        self.labels = {}
         self.unguided = []
         self.seconds = 0.0
         self.cancelled = False
@@ -134,6 +166,8 @@ class LayersJob:
         try:
             self.results = denoise_passes(lull, passes, settings, progress=self._progress,
                                           cancel=self._cancel, unguided=self.unguided)
+            self.labels = {cycles_passes.output_key(layer, view): cycles_passes.label(layer, view)
+                           for layer, view in _targets(passes, settings)}
         except Cancelled:
             self.cancelled = True
         except Exception as e:  # noqa: BLE001 - reported by the operator

@@ -201,7 +201,8 @@ result["denoise_animation"] = sorted(bpy.ops.lull.denoise_animation())
 result["animation_frames"] = check_frames()
 
 # stereo: a file a view (Blender's default) gets each view denoised, at once
-# in batch mode; one file of both views is refused with a way out
+# in batch mode; so does one file of both views (Multi-View: a part per
+# pass and view), and the last render of both views
 scene.frame_start = scene.frame_end = 1
 scene.lull.auto_denoise = True
 scene.render.use_multiview = True
@@ -211,10 +212,23 @@ bpy.ops.render.render(animation=True)
 result["stereo_files"] = sorted(os.listdir(stereo_dir))
 scene.lull.auto_denoise = False
 scene.render.image_settings.views_format = "MULTIVIEW"
+scene.render.filepath = os.path.join(stereo_dir, "m_####")
+bpy.ops.render.render(animation=True)
 try:
     result["stereo_one_file"] = sorted(bpy.ops.lull.denoise_animation())
 except RuntimeError as e:
     result["stereo_one_file"] = str(e)
+stereo = lull.read_exr(os.path.join(stereo_dir, "m_0001_denoised.exr"))
+result["stereo_one_file_passes"] = sorted(k for k in stereo if "Denoised" in k)
+result["stereo_one_file_finite"] = all(bool(np.isfinite(stereo[k]).all())
+                                       for k in stereo if "Denoised" in k)
+result["stereo_one_file_views_differ"] = bool(
+    (stereo["ViewLayer.Denoised.left"] != stereo["ViewLayer.Denoised.right"]).any())
+bpy.ops.render.render()
+result["stereo_last_render"] = sorted(bpy.ops.lull.denoise_render())
+result["stereo_last_render_images"] = sorted(i.name for i in bpy.data.images
+                                             if i.name.startswith("lull Denoised ")
+                                             and i.name.endswith(")"))
 scene.render.image_settings.views_format = "INDIVIDUAL"
 scene.render.use_multiview = False
 

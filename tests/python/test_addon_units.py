@@ -66,6 +66,40 @@ def test_layers_filtered_and_unguided_named(np, addon):
         pipeline.denoise_passes(lull, {"Composite.Combined": a}, settings)
 
 
+def test_stereo_views(np, addon, tmp_path):
+    """A stereo render's passes ("L.Combined.left", views listed) are
+    denoised view by view; a render result saved a file a view
+    (read_views) reads as one file of both views would."""
+    passes, pipeline = addon
+    rng = np.random.default_rng(5)
+    a = rng.random((8, 8, 4), dtype=np.float32)
+    g = rng.random((8, 8, 3), dtype=np.float32)
+    data = lull.Passes({"L.Combined.left": a, "L.Combined.right": a[::-1].copy(),
+                        "L.Denoising Albedo.left": g, "L.Denoising Normal.left": g},
+                       views=["left", "right"])
+    assert passes.targets(data) == [("L", "left"), ("L", "right")]
+    assert passes.layers(data) == ["L"]
+    assert passes.split_key(data, "L.Combined.right") == ("L", "Combined", "right")
+    assert passes.split_key({"L.Combined.right": a}, "L.Combined.right") == \
+        ("L.Combined", "right", "")  # not a view of the file: a pass name
+    inputs = passes.filter_inputs(data, "L", lull.filter_images("RT"), "right")
+    assert inputs["color"] is data["L.Combined.right"] and "albedo" not in inputs
+    unguided = []
+    results = pipeline.denoise_passes(lull, data, pipeline.Settings("RT", "cpu"),
+                                      unguided=unguided)
+    assert sorted(results) == ["L.Denoised.left", "L.Denoised.right"]
+    assert unguided == ["L (right)"]
+    # a file a view, merged
+    for view, array in (("left", a), ("right", 2 * a)):
+        lull.write_exr(tmp_path / f"r_{view}.exr", {"L.Combined": array})
+    merged = pipeline.read_views(lull, [("left", str(tmp_path / "r_left.exr")),
+                                        ("right", str(tmp_path / "r_right.exr"))])
+    assert merged.views == ("left", "right")
+    assert sorted(merged) == ["L.Combined.left", "L.Combined.right"]
+    np.testing.assert_array_equal(merged["L.Combined.right"], 2 * a)
+    assert passes.targets(merged) == [("L", "left"), ("L", "right")]
+
+
 def test_denoise_file_and_cancel(np, addon, tmp_path):
     _, pipeline = addon
     src = render_path("cornell", "spp4")

@@ -94,8 +94,18 @@ def test_stereo_frames(e2e):
     # a file a view: both denoised (in batch mode as each frame is written)
     assert e2e["stereo_files"] == ["s_0001_L.exr", "s_0001_L_denoised.exr", "s_0001_R.exr",
                                    "s_0001_R_denoised.exr"]
-    # both views in one file: refused, saying what to set
-    assert "Views Format to Individual" in e2e["stereo_one_file"]
+    # both views in one file (Multi-View): each view denoised into a
+    # Denoised pass of that view
+    assert e2e["stereo_one_file"] == ["FINISHED"]
+    assert e2e["stereo_one_file_passes"] == [
+        "Second.Denoised.left", "Second.Denoised.right", "ViewLayer.Denoised.left",
+        "ViewLayer.Denoised.right"]
+    assert e2e["stereo_one_file_finite"] and e2e["stereo_one_file_views_differ"]
+    # and the last render: an image a view
+    assert e2e["stereo_last_render"] == ["FINISHED"]
+    assert e2e["stereo_last_render_images"] == [
+        "lull Denoised Second (left)", "lull Denoised Second (right)",
+        "lull Denoised ViewLayer (left)", "lull Denoised ViewLayer (right)"]
 
 
 def test_composite_output_is_not_a_view_layer(e2e):

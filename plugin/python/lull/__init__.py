@@ -253,15 +253,20 @@ class Passes(dict):
 
     Keys: "ViewLayer.Combined", "ViewLayer.Denoising Albedo", ... for
     Blender's multilayer EXR ("Layer.Pass.Channel"); "Pass" without a layer;
-    "" for a plain RGB(A) file; multiview passes end in ".<view>".
+    "" for a plain RGB(A) file; the passes of a stereo (multiview) render
+    end in ".<view>" ("ViewLayer.Combined.left"), its views listed in
+    `views`.  add_passes takes such keys too: "ViewLayer.Denoised.left"
+    adds the left view's pass.
     """
 
-    def __init__(self, *args, width=0, height=0, channel_names=None, half=None, **kwargs):
+    def __init__(self, *args, width=0, height=0, channel_names=None, half=None, views=(),
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.width = width
         self.height = height
         self.channel_names = dict(channel_names or {})
         self.half = dict(half or {})
+        self.views = tuple(views)
 
 
 def _join(*parts):
@@ -273,7 +278,11 @@ def read_exr(path):
     OpenImageIO reads) into a Passes dict of float32 arrays ((H, W) for
     one channel, (H, W, C) otherwise)."""
     width, height, passes = _lull._read_image(_os.fspath(path))
-    result = Passes(width=width, height=height)
+    views = []
+    for *_, view in passes:
+        if view and view not in views:
+            views.append(view)
+    result = Passes(width=width, height=height, views=views)
     for layer, name, channels, half, data, view in passes:
         key = _join(layer, name, view)
         result[key] = _from_floats(data, height, width, len(channels))

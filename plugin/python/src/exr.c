@@ -111,6 +111,23 @@ static float* pass_pixels(PyObject* array, const char* name, int* width, int* he
   return out;
 }
 
+/* The view `name` stands for when it is one of the image's views and
+ * `layer` holds a dot ("ViewLayer.Denoised" + "left"): the view, with the
+ * part of `layer` before its last dot in view_layer; else NULL. */
+static const char* split_view(const lull_io_image* image, const char* layer, const char* name,
+                              char view_layer[LULL_IO_NAME_SIZE])
+{
+  const char* dot = strrchr(layer, '.');
+  if (!dot || !name[0])
+    return NULL;
+  for (int i = 0; i < image->num_passes; ++i)
+    if (image->passes[i].view[0] && strcmp(image->passes[i].view, name) == 0) {
+      PyOS_snprintf(view_layer, LULL_IO_NAME_SIZE, "%.*s", (int)(dot - layer), layer);
+      return image->passes[i].view;
+    }
+  return NULL;
+}
+
 /* Adds (or, when replace is set and it exists, overwrites) the passes of a
  * Python list of (layer, name, channel_names, half, array) tuples. */
 static int add_passes(lull_io_image* image, PyObject* passes, int replace)
@@ -166,8 +183,19 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
                    label, h, w, image->height, image->width);
       ok = 0;
     }
+    /* add_passes into a file with views: "Layer.Pass.view" (a view of the
+     * file last) is that view's pass (Python split it as layer
+     * "Layer.Pass", name "view") */
+    char view_layer[LULL_IO_NAME_SIZE] = "";
+    const char* view = replace ? split_view(image, layer, name, view_layer) : NULL;
+    if (view) {
+      const char* dot = strrchr(layer, '.');
+      name = dot + 1;
+      layer = view_layer;
+    }
     if (ok) {
-      lull_io_pass* existing = lull_io_find_pass(image, layer, name);
+      lull_io_pass* existing = view ? lull_io_find_pass_view(image, layer, name, view)
+                                    : lull_io_find_pass(image, layer, name);
       if (existing && replace && existing->channels == c) {
         const size_t n = (size_t)w * (size_t)h * (size_t)c;
         for (size_t k = 0; k < n; ++k)
@@ -181,7 +209,9 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
                      replace ? " with a different number of channels" : " twice");
         ok = 0;
       } else {
-        lull_io_pass* added = lull_io_add_pass(image, layer, name, c, channel_names, pixels);
+        lull_io_pass* added =
+            view ? lull_io_add_pass_view(image, layer, name, view, c, channel_names, pixels)
+                 : lull_io_add_pass(image, layer, name, c, channel_names, pixels);
         if (!added) {
           PyErr_NoMemory();
           ok = 0;
