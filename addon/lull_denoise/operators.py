@@ -32,6 +32,8 @@ def use_multilayer_exr(settings):
 
 # One background worker for automatic denoising (created on first use).
 _auto = {"worker": None}
+# The job of the Denoise Last Render that runs in the UI, if any.
+_last_render = {"job": None}
 
 
 def auto_worker():
@@ -90,30 +92,35 @@ def save_render_result(scene, path):
     if image is None or image.type != "RENDER_RESULT":
         raise RuntimeError("there is no render result: render an image first (F12)")
     settings = scene.render.image_settings
-    # media_type first: it limits the file formats (Blender 5.0); the views
-    # format after the file format, which offers it
-    names = [n for n in ("media_type", "file_format", "color_depth") if hasattr(settings, n)]
+    # restored in this order: media_type first, as it limits the file
+    # formats (Blender 5.0); the views format after the file format, whose
+    # change resets it (it was lost: a Stereo 3D output became Individual)
+    names = [n for n in ("media_type", "file_format", "color_depth", "views_format")
+             if hasattr(settings, n)]
     saved = [(n, getattr(settings, n)) for n in names]
-    render = scene.render
+    # the render result is stereo when it was rendered so, whatever the
+    # scene says now: every view's file is a candidate
     stem, ext = os.path.splitext(path)
-    views = [(v.name, stem + v.file_suffix + ext) for v in render.views if v.use] \
-        if render.use_multiview else []
+    views = [(v.name, stem + v.file_suffix + ext) for v in scene.render.views
+             if v.file_suffix and stem + v.file_suffix + ext != path]
     for _, file in views + [("", path)]:
         if os.path.exists(file):
             os.remove(file)  # an earlier render's must not pass for this one's
+    failure = None
     try:
         use_multilayer_exr(settings)
         settings.color_depth = "32"
         image.save_render(filepath=path, scene=scene)
-    except RuntimeError:
-        if not views:
-            raise
+    except RuntimeError as e:
+        failure = e
     finally:
         for name, value in saved:
             setattr(settings, name, value)
     written = [(view, file) for view, file in views if os.path.exists(file)]
-    if views and written:
+    if written and not os.path.exists(path):
         return written
+    if failure is not None:
+        raise failure
     if not os.path.exists(path):
         raise RuntimeError("Blender wrote no render result (render an image first)")
     return [("", path)]
@@ -213,9 +220,16 @@ class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
     def invoke(self, context, event):
         if bpy.app.background:
             return self.execute(context)
+        running = _last_render["job"]
+        if running is not None and running.running():
+            # one at a time: a second would share the progress display, and
+            # Esc would stop only the last
+            self.report({"WARNING"}, "lull: the last render is being denoised (Esc cancels it)")
+            return {"CANCELLED"}
         self._job = self._start(context)
         if self._job is None:
             return {"CANCELLED"}
+        _last_render["job"] = self._job
         return self._begin(context, 100)
 
     def modal(self, context, event):
@@ -260,7 +274,7 @@ class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
             return {"CANCELLED"}
         if images:
             show_image(context, images[0])
-        self.report({"INFO"}, f"lull: denoised {len(images)} view layer(s) in "
+        self.report({"INFO"}, f"lull: denoised {len(images)} image(s) in "
                               f"{job.seconds:.2f} s ({', '.join(i.name for i in images)})")
         if job.unguided:
             self.report({"WARNING"}, "lull: no Denoising Data in view layer(s) "

@@ -38,13 +38,15 @@ def _key(layer, name, view=""):
 
 
 def split_key(passes, key):
-    """(layer, pass, view) of a key of lull.read_exr's result: the last
-    part is a view when the file has that view (a stereo render's
-    "ViewLayer.Combined.left"), else the view is ""."""
-    head, _, last = key.rpartition(".")
+    """(layer, pass, view) of a key of lull.read_exr's result: it ends in
+    ".<view>" when the file has that view (a stereo render's
+    "ViewLayer.Combined.left"; view names may hold dots: the longest that
+    fits), else the view is ""."""
     view = ""
-    if head and last in getattr(passes, "views", ()):
-        key, view = head, last
+    for v in sorted(getattr(passes, "views", ()), key=len, reverse=True):
+        if key.endswith("." + v) and len(key) > len(v) + 1:
+            key, view = key[:-len(v) - 1], v
+            break
     layer, _, name = key.rpartition(".")
     return layer, name, view
 

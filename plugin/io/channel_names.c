@@ -191,9 +191,16 @@ static int build_passes(const parsed_name* names, group* groups, int num_groups,
   return 0;
 }
 
-int lull_io_group_channels(const char* const* names, int count, const char* const* views,
-                           int num_views, lull_io_image* image, lull_io_channel_slot* slots,
-                           const char* path, char* err, size_t err_size)
+/* Channel i's view given apart from its name, or "". */
+static const char* given_view(const char* const* channel_views, int i)
+{
+  return channel_views && channel_views[i] ? channel_views[i] : "";
+}
+
+int lull_io_group_channels(const char* const* names, const char* const* channel_views, int count,
+                           const char* const* views, int num_views, lull_io_image* image,
+                           lull_io_channel_slot* slots, const char* path, char* err,
+                           size_t err_size)
 {
   if (count < 1 || count > LULL_IO_MAX_FILE_CHANNELS)
     return lull_io_fail(err, err_size, path, "unsupported number of channels (%d)", count);
@@ -207,9 +214,10 @@ int lull_io_group_channels(const char* const* names, int count, const char* cons
   }
   for (int i = 0; i < count && !status; ++i) {
     const char* name = names[i];
+    const char* view = given_view(channel_views, i);
     if (!name || !name[0]) {
       status = lull_io_fail(err, err_size, path, "channel %d has no name", i);
-    } else if (parse_name(name, views, num_views, &parsed[i])) {
+    } else if (parse_name(name, views, view[0] ? 0 : num_views, &parsed[i])) {
       /* outside the convention: a pass named after the whole channel */
       memset(&parsed[i], 0, sizeof parsed[i]);
       if (strlen(name) >= LULL_IO_NAME_SIZE)
@@ -217,9 +225,17 @@ int lull_io_group_channels(const char* const* names, int count, const char* cons
       else
         memcpy(parsed[i].pass, name, strlen(name) + 1);
     }
+    if (!status && view[0]) {
+      if (strlen(view) >= sizeof parsed[i].view)
+        status = lull_io_fail(err, err_size, path, "view name too long: '%.60s...'", view);
+      else
+        memcpy(parsed[i].view, view, strlen(view) + 1);
+    }
     for (int j = 0; j < i && !status; ++j)
-      if (name && names[j] && strcmp(name, names[j]) == 0)
-        status = lull_io_fail(err, err_size, path, "channel '%.100s' appears twice", name);
+      if (name && names[j] && strcmp(name, names[j]) == 0 &&
+          strcmp(view, given_view(channel_views, j)) == 0)
+        status = lull_io_fail(err, err_size, path, "channel '%.100s'%s%s appears twice", name,
+                              view[0] ? " of view " : "", view);
   }
   if (status)
     goto done;

@@ -45,12 +45,17 @@ typedef struct lull_io_channel_slot
 } lull_io_channel_slot;
 
 /* Groups the channels `names[0 .. count-1]` into passes (see lull_io.h).
- * `views` lists the multiview view names (may be NULL).  On success sets
+ * `views` lists the multiview view names (may be NULL), which channel
+ * names carry second to last; `channel_views` (may be NULL) gives channel
+ * i's view where it is known apart from its name (a multi-part file's part
+ * of a view: its channels are then not searched for a view, and channels
+ * of one name in different views are different channels).  On success sets
  * image->passes/num_passes (data left NULL) and slots[i] for every channel
  * and returns 0; otherwise fills err and returns non-zero. */
-int lull_io_group_channels(const char* const* names, int count, const char* const* views,
-                           int num_views, lull_io_image* image, lull_io_channel_slot* slots,
-                           const char* path, char* err, size_t err_size);
+int lull_io_group_channels(const char* const* names, const char* const* channel_views, int count,
+                           const char* const* views, int num_views, lull_io_image* image,
+                           lull_io_channel_slot* slots, const char* path, char* err,
+                           size_t err_size);
 
 /* Allocates every pass's data (zeroed); returns 0 or non-zero when out of memory. */
 int lull_io_allocate_passes(lull_io_image* image);

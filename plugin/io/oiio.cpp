@@ -104,31 +104,31 @@ std::string part_view(const ImageSpec& spec, bool multipart)
   return multipart ? std::string(spec.get_string_attribute("view")) : std::string();
 }
 
-// Part i's channel names as lull reads them (full names): bare names ("R")
-// of a named part of a multi-part file read as "Part.R", so parts that
-// reuse "R" stay apart, and a part's view goes second to last
-// ("L.P.R" -> "L.P.left.R").  Records the names that differ from the file's.
-std::vector<std::string> part_channel_names(Part* part, bool multipart)
+// Part i's channel names as they are grouped into passes: bare names
+// ("R") of a named part of a multi-part file read as "Part.R", so parts
+// that reuse "R" stay apart; in a part of a view the part's name less the
+// view goes first ("left": nothing, a single-layer stereo file's colour;
+// Blender's "ViewLayer.Combined-left": "ViewLayer.Combined").  The view
+// itself is the part's, given to the grouping apart from the names, so
+// views with dots in their names and names near the length limit read as
+// any other.
+std::vector<std::string> part_channel_names(const ImageSpec& spec, bool multipart)
 {
-  const ImageSpec& spec = part->spec;
-  const std::string part_name = spec.get_string_attribute("oiio:subimagename");
+  std::string part_name = spec.get_string_attribute("oiio:subimagename");
   const std::string view = part_view(spec, multipart);
+  const std::string suffix = "-" + view;
+  if (!view.empty() && part_name == view)
+    part_name.clear();
+  else if (!view.empty() && part_name.size() > suffix.size() &&
+           part_name.compare(part_name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    part_name.resize(part_name.size() - suffix.size());
   bool bare = false;
   for (const std::string& name : spec.channelnames)
     bare |= name.find('.') == std::string::npos;
   const std::string prefix = multipart && bare && !part_name.empty() ? part_name + "." : "";
   std::vector<std::string> names;
-  for (const std::string& name : spec.channelnames) {
-    std::string full = name.find('.') == std::string::npos ? prefix + name : name;
-    if (!view.empty()) {
-      const size_t dot = full.rfind('.');
-      full = dot == std::string::npos ? view + "." + full
-                                      : full.substr(0, dot) + "." + view + full.substr(dot);
-    }
-    if (full != name)
-      part->file_names[full] = name;
-    names.push_back(full);
-  }
+  for (const std::string& name : spec.channelnames)
+    names.push_back(name.find('.') == std::string::npos ? prefix + name : name);
   return names;
 }
 
@@ -167,39 +167,55 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
 
   // Channel names of all parts, then the passes they form.
   const bool multipart = state->parts.size() > 1;
-  std::vector<std::string> names;
+  std::vector<std::string> names, channel_views;
   std::vector<TypeDesc> types;
-  std::vector<std::string> views = views_of(first);
-  for (Part& part : state->parts) {
-    const std::vector<std::string> full = part_channel_names(&part, multipart);
-    for (const std::string& name : full) {
-      part.channels.insert(name);
-      names.push_back(name);
-    }
+  const std::vector<std::string> views = views_of(first);
+  for (const Part& part : state->parts) {
     const std::string view = part_view(part.spec, multipart);
-    if (!view.empty()) {
-      state->part_views = true;
-      if (std::find(views.begin(), views.end(), view) == views.end())
-        views.push_back(view);
+    state->part_views |= !view.empty();
+    for (const std::string& name : part_channel_names(part.spec, multipart)) {
+      names.push_back(name);
+      channel_views.push_back(view);
     }
     for (int c = 0; c < part.spec.nchannels; ++c)
       types.push_back(channel_type(part.spec, c));
   }
   if (names.size() > size_t(LULL_IO_MAX_FILE_CHANNELS))
     return lull_io_fail(err, err_size, path, "too many channels (%zu)", names.size());
-  std::vector<const char*> name_ptrs, view_ptrs;
-  for (const std::string& n : names)
-    name_ptrs.push_back(n.c_str());
+  std::vector<const char*> name_ptrs, channel_view_ptrs, view_ptrs;
+  for (size_t i = 0; i < names.size(); ++i) {
+    name_ptrs.push_back(names[i].c_str());
+    channel_view_ptrs.push_back(channel_views[i].c_str());
+  }
   for (const std::string& v : views)
     view_ptrs.push_back(v.c_str());
   std::vector<lull_io_channel_slot> slots(names.size());
   image->width = first.width;
   image->height = first.height;
-  if (lull_io_group_channels(name_ptrs.data(), int(names.size()), view_ptrs.data(),
-                             int(view_ptrs.size()), image, slots.data(), path, err, err_size))
+  if (lull_io_group_channels(name_ptrs.data(), channel_view_ptrs.data(), int(names.size()),
+                             view_ptrs.data(), int(view_ptrs.size()), image, slots.data(), path,
+                             err, err_size))
     return 1;
   if (lull_io_allocate_passes(image))
     return lull_io_fail(err, err_size, path, "out of memory");
+  // each channel's full name (what a write finds it by) in its part, with
+  // the name in the file where that differs
+  std::vector<std::string> full_names;
+  size_t base = 0;
+  for (Part& part : state->parts) {
+    for (int c = 0; c < part.spec.nchannels; ++c) {
+      const lull_io_channel_slot slot = slots[base + size_t(c)];
+      char full[4 * LULL_IO_NAME_SIZE];
+      if (lull_io_channel_full_name(&image->passes[slot.pass], slot.channel, full, sizeof full))
+        return lull_io_fail(err, err_size, path, "channel '%.100s' has no valid name",
+                            part.spec.channelnames[size_t(c)].c_str());
+      part.channels.insert(full);
+      if (part.spec.channelnames[size_t(c)] != full)
+        part.file_names[full] = part.spec.channelnames[size_t(c)];
+      full_names.push_back(full);
+    }
+    base += size_t(part.spec.nchannels);
+  }
 
   // Pixels, one part at a time, scattered into the passes.
   std::vector<int> all_half(size_t(image->num_passes), 1);
@@ -212,7 +228,7 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
     for (size_t c = 0; c < n; ++c) {
       const lull_io_channel_slot slot = slots[channel_base + c];
       const TypeDesc type = types[channel_base + c];
-      state->channel_types[names[channel_base + c]] = type;
+      state->channel_types[full_names[channel_base + c]] = type;
       all_half[size_t(slot.pass)] &= type.basetype == TypeDesc::HALF;
       bits = std::max(bits, int(type.size() * 8));
       integer |= is_integer(type);
@@ -308,8 +324,9 @@ struct OutPart
 // under the pass's name; with views in parts, Blender's style (name
 // "Layer.Pass-view", the view in a "view" attribute), else the view (if
 // any) in the name and no view attribute.
-OutPart new_part(const ImageSpec& first, const lull_io_pass* pass, bool part_views)
+OutPart new_part(const std::vector<OutPart>& parts, const lull_io_pass* pass, bool part_views)
 {
+  const ImageSpec& first = parts[0].spec;
   OutPart out;
   out.spec = first;
   out.spec.channelnames.clear();
@@ -325,7 +342,20 @@ OutPart new_part(const ImageSpec& first, const lull_io_pass* pass, bool part_vie
   } else if (pass->view[0]) {
     name += (name.empty() ? "" : ".") + std::string(pass->view);
   }
-  out.spec.attribute("oiio:subimagename", name.empty() ? "lull" : name);
+  if (name.empty())
+    name = "lull";
+  // part names are unique in a file: a name taken (by a part named like a
+  // pass of another layout) gets a number
+  const std::string wanted = name;
+  for (int k = 2;; ++k) {
+    bool taken = false;
+    for (const OutPart& p : parts)
+      taken |= p.spec.get_string_attribute("oiio:subimagename") == name;
+    if (!taken)
+      break;
+    name = wanted + " " + std::to_string(k);
+  }
+  out.spec.attribute("oiio:subimagename", name);
   return out;
 }
 
@@ -378,7 +408,7 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
             target = found->second;
           } else {
             new_parts[key] = parts->size();
-            parts->push_back(new_part((*parts)[0].spec, pass, state->part_views));
+            parts->push_back(new_part(*parts, pass, state->part_views));
             target = new_parts[key];
           }
           if (state->part_views && pass->view[0]) {  // the view goes in the part's header

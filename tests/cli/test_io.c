@@ -465,6 +465,24 @@ static void test_views_in_parts(const char* dir)
       CHECK(0);
     }
   }
+  /* view names with dots, and a single-layer stereo file (parts named
+   * after their views, bare channels): plain colour passes of each view */
+  const fixture_channel more[] = {{"L.P.R", 1, 0, planes[0]}, {"L.P.R", 1, 1, planes[1]},
+                                  {"R", 1, 2, planes[2]},     {"G", 1, 2, planes[3]},
+                                  {"R", 1, 3, planes[4]},     {"G", 1, 3, planes[5]}};
+  static const char* const more_parts[] = {"L.P-cam.a", "L.P-cam.b", "left", "right"};
+  static const char* const more_views[] = {"cam.a", "cam.b", "left", "right"};
+  char more_path[1200];
+  cli_path(more_path, sizeof more_path, dir, "views_more.exr");
+  CHECK_EQ_INT(fixture_write_exr_part_views(more_path, W, H, more, 6, more_parts, more_views, 4,
+                                            NULL, NULL), 0);
+  lull_io_image m;
+  CHECK_EQ_INT(lull_io_read(more_path, &m, err, sizeof err), 0);
+  const lull_io_pass* cam_b = lull_io_find_pass_view(&m, "L", "P", "cam.b");
+  const lull_io_pass* plain = lull_io_find_pass_view(&m, "", "", "right");
+  CHECK(cam_b && cam_b->data[4] == half_round(planes[1][4]));
+  CHECK(plain && plain->channels == 2 && plain->data[2 * 4 + 1] == half_round(planes[5][4]));
+  lull_io_free(&m);
   /* and reads back with the same views and values */
   lull_io_image back;
   CHECK_EQ_INT(lull_io_read(out, &back, err, sizeof err), 0);

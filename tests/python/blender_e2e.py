@@ -226,6 +226,8 @@ result["stereo_one_file_views_differ"] = bool(
     (stereo["ViewLayer.Denoised.left"] != stereo["ViewLayer.Denoised.right"]).any())
 bpy.ops.render.render()
 result["stereo_last_render"] = sorted(bpy.ops.lull.denoise_render())
+# the output's views format as it was (switching the file format reset it)
+result["views_format_kept"] = scene.render.image_settings.views_format
 result["stereo_last_render_images"] = sorted(i.name for i in bpy.data.images
                                              if i.name.startswith("lull Denoised ")
                                              and i.name.endswith(")"))

@@ -82,6 +82,8 @@ def test_stereo_views(np, addon, tmp_path):
     assert passes.split_key(data, "L.Combined.right") == ("L", "Combined", "right")
     assert passes.split_key({"L.Combined.right": a}, "L.Combined.right") == \
         ("L.Combined", "right", "")  # not a view of the file: a pass name
+    dotted = lull.Passes({"L.Combined.cam.c": a}, views=["c", "cam.c"])
+    assert passes.split_key(dotted, "L.Combined.cam.c") == ("L", "Combined", "cam.c")
     inputs = passes.filter_inputs(data, "L", lull.filter_images("RT"), "right")
     assert inputs["color"] is data["L.Combined.right"] and "albedo" not in inputs
     unguided = []

@@ -103,6 +103,7 @@ def test_stereo_frames(e2e):
     assert e2e["stereo_one_file_finite"] and e2e["stereo_one_file_views_differ"]
     # and the last render: an image a view
     assert e2e["stereo_last_render"] == ["FINISHED"]
+    assert e2e["views_format_kept"] == "MULTIVIEW"
     assert e2e["stereo_last_render_images"] == [
         "lull Denoised Second (left)", "lull Denoised Second (right)",
         "lull Denoised ViewLayer (left)", "lull Denoised ViewLayer (right)"]

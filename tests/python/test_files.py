@@ -77,6 +77,38 @@ def test_add_passes_is_non_destructive(np, tmp_path):
     assert np.array_equal(lull.read_exr(dst)["ViewLayer.Denoised"], clean * 2)
 
 
+def test_stereo_views(np, tmp_path):
+    """Blender's Multi-View stereo EXR (a part per pass and view): the
+    passes of each view under "Layer.Pass.view", and add_passes puts a
+    view's pass into a part of that view; a key without a view adds a pass
+    without one (it replaced the left eye's); a replaced pass keeps its
+    channel names unless new ones are given (a plain dict's defaults had
+    renamed Denoising Normal's X Y Z to R G B)."""
+    src = DATA / "stereo" / "multiview.exr"
+    passes = lull.read_exr(src)
+    assert passes.views == ("left", "right")
+    assert {"ViewLayer.Combined.left", "ViewLayer.Combined.right",
+            "ViewLayer.Denoising Normal.right"} <= set(passes)
+    assert not (passes["ViewLayer.Combined.left"] == passes["ViewLayer.Combined.right"]).all()
+    left, right = passes["ViewLayer.Combined.left"], passes["ViewLayer.Combined.right"]
+    normal = passes["ViewLayer.Denoising Normal.left"]
+    dst = tmp_path / "out.exr"
+    lull.add_passes(src, dst, {"ViewLayer.Denoised.left": left + 1,
+                               "ViewLayer.Denoised.right": right + 2,
+                               "ViewLayer.Extra": left,
+                               "ViewLayer.Denoising Normal.left": -normal})
+    out = lull.read_exr(dst)
+    np.testing.assert_array_equal(out["ViewLayer.Denoised.left"], left + 1)
+    np.testing.assert_array_equal(out["ViewLayer.Denoised.right"], right + 2)
+    np.testing.assert_array_equal(out["ViewLayer.Combined.left"], left)  # untouched
+    np.testing.assert_array_equal(out["ViewLayer.Extra"], left)
+    np.testing.assert_array_equal(out["ViewLayer.Denoising Normal.left"], -normal)
+    assert out.channel_names["ViewLayer.Denoising Normal.left"] == ("X", "Y", "Z")
+    for key in passes:  # every other pass as it was
+        if key != "ViewLayer.Denoising Normal.left":
+            np.testing.assert_array_equal(out[key], passes[key])
+
+
 def test_file_errors_leave_files_intact(np, tmp_path):
     good = tmp_path / "good.exr"
     lull.write_exr(good, {"": np.ones((4, 4, 3), np.float32)})

@@ -312,15 +312,21 @@ def _pass_tuples(passes, channel_names, half):
         shape, code = _shape_and_code(array)
         count = 1 if len(shape) == 2 else (shape[2] if len(shape) == 3 else 0)
         names = channel_names.get(key) or known_names.get(key)
-        if names is None or len(names) != count:
+        explicit = names is not None and len(names) == count
+        if not explicit:
             names = _default_channels(name, count)
+        # the defaults were those of the pass "name"; if add_passes finds
+        # that "name" is a view of the file (a stereo render's
+        # "Layer.Pass.left"), the pass is the last part of "layer"
+        view_names = names if explicit else _default_channels(layer.rpartition(".")[2], count)
         if isinstance(half, dict):
             as_half = half.get(key, known_half.get(key, code == "e"))
         elif half is None:
             as_half = known_half.get(key, code == "e")
         else:
             as_half = bool(half)
-        tuples.append((layer, name, tuple(names), bool(as_half), array))
+        tuples.append((layer, name, tuple(names), bool(as_half), array, explicit,
+                       tuple(view_names)))
     return tuples
 
 

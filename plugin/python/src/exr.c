@@ -111,25 +111,40 @@ static float* pass_pixels(PyObject* array, const char* name, int* width, int* he
   return out;
 }
 
-/* The view `name` stands for when it is one of the image's views and
- * `layer` holds a dot ("ViewLayer.Denoised" + "left"): the view, with the
- * part of `layer` before its last dot in view_layer; else NULL. */
+/* The view a key "layer.name" ends in, when it is "Layer.Pass.<view>" for
+ * one of the image's views (Python split it at its last dot, which may be
+ * one of the view's own: "cam.c"): the longest such view, with the layer
+ * and pass in out_layer and out_name; else NULL. */
 static const char* split_view(const lull_io_image* image, const char* layer, const char* name,
-                              char view_layer[LULL_IO_NAME_SIZE])
+                              char out_layer[LULL_IO_NAME_SIZE], char out_name[LULL_IO_NAME_SIZE])
 {
-  const char* dot = strrchr(layer, '.');
-  if (!dot || !name[0])
+  char key[2 * LULL_IO_NAME_SIZE + 2];
+  PyOS_snprintf(key, sizeof key, "%s.%s", layer, name);
+  const size_t n = strlen(key);
+  const char* best = NULL;
+  for (int i = 0; i < image->num_passes; ++i) {
+    const char* v = image->passes[i].view;
+    const size_t m = strlen(v);
+    if (m && m + 1 < n && key[n - m - 1] == '.' && strcmp(key + n - m, v) == 0 &&
+        (!best || m > strlen(best)))
+      best = v;
+  }
+  if (!best)
     return NULL;
-  for (int i = 0; i < image->num_passes; ++i)
-    if (image->passes[i].view[0] && strcmp(image->passes[i].view, name) == 0) {
-      PyOS_snprintf(view_layer, LULL_IO_NAME_SIZE, "%.*s", (int)(dot - layer), layer);
-      return image->passes[i].view;
-    }
-  return NULL;
+  key[n - strlen(best) - 1] = '\0'; /* "Layer.Pass" */
+  const char* dot = strrchr(key, '.'); /* none: "Pass.<view>", a pass without a layer */
+  PyOS_snprintf(out_layer, LULL_IO_NAME_SIZE, "%.*s", dot ? (int)(dot - key) : 0, key);
+  PyOS_snprintf(out_name, LULL_IO_NAME_SIZE, "%s", dot ? dot + 1 : key);
+  return best;
 }
 
 /* Adds (or, when replace is set and it exists, overwrites) the passes of a
- * Python list of (layer, name, channel_names, half, array) tuples. */
+ * Python list of (layer, name, channel_names, half, array[, explicit,
+ * view_channel_names]) tuples.  explicit (default true): the caller named
+ * the channels; otherwise they are defaults, and a pass that is replaced
+ * keeps its own (a Vector's X Y Z W, Cryptomatte's r g b a), and one that
+ * turns out to be a view's takes view_channel_names (the defaults for its
+ * real name). */
 static int add_passes(lull_io_image* image, PyObject* passes, int replace)
 {
   PyObject* seq = PySequence_Fast(passes, "passes must be a sequence of tuples");
@@ -138,10 +153,10 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
   int ok = 1;
   for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); ++i) {
     const char *layer = NULL, *name = NULL;
-    PyObject *names = NULL, *array = NULL;
-    int half = 0;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ssOpO", &layer, &name, &names, &half,
-                          &array)) {
+    PyObject *names = NULL, *array = NULL, *view_names = NULL;
+    int half = 0, explicit = 1;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ssOpO|pO", &layer, &name, &names,
+                          &half, &array, &explicit, &view_names)) {
       ok = 0;
       break;
     }
@@ -186,22 +201,24 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
     /* add_passes into a file with views: "Layer.Pass.view" (a view of the
      * file last) is that view's pass (Python split it as layer
      * "Layer.Pass", name "view") */
-    char view_layer[LULL_IO_NAME_SIZE] = "";
-    const char* view = replace ? split_view(image, layer, name, view_layer) : NULL;
+    char view_layer[LULL_IO_NAME_SIZE] = "", view_pass[LULL_IO_NAME_SIZE] = "";
+    const char* view = replace ? split_view(image, layer, name, view_layer, view_pass) : NULL;
     if (view) {
-      const char* dot = strrchr(layer, '.');
-      name = dot + 1;
       layer = view_layer;
+      name = view_pass;
+      if (!explicit && view_names)
+        names = view_names;
     }
     if (ok) {
-      lull_io_pass* existing = view ? lull_io_find_pass_view(image, layer, name, view)
-                                    : lull_io_find_pass(image, layer, name);
+      /* a key without a view is a pass without one: in a stereo file it
+       * is not the first view's (it replaced the left eye's) */
+      lull_io_pass* existing = lull_io_find_pass_view(image, layer, name, view ? view : "");
       if (existing && replace && existing->channels == c) {
         const size_t n = (size_t)w * (size_t)h * (size_t)c;
         for (size_t k = 0; k < n; ++k)
           existing->data[k] = pixels[k];
         existing->half = half;
-        for (int k = 0; k < c; ++k)
+        for (int k = 0; explicit && k < c; ++k)
           PyOS_snprintf(existing->channel_names[k], sizeof existing->channel_names[k], "%s",
                         channel_names[k]);
       } else if (existing) {
