@@ -135,13 +135,17 @@ def exr_scanline(channels, w, h, compression, value, extra=()):
 
 
 def exr_multipart(parts, w, h, value):
-    """parts: [(name, channels)], uncompressed scanline parts."""
+    """parts: [(name, channels)] or [(name, channels, view)], uncompressed
+    scanline parts (a view: the part's "view" attribute, as Blender writes
+    stereo renders)."""
     headers, chunk_lists = [], []
-    for index, (name, channels) in enumerate(parts):
+    for index, (name, channels, *view) in enumerate(parts):
         chunks = scanline_chunks(channels, w, h, NO_COMPRESSION, value, part=index)
         extra = (attr("name", "string", name.encode()),
                  attr("type", "string", b"scanlineimage"),
                  attr("chunkCount", "int", struct.pack("<i", len(chunks))))
+        if view:
+            extra += (attr("view", "string", view[0].encode()),)
         headers.append(header(channels, w, h, NO_COMPRESSION, extra))
         chunk_lists.append(chunks)
     return assemble(headers, chunk_lists, 0x1000)
@@ -210,6 +214,17 @@ def io_corpus(render):
             [("R", HALF), ("G", HALF), ("B", HALF), ("right.R", HALF), ("right.G", HALF),
              ("right.B", HALF)], 3, 2, NO_COMPRESSION, ramp,
             (attr("multiView", "stringvector", stringvector(["left", "right"])),))),
+        # stereo as Blender writes it: a part per pass and view (one view's
+        # name with a dot), and a single-layer stereo file (bare channels)
+        "stereo_parts.exr": (2, exr_multipart(
+            [("ViewLayer.Combined-left", [("ViewLayer.Combined." + c, HALF) for c in "RGB"],
+              "left"),
+             ("ViewLayer.Combined-cam.b", [("ViewLayer.Combined." + c, HALF) for c in "RGB"],
+              "cam.b"),
+             ("ViewLayer.Depth-left", [("ViewLayer.Depth.Z", FLOAT)], "left")],
+            3, 2, ramp)),
+        "stereo_single.exr": (2, exr_multipart(
+            [("left", rgb, "left"), ("right", rgb, "right")], 3, 2, ramp)),
         "tiled.exr": (2, exr_tiled(rgb, 6, 5, 4, ramp)),
         "grey_y.exr": (2, exr_scanline([("Y", FLOAT)], 3, 3, NO_COMPRESSION, ramp)),
         "color_le.pfm": (3, pfm(3, 2, 3, True)),
