@@ -398,8 +398,10 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
             return {"PASS_THROUGH"}
         finished = len(self._worker.done) + len(self._worker.failed)
         wm.progress_update(finished)
-        context.workspace.status_text_set(
-            f"lull: {finished}/{len(self._jobs)} frames — {self._worker.status()} (Esc cancels)")
+        if context.workspace is not None:
+            context.workspace.status_text_set(
+                f"lull: {finished}/{len(self._jobs)} frames — {self._worker.status()} "
+                "(Esc cancels)")
         if self._worker.pending() == 0:
             self._finish(context)
             level = {"WARNING"} if self._worker.failed else {"INFO"}
