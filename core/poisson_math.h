@@ -57,7 +57,7 @@ LULL_HD float lull_poisson_axis_eigenvalue(int k, int n)
 /* -- when conjugate gradients stop --------------------------------------------
  *
  * A channel's CG solve stops when its residual r.r falls to tolerance^2
- * times b.b (cgTolerance), and never runs below a floor of 1e-6 relative:
+ * times b.b (cgTolerance), and never runs below a floor of 1e-7 relative:
  * the vectors are float, so past that the recursively updated residual is
  * rounding noise, p.Ap loses its sign and size, and the steps r.z / p.Ap
  * grew without bound (a 3x1 image reached 1e38 after 1000 iterations at the

@@ -55,8 +55,8 @@ static const lull_param_def poisson_params[PP_COUNT] = {
     FLOAT_PARAM("irlsRegularizationFactor", 0.5, 1e-6, 1, "L1: factor of the regulariser per step"),
     INT_PARAM("cgIterations", 20, 0, 1000000, "most conjugate-gradient iterations per solve"),
     FLOAT_PARAM("cgTolerance", 0, 0, 1,
-                "stop CG when the residual is this fraction of the right-hand side (at most "
-                "1e-7: float precision)"),
+                "stop CG when the residual is this fraction of the right-hand side (at least "
+                "1e-7, float precision, is used)"),
     INT_PARAM("preconditioner", LULL_POISSON_PRECOND_JACOBI, 0, 2,
               "weighted CG solves: 0 none, 1 Jacobi, 2 DCT of the mean-weight operator"),
 };

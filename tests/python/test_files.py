@@ -107,6 +107,13 @@ def test_stereo_views(np, tmp_path):
     for key in passes:  # every other pass as it was
         if key != "ViewLayer.Denoising Normal.left":
             np.testing.assert_array_equal(out[key], passes[key])
+    # a new pass of a view gets its own name's default channels (it got
+    # those of a pass named "left")
+    lull.add_passes(src, dst, {"ViewLayer.My Normal.left": normal})
+    assert lull.read_exr(dst).channel_names["ViewLayer.My Normal.left"] == ("X", "Y", "Z")
+    # write_exr cannot keep views (the file would silently stop being stereo)
+    with pytest.raises(ValueError, match="add_passes"):
+        lull.write_exr(tmp_path / "flat.exr", passes)
 
 
 def test_file_errors_leave_files_intact(np, tmp_path):

@@ -340,6 +340,11 @@ def write_exr(path, passes, *, channel_names=None, half=None):
     half: True/False for all passes, or {key: bool} (default: float16
         arrays and passes read as half are stored as half).
     """
+    if getattr(passes, "views", ()):
+        # views need their source file's parts: add_passes keeps them
+        raise ValueError("write_exr cannot write the views of a stereo file (%s): use "
+                         "add_passes(src, dst, passes) with the file they came from"
+                         % ", ".join(passes.views))
     _lull._write_image(_os.fspath(path), _pass_tuples(passes, channel_names, half))
 
 

@@ -173,6 +173,18 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
       ok = 0;
       break;
     }
+    /* add_passes into a file with views: "Layer.Pass.view" (a view of the
+     * file last) is that view's pass (Python split it as layer
+     * "Layer.Pass", name "view"), with the default channel names of its
+     * real name when none were given */
+    char view_layer[LULL_IO_NAME_SIZE] = "", view_pass[LULL_IO_NAME_SIZE] = "";
+    const char* view = replace ? split_view(image, layer, name, view_layer, view_pass) : NULL;
+    if (view) {
+      layer = view_layer;
+      name = view_pass;
+      if (!explicit && view_names)
+        names = view_names;
+    }
     const char* channel_names[LULL_IO_MAX_CHANNELS] = {NULL, NULL, NULL, NULL};
     PyObject* names_seq = PySequence_Fast(names, "channel names must be a sequence");
     if (!names_seq || PySequence_Fast_GET_SIZE(names_seq) != c) {
@@ -197,17 +209,6 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
       PyErr_Format(PyExc_ValueError, "pass '%s' is %d x %d (H x W) but the image is %d x %d",
                    label, h, w, image->height, image->width);
       ok = 0;
-    }
-    /* add_passes into a file with views: "Layer.Pass.view" (a view of the
-     * file last) is that view's pass (Python split it as layer
-     * "Layer.Pass", name "view") */
-    char view_layer[LULL_IO_NAME_SIZE] = "", view_pass[LULL_IO_NAME_SIZE] = "";
-    const char* view = replace ? split_view(image, layer, name, view_layer, view_pass) : NULL;
-    if (view) {
-      layer = view_layer;
-      name = view_pass;
-      if (!explicit && view_names)
-        names = view_names;
     }
     if (ok) {
       /* a key without a view is a pass without one: in a stereo file it
