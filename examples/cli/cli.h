@@ -171,8 +171,13 @@ long cli_frames_parse(const char* text, long** frames, char* err, size_t err_siz
 /* 1 when frame belongs to shard index of count (frame mod count). */
 int cli_shard_has(long frame, int index, int count);
 /* Creates the missing folders of path's parent (as mkdir -p), so that a
- * sequence's output folder need not exist; 0, or 1 with err. */
-int cli_make_parent_dirs(const char* path, char* err, size_t err_size);
+ * sequence's output folder need not exist; 0, or 1 with err.  *made: where
+ * in path the first folder it made ends (0: none), for
+ * cli_remove_made_dirs when the write then fails. */
+int cli_make_parent_dirs(const char* path, size_t* made, char* err, size_t err_size);
+/* Removes the folders cli_make_parent_dirs made for path (empty ones only),
+ * so that a failed write leaves no trace. */
+void cli_remove_made_dirs(const char* path, size_t made);
 /* 1 when output exists and was modified after input (so resuming skips it). */
 int cli_output_is_newer(const char* output, const char* input);
 /* 1 when both names exist and are the same file (links included): writing

@@ -488,14 +488,12 @@ static int add_results(const cli_denoise_options* options, frame_state* s, const
   return 0;
 }
 
-static int write_output(const cli_denoise_options* options, const cli_frame_files* files,
-                        frame_state* s, char* err, size_t err_size)
+static int write_image(const cli_denoise_options* options, const cli_frame_files* files,
+                       frame_state* s, char* err, size_t err_size)
 {
   lull_io_file_info info;
   lull_io_get_file_info(&s->input, &info);
   const int srgb = !info.integer; /* linear values get encoded for 8-bit files */
-  if (cli_make_parent_dirs(files->output, err, err_size))
-    return 1;
   if (is_exr(files->output)) {
     if (add_results(options, s, files->output, err, err_size))
       return 1;
@@ -517,6 +515,20 @@ static int write_output(const cli_denoise_options* options, const cli_frame_file
   const int status = ok ? lull_io_write(files->output, &out, srgb, err, err_size)
                         : (snprintf(err, err_size, "%s: out of memory", files->output), 1);
   lull_io_free(&out);
+  return status;
+}
+
+/* The output, in folders made for it when missing (and removed again when
+ * the write fails: a failed run leaves no trace). */
+static int write_output(const cli_denoise_options* options, const cli_frame_files* files,
+                        frame_state* s, char* err, size_t err_size)
+{
+  size_t made = 0;
+  if (cli_make_parent_dirs(files->output, &made, err, err_size))
+    return 1;
+  const int status = write_image(options, files, s, err, err_size);
+  if (status)
+    cli_remove_made_dirs(files->output, made);
   return status;
 }
 
@@ -676,10 +688,14 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
     status = CLI_FAILED;
   if (status == CLI_OK && panels.rgb[0]) {
     const float* rgb[3] = {panels.rgb[0], panels.rgb[1], panels.rgb[2]};
-    if (cli_make_parent_dirs(files->side_by_side, err, err_size) ||
-        cli_write_panels(files->side_by_side, rgb, panels.encoded, rgb[2] ? 3 : 2,
-                         s->input.width, s->input.height, err, err_size))
+    size_t made = 0;
+    if (cli_make_parent_dirs(files->side_by_side, &made, err, err_size)) {
       status = CLI_FAILED;
+    } else if (cli_write_panels(files->side_by_side, rgb, panels.encoded, rgb[2] ? 3 : 2,
+                                s->input.width, s->input.height, err, err_size)) {
+      cli_remove_made_dirs(files->side_by_side, made);
+      status = CLI_FAILED;
+    }
   }
   free_panels(&panels);
   for (int t = 0; t < s->num_targets && status == CLI_OK && !options->quiet; ++t) {

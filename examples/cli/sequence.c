@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -245,9 +246,10 @@ int cli_same_file(const char* a, const char* b)
          sa.st_ino == sb.st_ino;
 }
 
-int cli_make_parent_dirs(const char* path, char* err, size_t err_size)
+int cli_make_parent_dirs(const char* path, size_t* made, char* err, size_t err_size)
 {
   char dir[CLI_PATH_SIZE];
+  *made = 0;
   const char* slash = strrchr(path, '/');
   if (!slash || slash == path)
     return 0; /* the current folder or the root */
@@ -265,13 +267,44 @@ int cli_make_parent_dirs(const char* path, char* err, size_t err_size)
     const char saved = dir[i];
     dir[i] = '\0';
     struct stat st;
-    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0 && errno != EEXIST) {
-      snprintf(err, err_size, "%s: cannot create the folder %s: %s", path, dir, strerror(errno));
-      return 1;
+    if (stat(dir, &st) != 0) {
+      if (mkdir(dir, 0777) == 0) {
+        if (!*made)
+          *made = i; /* the first folder this call made */
+      } else if (errno != EEXIST) {
+        snprintf(err, err_size, "%s: cannot create the folder %s: %s", path, dir,
+                 strerror(errno));
+        dir[i] = saved;
+        cli_remove_made_dirs(path, *made);
+        *made = 0;
+        return 1;
+      }
     }
     dir[i] = saved;
   }
   return 0;
+}
+
+void cli_remove_made_dirs(const char* path, size_t made)
+{
+  if (!made)
+    return;
+  char dir[CLI_PATH_SIZE];
+  const char* slash = strrchr(path, '/');
+  const size_t n = slash ? (size_t)(slash - path) : 0;
+  if (n >= sizeof dir || made > n)
+    return;
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  /* deepest first; rmdir removes only empty folders, so nothing another
+   * process put there goes */
+  for (size_t end = n; end >= made; --end) {
+    if (end < n && dir[end] != '/')
+      continue;
+    dir[end] = '\0';
+    if (rmdir(dir) != 0)
+      return;
+  }
 }
 
 int cli_output_is_newer(const char* output, const char* input)

@@ -498,6 +498,12 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
   EXPECT(1, "denoise", c, "-f", "ATrous", "--param", "hdr=1", "--param", "srgb=1", "-o", keep);
   CHECK(cli_said(dir, "stderr.txt", "hdr and srgb"));
   CHECK(cli_same_bytes(keep, copy));
+  /* folders made for an output that then cannot be written go again */
+  char unwritable[1200], made[1200];
+  cli_path(unwritable, sizeof unwritable, dir, "made/for/nothing/out.xyz");
+  cli_path(made, sizeof made, dir, "made");
+  EXPECT(1, "denoise", c, "-o", unwritable);
+  CHECK(!cli_file_exists(made));
   /* nowhere to write: a folder that is a file (missing folders are made) */
   char nowhere[1300];
   snprintf(nowhere, sizeof nowhere, "%s/out.pfm", c);
