@@ -10,7 +10,10 @@
  *           images, averaged over R, G and B.
  *
  * Images are interleaved floats with `channels` per pixel (>= 3; only RGB
- * is compared).  Non-finite values count as the worst possible pixel. */
+ * is compared), linear.  A non-finite value of the image counts as the
+ * worst possible pixel: a relMSE term of 1e30, and for PSNR and SSIM the
+ * display value farthest from the reference's (NaN had read as 0 and +inf
+ * as 1, so a NaN over black scored a perfect PSNR). */
 #pragma once
 
 #include <stddef.h>
@@ -26,7 +29,7 @@ double lull_metric_rel_mse(const float* image, const float* reference, size_t wi
                            size_t height, int channels);
 double lull_metric_psnr(const float* image, const float* reference, size_t width, size_t height,
                         int channels);
-/* Returns -1 when out of memory. */
+/* Returns NaN when out of memory (SSIM itself lies in [-1, 1]). */
 double lull_metric_ssim(const float* image, const float* reference, size_t width, size_t height,
                         int channels);
 lull_metrics lull_metrics_compute(const float* image, const float* reference, size_t width,

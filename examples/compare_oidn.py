@@ -32,6 +32,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
 
 
+def positive_int(text):
+    """argparse type: a whole number >= 1 (0 runs have no median)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: needs at least 1")
+    return value
+
+
 def median_time(run, repeats):
     run()  # warm-up: first-touch allocations, OIDN's weight upload
     times = []
@@ -151,7 +159,7 @@ def main(argv=None):
     parser.add_argument("--scenes", nargs="+", default=["cornell", "indirect", "dof_glossy"])
     parser.add_argument("--spp", nargs="+", type=int, default=[4, 16, 64])
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=positive_int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: all)")
     args = parser.parse_args(argv)
 

@@ -200,9 +200,15 @@ int cli_write_panels(const char* path, const float* const* panels, const int* en
  * al. 2011) on a log scale from 1e-4 (black) to 1 (white).  Returns
  * malloc'ed width * height * 3 floats, NULL when out of memory. */
 float* cli_heat_map(const float* image, const float* reference, int width, int height);
-/* Prints "label  relMSE x  PSNR y dB  SSIM z" for RGB image against reference. */
-void cli_print_metrics(FILE* out, const char* label, const float* image, const float* reference,
-                       int width, int height);
+/* Prints "label  relMSE x  PSNR y dB  SSIM z" for RGB image against
+ * reference; 0, or 1 (printing nothing) when out of memory. */
+int cli_print_metrics(FILE* out, const char* label, const float* image, const float* reference,
+                      int width, int height);
+/* Display-encoded values (8- and 16-bit files: lull_io_file_info.integer)
+ * to linear, in place: the metrics take linear values (relMSE compares
+ * them; PSNR and SSIM encode them), so encoded ones were measured as if
+ * they were linear and encoded twice. */
+void cli_decode_display(float* rgb, size_t count);
 
 /* -- commands -------------------------------------------------------------------- */
 

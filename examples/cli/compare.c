@@ -50,7 +50,7 @@ int cli_compare_main(int argc, char** argv)
     else if (strcmp(arg, "--png") == 0)
       target = &png;
     if (target) {
-      if (i + 1 >= argc) {
+      if (i + 1 >= argc || !argv[i + 1][0]) { /* "--png ''": an unset variable */
         cli_error("%s needs a value", arg);
         return CLI_USAGE;
       }
@@ -70,7 +70,8 @@ int cli_compare_main(int argc, char** argv)
     return CLI_USAGE;
   }
 
-  if (png && (cli_same_file(png, files[0]) || cli_same_file(png, files[1]))) {
+  if (png && (cli_same_file(png, files[0]) || cli_same_file(png, files[1]) ||
+              strcmp(png, files[0]) == 0 || strcmp(png, files[1]) == 0)) {
     cli_error("--png %s is an input: the panels would replace it", png);
     return CLI_USAGE;
   }
@@ -98,25 +99,33 @@ int cli_compare_main(int argc, char** argv)
               images[1].height);
     goto done;
   }
-  for (int k = 0; k < 2; ++k)
+  for (int k = 0; k < 2; ++k) {
     if (!(rgb[k] = cli_pass_rgb(passes[k], width, height))) {
       cli_error("out of memory");
       goto done;
     }
+    lull_io_file_info info;
+    lull_io_get_file_info(&images[k], &info);
+    if (info.integer) /* 8/16-bit files: display-encoded values */
+      cli_decode_display(rgb[k], (size_t)width * (size_t)height * 3);
+  }
   printf("%s against %s\n", files[0], files[1]);
-  cli_print_metrics(stdout, "  image", rgb[0], rgb[1], width, height);
+  if (cli_print_metrics(stdout, "  image", rgb[0], rgb[1], width, height)) {
+    cli_error("out of memory");
+    goto done;
+  }
   fflush(stdout);
   if (png) {
     if (!(heat = cli_heat_map(rgb[0], rgb[1], width, height))) {
       cli_error("out of memory");
       goto done;
     }
-    lull_io_file_info info[2];
-    lull_io_get_file_info(&images[0], &info[0]);
-    lull_io_get_file_info(&images[1], &info[1]);
     const float* panels[3] = {rgb[0], rgb[1], heat};
-    const int encoded[3] = {info[0].integer, info[1].integer, 1};
-    if (cli_write_panels(png, panels, encoded, 3, width, height, err, sizeof err)) {
+    const int encoded[3] = {0, 0, 1}; /* both linear now */
+    size_t made = 0; /* missing folders made, as denoise's outputs get */
+    if (cli_make_parent_dirs(png, &made, err, sizeof err) ||
+        cli_write_panels(png, panels, encoded, 3, width, height, err, sizeof err)) {
+      cli_remove_made_dirs(png, made);
       cli_error("%s", err);
       goto done;
     }

@@ -594,8 +594,12 @@ static const char* overwritten_input(const cli_denoise_options* o, const cli_fra
     if (output || cli_same_file(f->side_by_side, inputs[i]))
       return inputs[i];
   }
+  /* the picture and the output: by name too, as neither need exist yet
+   * (the picture was written over a fresh output, exit 0) */
   *by = "--side-by-side";
-  return cli_same_file(f->side_by_side, f->output) ? f->output : NULL;
+  const int same = f->side_by_side[0] && (strcmp(f->side_by_side, f->output) == 0 ||
+                                          cli_same_file(f->side_by_side, f->output));
+  return same ? f->output : NULL;
 }
 
 static const char* base_name(const char* path)

@@ -593,18 +593,27 @@ static int report(const cli_frame_files* files, frame_state* s, frame_panels* pa
     for (size_t i = 0; i < pixels; ++i)
       for (int c = 0; c < 3; ++c)
         denoised[i * 3 + (size_t)c] = s->results[0][i * (size_t)n + (size_t)(c < n ? c : 0)];
+    /* 8/16-bit files hold display-encoded values (the filter ran with
+     * srgb on them): linear for the metrics and the pictures */
+    lull_io_file_info info, ref_info;
+    lull_io_get_file_info(&s->input, &info);
+    if (info.integer) {
+      cli_decode_display(noisy, pixels * 3);
+      cli_decode_display(denoised, pixels * 3);
+    }
     if (reference) {
+      lull_io_get_file_info(&s->reference, &ref_info);
+      if (ref_info.integer)
+        cli_decode_display(reference, pixels * 3);
       printf("%s against %s\n", files->input, files->reference);
-      cli_print_metrics(stdout, "  noisy", noisy, reference, width, height);
-      cli_print_metrics(stdout, "  denoised", denoised, reference, width, height);
+      status = cli_print_metrics(stdout, "  noisy", noisy, reference, width, height) ||
+               cli_print_metrics(stdout, "  denoised", denoised, reference, width, height);
+      if (status)
+        snprintf(err, err_size, "%s: out of memory", files->input);
       fflush(stdout);
     }
-    if (files->side_by_side[0]) {
-      lull_io_file_info info, ref_info;
-      lull_io_get_file_info(&s->input, &info);
-      lull_io_get_file_info(&s->reference, &ref_info);
-      const frame_panels kept = {{noisy, denoised, reference},
-                                 {info.integer, info.integer, ref_info.integer}};
+    if (!status && files->side_by_side[0]) {
+      const frame_panels kept = {{noisy, denoised, reference}, {0, 0, 0}};
       *panels = kept;
       return 0; /* the panels own the pictures now */
     }

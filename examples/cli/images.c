@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "atrous_math.h"
 #include "metrics.h"
 
 float* cli_pass_rgb(const lull_io_pass* pass, int width, int height)
@@ -85,9 +86,20 @@ float* cli_heat_map(const float* image, const float* reference, int width, int h
   return map;
 }
 
-void cli_print_metrics(FILE* out, const char* label, const float* image, const float* reference,
-                       int width, int height)
+int cli_print_metrics(FILE* out, const char* label, const float* image, const float* reference,
+                      int width, int height)
 {
   const lull_metrics m = lull_metrics_compute(image, reference, (size_t)width, (size_t)height, 3);
+  if (isnan(m.ssim))
+    return 1; /* out of memory */
   fprintf(out, "%-10s relMSE %.6f  PSNR %6.2f dB  SSIM %.4f\n", label, m.rel_mse, m.psnr, m.ssim);
+  return 0;
+}
+
+void cli_decode_display(float* rgb, size_t count)
+{
+  for (size_t i = 0; i < count; ++i) {
+    const float v = rgb[i] > 0.0f ? (rgb[i] < 1.0f ? rgb[i] : 1.0f) : 0.0f;
+    rgb[i] = lull_srgb_to_linear(v);
+  }
 }

@@ -31,6 +31,7 @@
  * --merge-spp, as PFM or EXR): the image a single render of N + M samples
  * gives, to float rounding.  Files are written atomically; a failed
  * run leaves existing files intact and exits non-zero. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,21 @@ static int parse_int(const char* s, int lo, int hi, int* out)
   return 1;
 }
 
+/* A whole decimal number in [0, 2^64): 0 for anything else ("abc", "-1",
+ * "12x" were read as 0, 2^64 - 1 and 12). */
+static int parse_u64(const char* s, unsigned long long* out)
+{
+  char* end = NULL;
+  if (!s[0] || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+    return 0;
+  errno = 0;
+  const unsigned long long v = strtoull(s, &end, 10);
+  if (!end || *end || errno == ERANGE)
+    return 0;
+  *out = v;
+  return 1;
+}
+
 static int parse(int argc, char** argv, options* o)
 {
   o->out = NULL;
@@ -108,8 +124,9 @@ static int parse(int argc, char** argv, options* o)
     else if (strcmp(a, "--scene") == 0)
       o->scene = v;
     else if (strcmp(a, "--size") == 0) {
-      if (sscanf(v, "%dx%d", &o->width, &o->height) != 2 || o->width < 2 || o->height < 2 ||
-          o->width > 8192 || o->height > 8192)
+      char tail = '\0';
+      if (sscanf(v, "%dx%d%c", &o->width, &o->height, &tail) != 2 || o->width < 2 ||
+          o->height < 2 || o->width > 8192 || o->height > 8192)
         return usage("bad --size");
     } else if (strcmp(a, "--spp") == 0) {
       if (!parse_int(v, 2, 1 << 20, &o->spp) || o->spp % 2)
@@ -121,9 +138,11 @@ static int parse(int argc, char** argv, options* o)
       if (!parse_int(v, 0, 1024, &o->threads))
         return usage("bad --threads");
     } else if (strcmp(a, "--seed") == 0) {
-      o->seed = strtoull(v, NULL, 10);
+      if (!parse_u64(v, &o->seed))
+        return usage("bad --seed (a whole number >= 0)");
     } else if (strcmp(a, "--ref-first-sample") == 0) {
-      o->ref_first_sample = strtoull(v, NULL, 10);
+      if (!parse_u64(v, &o->ref_first_sample))
+        return usage("bad --ref-first-sample (a whole number >= 0)");
     } else if (strcmp(a, "--format") == 0) {
       if (strcmp(v, "exr") != 0 && strcmp(v, "pfm") != 0)
         return usage("--format must be exr or pfm");
@@ -143,7 +162,9 @@ static int parse(int argc, char** argv, options* o)
     return usage("--direct-only and --reference-only exclude each other");
   if (o->merge_from && (o->merge_spp <= 0 || o->ref_spp <= 0))
     return usage("--merge-reference needs --merge-spp and --ref-spp (the samples of each part)");
-  if ((o->reference_only || o->merge_from) && o->ref_spp <= 0)
+  /* the direct light alone is a reference too (a run of zero samples
+   * divided by zero: an all-NaN image) */
+  if ((o->reference_only || o->direct_only || o->merge_from) && o->ref_spp <= 0)
     return usage("--ref-spp must be positive here");
   return 0;
 }

@@ -581,6 +581,11 @@ static void test_inputs_kept(const char* dir, const cli_scene* scene)
   CHECK(cli_said(dir, "stderr.txt", "-o would replace it"));
   EXPECT(1, "denoise", c, "-o", out, "--side-by-side", c);
   CHECK(cli_said(dir, "stderr.txt", "--side-by-side would replace it"));
+  /* the picture over the output, neither written yet (it was, exit 0) */
+  char fresh[1200];
+  cli_path(fresh, sizeof fresh, dir, "kept_fresh.png");
+  EXPECT(1, "denoise", c, "-o", fresh, "--side-by-side", fresh, "--reference", copy);
+  CHECK(!cli_file_exists(fresh));
   EXPECT(2, "compare", c, copy, "--png", c);
   CHECK(cli_same_bytes(c, copy));
   /* a failed run keeps an existing side-by-side picture */
@@ -658,7 +663,19 @@ static void test_compare(const char* dir, const cli_scene* scene)
   EXPECT(1, "compare", c, small);
   CHECK(cli_said(dir, "stderr.txt", "8x8"));
   EXPECT(1, "compare", c, "missing.exr");
+  EXPECT(2, "compare", c, clean, "--png", ""); /* an unset variable */
 #if defined(LULL_IO_HAS_OIIO)
+  /* an 8-bit PNG holds display-encoded values: measured as what they
+   * show (they were taken as linear: relMSE 1.6 against the same image) */
+  char clean_png[1200];
+  cli_path(clean_png, sizeof clean_png, dir, "cmp_clean.png");
+  lull_io_image plain = cli_read(clean);
+  char err[256];
+  CHECK_EQ_INT(lull_io_write(clean_png, &plain, 1, err, sizeof err), 0);
+  lull_io_free(&plain);
+  EXPECT(0, "compare", clean_png, clean);
+  CHECK(number_after(dir, "image", "relMSE ") < 1e-3);
+  CHECK(number_after(dir, "image", "PSNR ") > 40.0);
   EXPECT(0, "compare", c, clean, "--png", side);
   lull_io_image picture = cli_read(side);
   CHECK(picture.width == 3 * scene->width && picture.height == scene->height);

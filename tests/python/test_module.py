@@ -728,6 +728,17 @@ def test_metrics(np, rng):
         lull.metrics(ref, ref[:-1])
     with pytest.raises(ValueError, match="3 or 4 channels"):
         lull.metrics(ref[..., 0], ref[..., 0])
+    # SSIM is negative for anti-correlated images (it raised MemoryError,
+    # -1 having meant "out of memory")
+    y = rng.random((32, 32, 3), dtype=np.float32)
+    assert -1 <= lull.metrics(1 - y, y)["ssim"] < -0.5
+    # a non-finite pixel is the worst pixel for PSNR and SSIM too (a NaN over
+    # black read as black: PSNR inf, SSIM 1)
+    black = np.zeros((8, 8, 3), np.float32)
+    hole = black.copy()
+    hole[3, 4, 1] = np.nan
+    m = lull.metrics(hole, black)
+    assert m["psnr"] == pytest.approx(10 * np.log10(3 * 64)) and m["ssim"] < 1
 
 
 def test_mismatched_compiled_module_is_named(tmp_path):

@@ -3,6 +3,8 @@
  * numbers), for scripts that compare denoisers. */
 #include "pylull.h"
 
+#include <math.h>
+
 #include "../../../core/metrics.h"
 
 /* The RGB(A) of an array as packed float32 (PyMem_RawMalloc'd). */
@@ -46,7 +48,7 @@ PyObject* lull_py_metrics(PyObject* module, PyObject* args)
     m = lull_metrics_compute(image, ref, (size_t)image_b.width, (size_t)image_b.height,
                              image_b.channels);
     Py_END_ALLOW_THREADS
-    if (m.ssim < 0)
+    if (isnan(m.ssim)) /* out of memory; a negative SSIM is a result */
       PyErr_NoMemory();
     else
       result = Py_BuildValue("{s:d,s:d,s:d}", "relmse", m.rel_mse, "psnr", m.psnr, "ssim",
