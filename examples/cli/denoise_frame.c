@@ -605,7 +605,13 @@ static int report(const cli_frame_files* files, frame_state* s, frame_panels* pa
       lull_io_get_file_info(&s->reference, &ref_info);
       if (ref_info.integer)
         cli_decode_display(reference, pixels * 3);
-      printf("%s against %s\n", files->input, files->reference);
+      /* the first layer (and view) only: say which, when there are more */
+      const cli_target* t = &s->targets[0];
+      if (s->num_targets > 1)
+        printf("%s [%s%s%s] against %s (the first of %d layers and views)\n", files->input,
+               t->layer, t->view[0] ? "/" : "", t->view, files->reference, s->num_targets);
+      else
+        printf("%s against %s\n", files->input, files->reference);
       status = cli_print_metrics(stdout, "  noisy", noisy, reference, width, height) ||
                cli_print_metrics(stdout, "  denoised", denoised, reference, width, height);
       if (status)

@@ -31,6 +31,26 @@ static double rel_mse(const lull_io_pass* pass, const lull_io_pass* reference, i
   return e;
 }
 
+/* Blender's stereo render (tests/data/stereo): both views denoised, each
+ * into a Denoised pass of its view; with --reference the metrics say which
+ * view they measure (the first: they had named none). */
+static void check_stereo(const char* dir)
+{
+  char in[1024], out[1200];
+  snprintf(in, sizeof in, "%s/stereo/multiview.exr", LULL_TEST_DATA_DIR);
+  snprintf(out, sizeof out, "%s/stereo_denoised.exr", dir);
+  const char* const args[] = {"denoise", in, "-o", out, "--reference", in, NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, args), 0);
+  CHECK(cli_said(dir, "stdout.txt", "[ViewLayer/left] against"));
+  CHECK(cli_said(dir, "stdout.txt", "the first of 2 layers and views"));
+  lull_io_image result;
+  char err[512];
+  CHECK_EQ_INT(lull_io_read(out, &result, err, sizeof err), 0);
+  CHECK(lull_io_find_pass_view(&result, "ViewLayer", "Denoised", "left") != NULL);
+  CHECK(lull_io_find_pass_view(&result, "ViewLayer", "Denoised", "right") != NULL);
+  lull_io_free(&result);
+}
+
 /* Denoises one render and checks it; returns 1 when it ran. */
 static int check_render(const char* dir, const char* scene, int spp)
 {
@@ -106,5 +126,6 @@ int main(void)
     printf("no test render with a reference in %s: skipped\n", LULL_TEST_DATA_DIR);
     return 77;
   }
+  check_stereo(dir);
   return lull_test_result("cli_renders");
 }
