@@ -170,14 +170,11 @@ long cli_pattern_scan(const cli_pattern* pattern, long** frames, char* err, size
 long cli_frames_parse(const char* text, long** frames, char* err, size_t err_size);
 /* 1 when frame belongs to shard index of count (frame mod count). */
 int cli_shard_has(long frame, int index, int count);
-/* Creates the missing folders of path's parent (as mkdir -p), so that a
- * sequence's output folder need not exist; 0, or 1 with err.  *made: where
- * in path the first folder it made ends (0: none), for
- * cli_remove_made_dirs when the write then fails. */
-int cli_make_parent_dirs(const char* path, size_t* made, char* err, size_t err_size);
-/* Removes the folders cli_make_parent_dirs made for path (empty ones only),
- * so that a failed write leaves no trace. */
-void cli_remove_made_dirs(const char* path, size_t made);
+/* lull_io_write into folders made for path when missing, and removed
+ * again when the write fails (a failed run leaves no trace); what every
+ * file the tool writes goes through. */
+int cli_write_file(const char* path, const lull_io_image* image, int srgb, char* err,
+                   size_t err_size);
 /* 1 when output exists and was modified after input (so resuming skips it). */
 int cli_output_is_newer(const char* output, const char* input);
 /* 1 when both names exist and are the same file (links included): writing
@@ -192,7 +189,8 @@ float* cli_pass_rgb(const lull_io_pass* pass, int width, int height);
 /* Writes RGB panels of width x height side by side as one PNG; encoded[i]
  * says panel i already holds display values in [0, 1] (else it is
  * tone-mapped: clamped and sRGB-encoded, the way the PSNR and SSIM of
- * metrics.h see it).  Returns 0 or non-zero with err. */
+ * metrics.h see it), through cli_write_file.  Returns 0 or non-zero with
+ * err. */
 int cli_write_panels(const char* path, const float* const* panels, const int* encoded, int count,
                      int width, int height, char* err, size_t err_size);
 /* An error heat map (RGB, display-encoded) of image against reference:

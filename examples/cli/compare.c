@@ -122,10 +122,7 @@ int cli_compare_main(int argc, char** argv)
     }
     const float* panels[3] = {rgb[0], rgb[1], heat};
     const int encoded[3] = {0, 0, 1}; /* both linear now */
-    size_t made = 0; /* missing folders made, as denoise's outputs get */
-    if (cli_make_parent_dirs(png, &made, err, sizeof err) ||
-        cli_write_panels(png, panels, encoded, 3, width, height, err, sizeof err)) {
-      cli_remove_made_dirs(png, made);
+    if (cli_write_panels(png, panels, encoded, 3, width, height, err, sizeof err)) {
       cli_error("%s", err);
       goto done;
     }

@@ -488,8 +488,8 @@ static int add_results(const cli_denoise_options* options, frame_state* s, const
   return 0;
 }
 
-static int write_image(const cli_denoise_options* options, const cli_frame_files* files,
-                       frame_state* s, char* err, size_t err_size)
+static int write_output(const cli_denoise_options* options, const cli_frame_files* files,
+                        frame_state* s, char* err, size_t err_size)
 {
   lull_io_file_info info;
   lull_io_get_file_info(&s->input, &info);
@@ -497,7 +497,7 @@ static int write_image(const cli_denoise_options* options, const cli_frame_files
   if (is_exr(files->output)) {
     if (add_results(options, s, files->output, err, err_size))
       return 1;
-    return lull_io_write(files->output, &s->input, srgb, err, err_size);
+    return cli_write_file(files->output, &s->input, srgb, err, err_size);
   }
   /* one image: the denoised colour (with the input's alpha) */
   const lull_io_pass* color = &s->input.passes[s->color_index[0]];
@@ -512,23 +512,9 @@ static int write_image(const cli_denoise_options* options, const cli_frame_files
     names[c] = color->channel_names[c];
   const int ok = data && lull_io_add_pass(&out, "", "", color->channels, names, data);
   free(data);
-  const int status = ok ? lull_io_write(files->output, &out, srgb, err, err_size)
+  const int status = ok ? cli_write_file(files->output, &out, srgb, err, err_size)
                         : (snprintf(err, err_size, "%s: out of memory", files->output), 1);
   lull_io_free(&out);
-  return status;
-}
-
-/* The output, in folders made for it when missing (and removed again when
- * the write fails: a failed run leaves no trace). */
-static int write_output(const cli_denoise_options* options, const cli_frame_files* files,
-                        frame_state* s, char* err, size_t err_size)
-{
-  size_t made = 0;
-  if (cli_make_parent_dirs(files->output, &made, err, err_size))
-    return 1;
-  const int status = write_image(options, files, s, err, err_size);
-  if (status)
-    cli_remove_made_dirs(files->output, made);
   return status;
 }
 
@@ -547,8 +533,7 @@ static const lull_io_pass* reference_pass(const lull_io_image* reference, const 
 /* The side-by-side panels of a frame, kept until the output is written. */
 typedef struct frame_panels
 {
-  float* rgb[3]; /* noisy, denoised, reference (NULL without one) */
-  int encoded[3];
+  float* rgb[3]; /* noisy, denoised, reference (NULL without one), linear */
 } frame_panels;
 
 static void free_panels(frame_panels* p)
@@ -619,7 +604,7 @@ static int report(const cli_frame_files* files, frame_state* s, frame_panels* pa
       fflush(stdout);
     }
     if (!status && files->side_by_side[0]) {
-      const frame_panels kept = {{noisy, denoised, reference}, {0, 0, 0}};
+      const frame_panels kept = {{noisy, denoised, reference}};
       *panels = kept;
       return 0; /* the panels own the pictures now */
     }
@@ -703,14 +688,10 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
     status = CLI_FAILED;
   if (status == CLI_OK && panels.rgb[0]) {
     const float* rgb[3] = {panels.rgb[0], panels.rgb[1], panels.rgb[2]};
-    size_t made = 0;
-    if (cli_make_parent_dirs(files->side_by_side, &made, err, err_size)) {
+    static const int linear[3] = {0, 0, 0}; /* report() decoded 8-bit inputs */
+    if (cli_write_panels(files->side_by_side, rgb, linear, rgb[2] ? 3 : 2, s->input.width,
+                         s->input.height, err, err_size))
       status = CLI_FAILED;
-    } else if (cli_write_panels(files->side_by_side, rgb, panels.encoded, rgb[2] ? 3 : 2,
-                                s->input.width, s->input.height, err, err_size)) {
-      cli_remove_made_dirs(files->side_by_side, made);
-      status = CLI_FAILED;
-    }
   }
   free_panels(&panels);
   for (int t = 0; t < s->num_targets && status == CLI_OK && !options->quiet; ++t) {

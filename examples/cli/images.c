@@ -52,7 +52,7 @@ int cli_write_panels(const char* path, const float* const* panels, const int* en
           pass->data[((size_t)y * (size_t)image.width + (size_t)(p * width + x)) * 3 +
                      (size_t)c] = display;
         }
-  const int status = lull_io_write(path, &image, 0, err, err_size);
+  const int status = cli_write_file(path, &image, 0, err, err_size);
   lull_io_free(&image);
   return status;
 }

@@ -246,7 +246,33 @@ int cli_same_file(const char* a, const char* b)
          sa.st_ino == sb.st_ino;
 }
 
-int cli_make_parent_dirs(const char* path, size_t* made, char* err, size_t err_size)
+/* Removes the folders make_parent_dirs made for path (empty ones only). */
+static void remove_made_dirs(const char* path, size_t made)
+{
+  if (!made)
+    return;
+  char dir[CLI_PATH_SIZE];
+  const char* slash = strrchr(path, '/');
+  const size_t n = slash ? (size_t)(slash - path) : 0;
+  if (n >= sizeof dir || made > n)
+    return;
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+  /* deepest first (past a failed mkdir the deeper ones do not exist);
+   * rmdir removes only empty folders, so nothing another process put there
+   * goes */
+  for (size_t end = n; end >= made; --end) {
+    if (end < n && dir[end] != '/')
+      continue;
+    dir[end] = '\0';
+    if (rmdir(dir) != 0 && errno != ENOENT)
+      return;
+  }
+}
+
+/* Creates the missing folders of path's parent (as mkdir -p); 0, or 1 with
+ * err.  *made: where in path the first folder it made ends (0: none). */
+static int make_parent_dirs(const char* path, size_t* made, char* err, size_t err_size)
 {
   char dir[CLI_PATH_SIZE];
   *made = 0;
@@ -275,7 +301,7 @@ int cli_make_parent_dirs(const char* path, size_t* made, char* err, size_t err_s
         snprintf(err, err_size, "%s: cannot create the folder %s: %s", path, dir,
                  strerror(errno));
         dir[i] = saved;
-        cli_remove_made_dirs(path, *made);
+        remove_made_dirs(path, *made);
         *made = 0;
         return 1;
       }
@@ -285,26 +311,16 @@ int cli_make_parent_dirs(const char* path, size_t* made, char* err, size_t err_s
   return 0;
 }
 
-void cli_remove_made_dirs(const char* path, size_t made)
+int cli_write_file(const char* path, const lull_io_image* image, int srgb, char* err,
+                   size_t err_size)
 {
-  if (!made)
-    return;
-  char dir[CLI_PATH_SIZE];
-  const char* slash = strrchr(path, '/');
-  const size_t n = slash ? (size_t)(slash - path) : 0;
-  if (n >= sizeof dir || made > n)
-    return;
-  memcpy(dir, path, n);
-  dir[n] = '\0';
-  /* deepest first; rmdir removes only empty folders, so nothing another
-   * process put there goes */
-  for (size_t end = n; end >= made; --end) {
-    if (end < n && dir[end] != '/')
-      continue;
-    dir[end] = '\0';
-    if (rmdir(dir) != 0)
-      return;
-  }
+  size_t made = 0;
+  if (make_parent_dirs(path, &made, err, err_size))
+    return 1;
+  const int status = lull_io_write(path, image, srgb, err, err_size);
+  if (status)
+    remove_made_dirs(path, made);
+  return status;
 }
 
 int cli_output_is_newer(const char* output, const char* input)

@@ -14,11 +14,10 @@
 // Views in parts: Blender writes a stereo render as multilayer EXR
 // ("Multi-View" views format) in one part per pass and view, named
 // "ViewLayer.Combined-left" with a "view" attribute, the channels of both
-// views' parts under the same names ("ViewLayer.Combined.R").  Such a
-// channel reads as "ViewLayer.Combined.left.R", the multiview convention
-// channel_names.c parses (the view second to last), so the passes come
-// apart by view; a new pass of a view gets a part of its own in the same
-// style.
+// views' parts under the same names ("ViewLayer.Combined.R").  Each
+// channel's view is the part's, given to the grouping (channel_names.c)
+// apart from its name, so the passes come apart by view; a new pass of a
+// view gets a part of its own in the same style.
 #include <OpenImageIO/imageio.h>
 
 #include <algorithm>
@@ -112,10 +111,10 @@ std::string part_view(const ImageSpec& spec, bool multipart)
 // itself is the part's, given to the grouping apart from the names, so
 // views with dots in their names and names near the length limit read as
 // any other.
-std::vector<std::string> part_channel_names(const ImageSpec& spec, bool multipart)
+std::vector<std::string> part_channel_names(const ImageSpec& spec, bool multipart,
+                                            const std::string& view)
 {
   std::string part_name = spec.get_string_attribute("oiio:subimagename");
-  const std::string view = part_view(spec, multipart);
   const std::string suffix = "-" + view;
   if (!view.empty() && part_name == view)
     part_name.clear();
@@ -173,7 +172,7 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   for (const Part& part : state->parts) {
     const std::string view = part_view(part.spec, multipart);
     state->part_views |= !view.empty();
-    for (const std::string& name : part_channel_names(part.spec, multipart)) {
+    for (const std::string& name : part_channel_names(part.spec, multipart, view)) {
       names.push_back(name);
       channel_views.push_back(view);
     }
@@ -407,9 +406,9 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
           if (found != new_parts.end()) {
             target = found->second;
           } else {
-            new_parts[key] = parts->size();
+            target = parts->size();
+            new_parts[key] = target;
             parts->push_back(new_part(*parts, pass, state->part_views));
-            target = new_parts[key];
           }
           if (state->part_views && pass->view[0]) {  // the view goes in the part's header
             lull_io_pass named = *pass;

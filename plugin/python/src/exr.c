@@ -228,8 +228,7 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
         ok = 0;
       } else {
         lull_io_pass* added =
-            view ? lull_io_add_pass_view(image, layer, name, view, c, channel_names, pixels)
-                 : lull_io_add_pass(image, layer, name, c, channel_names, pixels);
+            lull_io_add_pass_view(image, layer, name, view ? view : "", c, channel_names, pixels);
         if (!added) {
           PyErr_NoMemory();
           ok = 0;
