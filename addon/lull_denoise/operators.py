@@ -234,8 +234,7 @@ class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
 
     def modal(self, context, event):
         if event.type == "ESC":
-            self._job.cancel()
-            self._finish(context)
+            self.cancel(context)  # stop the work, take the display down
             self.report({"WARNING"}, "lull: denoising cancelled")
             return {"CANCELLED"}
         if event.type != "TIMER":
@@ -390,8 +389,7 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
     def modal(self, context, event):
         wm = context.window_manager
         if event.type == "ESC":
-            self._worker.cancel()
-            self._finish(context)
+            self.cancel(context)  # stop the work, take the display down
             self.report({"WARNING"}, f"lull: cancelled after {len(self._worker.done)} frame(s)")
             return {"CANCELLED"}
         if event.type != "TIMER":
