@@ -7,23 +7,37 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: lull compare IMAGE REFERENCE [--pass NAME] [--layer NAME] [--png SIDE.png]\n"
+    "usage: lull compare IMAGE REFERENCE [--pass NAME] [--layer NAME] [--view NAME]\n"
+    "                    [--png SIDE.png]\n"
     "\n"
     "Prints relMSE (mean of (x - y)^2 / (y^2 + 0.01), linear values), PSNR and SSIM\n"
     "(of the images clamped to [0, 1] and sRGB-encoded) of IMAGE against REFERENCE.\n"
     "IMAGE's pass: NAME, else 'Denoised', else 'Noisy Image' / 'Combined' / the plain\n"
-    "colour; REFERENCE's: NAME when it has one, else its colour.  --png writes IMAGE |\n"
-    "REFERENCE | error heat map (log relative squared error, black 1e-4, white 1).\n";
+    "colour; REFERENCE's: NAME when it has one, else its colour.  In stereo files the\n"
+    "first view's, or --view's (a file without views ignores --view).  --png writes\n"
+    "IMAGE | REFERENCE | error heat map (log relative squared error, black 1e-4,\n"
+    "white 1).\n";
 
+/* Whether any pass of the image has a view. */
+static int has_views(const lull_io_image* image)
+{
+  for (int i = 0; i < image->num_passes; ++i)
+    if (image->passes[i].view[0])
+      return 1;
+  return 0;
+}
+
+/* The pass to measure (view: NULL for any, the first view's). */
 static const lull_io_pass* pick(const lull_io_image* image, const char* pass, const char* layer,
-                                int prefer_denoised)
+                                const char* view, int prefer_denoised)
 {
   const char* l = layer && *layer ? layer : NULL;
-  const lull_io_pass* p = pass && *pass ? cli_named_pass(image, pass, l, NULL) : NULL;
+  const char* v = view && has_views(image) ? view : NULL;
+  const lull_io_pass* p = pass && *pass ? cli_named_pass(image, pass, l, v) : NULL;
   if (!p && prefer_denoised && !(pass && *pass))
-    p = lull_io_find_pass(image, l, "Denoised");
+    p = lull_io_find_pass_view(image, l, "Denoised", v);
   if (!p && !(prefer_denoised && pass && *pass))
-    p = cli_color_pass(image, l, NULL);
+    p = cli_color_pass(image, l, v);
   if (!p && !(prefer_denoised && pass && *pass) && image->num_passes == 1)
     p = &image->passes[0];
   return p;
@@ -34,6 +48,7 @@ int cli_compare_main(int argc, char** argv)
   const char* files[2] = {NULL, NULL};
   const char* pass = NULL;
   const char* layer = NULL;
+  const char* view = NULL;
   const char* png = NULL;
   int count = 0;
   for (int i = 1; i < argc; ++i) {
@@ -47,6 +62,8 @@ int cli_compare_main(int argc, char** argv)
       target = &pass;
     else if (strcmp(arg, "--layer") == 0)
       target = &layer;
+    else if (strcmp(arg, "--view") == 0)
+      target = &view;
     else if (strcmp(arg, "--png") == 0)
       target = &png;
     if (target) {
@@ -87,9 +104,12 @@ int cli_compare_main(int argc, char** argv)
       cli_error("%s", err);
       goto done;
     }
-    passes[k] = pick(&images[k], pass, layer, k == 0);
+    passes[k] = pick(&images[k], pass, layer, view, k == 0);
     if (!passes[k]) {
-      cli_error("%s: no pass '%s'", files[k], pass ? pass : "Denoised/Combined/colour");
+      cli_error("%s: no pass '%s'%s%s%s", files[k], pass ? pass : "Denoised/Combined/colour",
+                view && has_views(&images[k]) ? " in view '" : "",
+                view && has_views(&images[k]) ? view : "",
+                view && has_views(&images[k]) ? "'" : "");
       goto done;
     }
   }
@@ -109,7 +129,10 @@ int cli_compare_main(int argc, char** argv)
     if (info.integer) /* 8/16-bit files: display-encoded values */
       cli_decode_display(rgb[k], (size_t)width * (size_t)height * 3);
   }
-  printf("%s against %s\n", files[0], files[1]);
+  /* which view of a stereo file was measured (the first, unless --view) */
+  const char* measured = passes[0]->view[0] ? passes[0]->view : passes[1]->view;
+  printf("%s against %s%s%s%s\n", files[0], files[1], measured[0] ? " (view " : "", measured,
+         measured[0] ? ")" : "");
   if (cli_print_metrics(stdout, "  image", rgb[0], rgb[1], width, height)) {
     cli_error("out of memory");
     goto done;

@@ -49,6 +49,16 @@ static void check_stereo(const char* dir)
   CHECK(lull_io_find_pass_view(&result, "ViewLayer", "Denoised", "left") != NULL);
   CHECK(lull_io_find_pass_view(&result, "ViewLayer", "Denoised", "right") != NULL);
   lull_io_free(&result);
+  /* compare measures the first view, or --view's, and says which */
+  const char* const left[] = {"compare", out, in, NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, left), 0);
+  CHECK(cli_said(dir, "stdout.txt", "(view left)"));
+  const char* const right[] = {"compare", out, in, "--view", "right", NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, right), 0);
+  CHECK(cli_said(dir, "stdout.txt", "(view right)"));
+  const char* const unknown[] = {"compare", out, in, "--view", "up", NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, unknown), 1);
+  CHECK(cli_said(dir, "stderr.txt", "in view 'up'"));
 }
 
 /* Denoises one render and checks it; returns 1 when it ran. */

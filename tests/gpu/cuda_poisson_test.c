@@ -13,7 +13,7 @@
  *     cancellation, two runs equal bit for bit.
  * (GradientDomain: cuda_gradient_domain_test.c.)
  * `test_cuda_poisson quick` leaves out the scenes and 1280x720 (for
- * compute-sanitizer).
+ * memcheck and initcheck), `race` also caps the iterations (racecheck).
  * poisson_emulation_test.cu checks the same kernels on the CPU in CI. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,13 +172,20 @@ static double compare(OIDNDevice cpu, OIDNDevice gpu, const poisson_data* d,
   return diff;
 }
 
-static void run_cases(OIDNDevice cpu, OIDNDevice gpu)
+/* iteration_cap > 0 (racecheck): every case with at most that many IRLS
+ * steps and CG iterations, so that each kernel still runs (the CPU runs
+ * the same capped solve, so the tolerances hold). */
+static void run_cases(OIDNDevice cpu, OIDNDevice gpu, int iteration_cap)
 {
   for (size_t k = 0; k < sizeof POISSON_CASES / sizeof POISSON_CASES[0]; ++k) {
     const poisson_case* c = &POISSON_CASES[k];
     poisson_data d;
     poisson_data_make(&d, c->width, c->height, c->channels, c->poison, 77u);
-    const lull_poisson_params p = poisson_case_params(c);
+    lull_poisson_params p = poisson_case_params(c);
+    if (iteration_cap > 0) {
+      p.irls_iterations = p.irls_iterations < iteration_cap ? p.irls_iterations : iteration_cap;
+      p.cg_iterations = p.cg_iterations < iteration_cap ? p.cg_iterations : iteration_cap;
+    }
     const run_options o = {c->inputs, c->variance_channels, 0, 0, NULL, NULL};
     double vdiff = 0.0;
     const double diff = compare(cpu, gpu, &d, &p, &o, &vdiff, NULL, NULL);
@@ -321,22 +328,28 @@ static void run_scenes(OIDNDevice cpu, OIDNDevice gpu)
   }
 }
 
-/* `quick` (for compute-sanitizer): without the scenes and 1280x720. */
+/* `quick` (for memcheck and initcheck): without the scenes and 1280x720;
+ * `race` (for racecheck, which instruments every shared-memory access and
+ * did not finish `quick` in 200 s): the cases with at most 3 IRLS steps
+ * and CG iterations, and the 10000-pixel row. */
 int main(int argc, char** argv)
 {
   const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+  const int race = argc > 1 && strcmp(argv[1], "race") == 0;
   OIDNDevice cpu = gpu_new_device(OIDN_DEVICE_TYPE_CPU);
   OIDNDevice gpu = gpu_new_device(OIDN_DEVICE_TYPE_CUDA);
   if (!gpu) {
     fprintf(stderr, "cuda_poisson: no CUDA device\n");
     return 1;
   }
-  run_cases(cpu, gpu);
-  run_half(cpu, gpu);
-  run_execution(gpu);
-  if (!quick)
+  run_cases(cpu, gpu, race ? 3 : 0);
+  if (!race) {
+    run_half(cpu, gpu);
+    run_execution(gpu);
+  }
+  if (!quick && !race)
     run_scenes(cpu, gpu);
-  run_large(cpu, gpu, quick);
+  run_large(cpu, gpu, quick || race);
   oidnReleaseDevice(cpu);
   oidnReleaseDevice(gpu);
   return lull_test_result("cuda_poisson");

@@ -4,7 +4,7 @@
 # ./device-logs; the GPU tests' output in ctest-output.log).
 #   sh tests/gpu/device_run.sh [bench-repeats]
 # LULL_DEVICE_BENCH (default "atrous poisson") and LULL_DEVICE_SANITIZE
-# (default "test_cuda_atrous test_cuda_api test_cuda_poisson
+# (default "test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_gradient_domain
 # test_cuda_atrous_tiles") pick the
 # benchmarks and the programs compute-sanitizer runs.
 # The Python module is built when the machine has Python's headers (then
@@ -74,16 +74,22 @@ esac
 # memcheck: invalid accesses and leaks; racecheck: shared-memory races;
 # initcheck: device memory read before it was written (e.g. a padding or
 # halo a kernel reads but no kernel filled)
-# (test_cuda_poisson runs its quick part: without the scenes and 1280x720;
+# (test_cuda_poisson runs its quick part: without the scenes and 1280x720,
+# and under racecheck its race part, iterations capped at 3;
+# test_cuda_gradient_domain its quick part, under racecheck its tiny case;
 # test_cuda_atrous_tiles its grids, and under racecheck one grid of a
 # smaller image per schedule)
 for tool in memcheck racecheck initcheck; do
-  for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_atrous_tiles}; do
+  for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_gradient_domain
+    test_cuda_atrous_tiles}; do
     [ -x "$build/bin/$test" ] || continue
     args=
     [ "$test" = test_cuda_poisson ] && args=quick
+    [ "$test" = test_cuda_gradient_domain ] && args=quick
     [ "$test" = test_cuda_atrous_tiles ] && args=grids
     [ "$test.$tool" = test_cuda_atrous_tiles.racecheck ] && args=race
+    [ "$test.$tool" = test_cuda_poisson.racecheck ] && args=race
+    [ "$test.$tool" = test_cuda_gradient_domain.racecheck ] && args=tiny
     say "compute-sanitizer $tool $test ($(elapsed))"
     timeout "${LULL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --report-api-errors no \
       --error-exitcode 99 "$build/bin/$test" $args >"$out/$tool.$test.log" 2>&1
