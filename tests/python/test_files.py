@@ -111,6 +111,12 @@ def test_stereo_views(np, tmp_path):
     # those of a pass named "left")
     lull.add_passes(src, dst, {"ViewLayer.My Normal.left": normal})
     assert lull.read_exr(dst).channel_names["ViewLayer.My Normal.left"] == ("X", "Y", "Z")
+    # a misspelt view is refused, not added as pass "lefft" of a new layer
+    # "ViewLayer.My Normal" without a view
+    before = dst.read_bytes()
+    with pytest.raises(ValueError, match="'lefft' is none of the file's views \\(left, right\\)"):
+        lull.add_passes(dst, dst, {"ViewLayer.My Normal.lefft": normal})
+    assert dst.read_bytes() == before
     # write_exr cannot keep views (the file would silently stop being stereo)
     with pytest.raises(ValueError, match="add_passes"):
         lull.write_exr(tmp_path / "flat.exr", passes)

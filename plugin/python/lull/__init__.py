@@ -256,7 +256,9 @@ class Passes(dict):
     "" for a plain RGB(A) file; the passes of a stereo (multiview) render
     end in ".<view>" ("ViewLayer.Combined.left"), its views listed in
     `views`.  add_passes takes such keys too: "ViewLayer.Denoised.left"
-    adds the left view's pass.
+    adds the left view's pass; "ViewLayer.Extra" one without a view; a key
+    "Layer.Pass.x" of an existing layer whose x is none of the views is
+    refused as a misspelt view.
     """
 
     def __init__(self, *args, width=0, height=0, channel_names=None, half=None, views=(),

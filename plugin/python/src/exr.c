@@ -138,6 +138,33 @@ static const char* split_view(const lull_io_image* image, const char* layer, con
   return best;
 }
 
+/* Whether `layer` of a key that names no view of a file with views looks
+ * like "Layer.Pass" of an existing layer, the key then being a misspelt
+ * "Layer.Pass.<view>" (it would have added the pass "<view>" to a new
+ * layer "Layer.Pass", without a view); the views in views_out. */
+static int misspelt_view(const lull_io_image* image, const char* layer, char* views_out,
+                         size_t views_size)
+{
+  int has_views = 0, layer_exists = 0, parent_exists = 0;
+  const char* dot = strrchr(layer, '.');
+  const size_t parent = dot ? (size_t)(dot - layer) : 0;
+  views_out[0] = '\0';
+  for (int i = 0; i < image->num_passes; ++i) {
+    const lull_io_pass* p = &image->passes[i];
+    int first = p->view[0] != '\0'; /* the view names, once each */
+    for (int j = 0; first && j < i; ++j)
+      first = strcmp(image->passes[j].view, p->view) != 0;
+    if (first) {
+      const size_t used = strlen(views_out);
+      PyOS_snprintf(views_out + used, views_size - used, "%s%s", used ? ", " : "", p->view);
+    }
+    has_views |= p->view[0] != '\0';
+    layer_exists |= strcmp(p->layer, layer) == 0;
+    parent_exists |= dot && strlen(p->layer) == parent && strncmp(p->layer, layer, parent) == 0;
+  }
+  return has_views && !layer_exists && parent_exists;
+}
+
 /* Adds (or, when replace is set and it exists, overwrites) the passes of a
  * Python list of (layer, name, channel_names, half, array[, explicit,
  * view_channel_names]) tuples.  explicit (default true): the caller named
@@ -179,6 +206,16 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
      * real name when none were given */
     char view_layer[LULL_IO_NAME_SIZE] = "", view_pass[LULL_IO_NAME_SIZE] = "";
     const char* view = replace ? split_view(image, layer, name, view_layer, view_pass) : NULL;
+    char views[256];
+    if (replace && !view && misspelt_view(image, layer, views, sizeof views)) {
+      PyErr_Format(PyExc_ValueError,
+                   "pass '%s': '%s' is none of the file's views (%s); a pass of a view is "
+                   "\"Layer.Pass.<view>\"",
+                   label, name, views);
+      ok = 0;
+      PyMem_RawFree(pixels);
+      break;
+    }
     if (view) {
       layer = view_layer;
       name = view_pass;
