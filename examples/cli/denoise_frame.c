@@ -493,7 +493,9 @@ static int write_output(const cli_denoise_options* options, const cli_frame_file
 {
   lull_io_file_info info;
   lull_io_get_file_info(&s->input, &info);
-  const int srgb = !info.integer; /* linear values get encoded for 8-bit files */
+  /* the filter's values are display-encoded when the input's were (8/16-bit
+   * files): decoded for float outputs; linear ones encoded for 8-bit ones */
+  const int srgb = info.integer ? LULL_IO_VALUES_DISPLAY : LULL_IO_VALUES_LINEAR;
   if (is_exr(files->output)) {
     if (add_results(options, s, files->output, err, err_size))
       return 1;
@@ -503,6 +505,14 @@ static int write_output(const cli_denoise_options* options, const cli_frame_file
   const lull_io_pass* color = &s->input.passes[s->color_index[0]];
   const size_t pixels = (size_t)s->input.width * (size_t)s->input.height;
   float* data = merged(color, s->results[0], s->result_channels[0], pixels);
+  if (data && s->input.num_passes == 1) {
+    /* an input of one image is written as itself with its colour replaced,
+     * so that a format it shares with the output keeps its depth (a 16-bit
+     * PNG stays 16-bit) and attributes */
+    free(s->input.passes[0].data);
+    s->input.passes[0].data = data;
+    return cli_write_file(files->output, &s->input, srgb, err, err_size);
+  }
   lull_io_image out;
   memset(&out, 0, sizeof out);
   out.width = s->input.width;

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "atrous_math.h"
 #include "io_internal.h"
 
 int lull_io_fail(char* err, size_t err_size, const char* path, const char* format, ...)
@@ -136,11 +137,24 @@ int lull_io_write(const char* path, const lull_io_image* image, int srgb, char* 
   if (check_image(path, image, err, err_size))
     return 1;
   if (strcasecmp(extension(path), "pfm") == 0)
-    return lull_io_pfm_write(path, image, err, err_size);
+    return lull_io_pfm_write(path, image, srgb, err, err_size);
   if (!lull_io_oiio_available())
     return lull_io_fail(err, err_size, path,
                         "lull was built without OpenImageIO: only .pfm files can be written");
   return lull_io_oiio_write(path, image, srgb, err, err_size);
+}
+
+int lull_io_decodes_display(const lull_io_image* image, int srgb, const lull_io_pass* p, int c)
+{
+  const lull_io_metadata* meta = image->metadata;
+  const int display = srgb == LULL_IO_VALUES_DISPLAY ||
+                      (srgb == LULL_IO_VALUES_AS_READ && meta && meta->info.integer);
+  return display && strcmp(p->channel_names[c], "A") != 0;
+}
+
+float lull_io_display_to_linear(float v)
+{
+  return lull_srgb_to_linear(v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f);
 }
 
 int lull_io_has_oiio(void)

@@ -83,7 +83,17 @@ void lull_io_temp_discard(lull_io_temp_file* file);
  * white space). */
 int lull_io_is_pfm_file(const char* path);
 int lull_io_pfm_read(const char* path, lull_io_image* image, char* err, size_t err_size);
-int lull_io_pfm_write(const char* path, const lull_io_image* image, char* err, size_t err_size);
+int lull_io_pfm_write(const char* path, const lull_io_image* image, int srgb, char* err,
+                      size_t err_size);
+
+/* Whether lull_io_write(image, srgb) to a file of floats turns channel c
+ * of pass p to linear values: the values are display-encoded (srgb
+ * LULL_IO_VALUES_DISPLAY, or AS_READ of an image read from 8/16-bit
+ * integers) and the channel is a colour one (not "A"). */
+int lull_io_decodes_display(const lull_io_image* image, int srgb, const lull_io_pass* p, int c);
+
+/* A display-encoded value, clamped to [0, 1] (NaN: 0), as linear. */
+float lull_io_display_to_linear(float v);
 
 /* EXR files (exr_check.c): 1 when the file starts with OpenEXR's magic
  * number (0 when not, -1 when unreadable); lull_io_exr_check walks the

@@ -72,11 +72,22 @@ typedef struct lull_io_image
  * the file and returns non-zero, leaving *image empty. */
 int lull_io_read(const char* path, lull_io_image* image, char* err, size_t err_size);
 
+/* What the values written are (lull_io_write's `srgb`): 8/16-bit formats
+ * hold display-encoded values, float ones linear values. */
+enum
+{
+  LULL_IO_VALUES_AS_READ = 0, /* as the image's own file had them: display-encoded when it
+                                 stored 8/16-bit integers, else linear */
+  LULL_IO_VALUES_LINEAR = 1,  /* linear: sRGB-encoded for 8/16-bit formats */
+  LULL_IO_VALUES_DISPLAY = 2, /* display-encoded: decoded to linear for float formats */
+};
+
 /* Writes all passes (EXR: multilayer when any pass has a name or layer;
  * PFM: one pass of 1 or 3 channels, or the RGB of a 4-channel pass;
- * PNG/JPEG/other 8/16-bit formats: one pass, clamped to [0, 1], sRGB-encoded
- * when srgb is non-zero, else written as they are (values read from such
- * a file are already encoded); float formats ignore srgb).  Atomic (see
+ * PNG/JPEG/other 8/16-bit formats: one pass, clamped to [0, 1]).  srgb
+ * (LULL_IO_VALUES_*) says what the values are: linear ones are sRGB-encoded
+ * for 8/16-bit formats, display-encoded ones decoded to linear for float
+ * formats (EXR, PFM, HDR, float TIFF), never the alpha ("A").  Atomic (see
  * above).  The format comes from the path's extension. */
 int lull_io_write(const char* path, const lull_io_image* image, int srgb, char* err,
                   size_t err_size);

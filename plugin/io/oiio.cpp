@@ -75,6 +75,15 @@ int fail(char* err, size_t err_size, const char* path, const std::string& messag
   return lull_io_fail(err, err_size, path, "%s", one_line(message).c_str());
 }
 
+// Codecs that lose information (OpenEXR: DWAA/DWAB, and B44/B44A on
+// half channels); PXR24 only rounds float32 to 24 bits, which a second
+// rounding keeps.
+bool is_lossy(const std::string& compression)
+{
+  const std::string codec = compression.substr(0, compression.find(':'));  // "dwaa:45"
+  return codec == "dwaa" || codec == "dwab" || codec == "b44" || codec == "b44a";
+}
+
 bool is_integer(TypeDesc type)
 {
   return type.basetype != TypeDesc::FLOAT && type.basetype != TypeDesc::HALF &&
@@ -367,6 +376,11 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
     for (const Part& part : state->parts) {
       OutPart out;
       out.spec = part.spec;
+      // a lossy codec would encode the decoded pixels again, so passes
+      // that are only copied would change with every write (DWAA: 96% of
+      // a render's pixels): such parts are written losslessly instead
+      if (is_lossy(out.spec.get_string_attribute("compression")))
+        out.spec.attribute("compression", "zip");
       out.spec.channelnames.clear();
       out.spec.channelformats.clear();
       out.file_names = part.file_names;
@@ -426,7 +440,7 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
       const auto renamed = out.file_names.find(full);
       const std::string name = renamed != out.file_names.end() ? renamed->second : full;
       TypeDesc type = pass->half ? OIIO::TypeHalf : OIIO::TypeFloat;
-      if (state) {  // other types (uint ids) as they were
+      if (from_exr) {  // other types (uint ids) as they were; not PNG's bytes
         auto t = state->channel_types.find(full);
         if (t != state->channel_types.end() && is_integer(t->second))
           type = t->second;
@@ -459,7 +473,7 @@ int build_exr_parts(const char* path, const lull_io_image* image, std::vector<Ou
 }
 
 int write_exr(ImageOutput* out, const char* temp, const char* path, const lull_io_image* image,
-              char* err, size_t err_size)
+              int srgb, char* err, size_t err_size)
 {
   std::vector<OutPart> parts;
   if (build_exr_parts(path, image, &parts, err, err_size))
@@ -484,10 +498,15 @@ int write_exr(ImageOutput* out, const char* temp, const char* path, const lull_i
       const size_t first = size_t(y0) * row, count = size_t(y1 - y0) * row;
       for (size_t c = 0; c < n; ++c) {
         const lull_io_pass* pass = parts[s].sources[c].first;
+        const int channel = parts[s].sources[c].second;
         const size_t stride = size_t(pass->channels);
-        const float* src = pass->data + first * stride + size_t(parts[s].sources[c].second);
-        for (size_t i = 0; i < count; ++i)
-          buffer[i * n + c] = src[i * stride];
+        const float* src = pass->data + first * stride + size_t(channel);
+        if (lull_io_decodes_display(image, srgb, pass, channel))
+          for (size_t i = 0; i < count; ++i)
+            buffer[i * n + c] = lull_io_display_to_linear(src[i * stride]);
+        else
+          for (size_t i = 0; i < count; ++i)
+            buffer[i * n + c] = src[i * stride];
       }
       if (!out->write_scanlines(specs[s].y + y0, specs[s].y + y1, 0, OIIO::TypeFloat,
                                 buffer.data()))
@@ -531,7 +550,8 @@ int write_single(ImageOutput* out, const char* temp, const char* path,
   }
   spec.attribute("oiio:UnassociatedAlpha", 1);  // values as given: no division by alpha
   const bool integer = is_integer(type);
-  if (integer && srgb)
+  const bool encode = srgb == LULL_IO_VALUES_LINEAR;
+  if (integer && encode)
     spec.attribute("oiio:ColorSpace", "sRGB");
 
   const size_t pixels = size_t(image->width) * size_t(image->height);
@@ -541,8 +561,10 @@ int write_single(ImageOutput* out, const char* temp, const char* path,
       float v = pass->data[i * size_t(pass->channels) + size_t(c)];
       if (integer) {  // clamp (NaN to 0); encode colour, never alpha
         v = std::isnan(v) ? 0.0f : std::min(std::max(v, 0.0f), 1.0f);
-        if (srgb && c != spec.alpha_channel)
+        if (encode && c != spec.alpha_channel)
           v = lull_linear_to_srgb(v);  // the core's formula (IEC 61966-2-1)
+      } else if (lull_io_decodes_display(image, srgb, pass, c)) {
+        v = lull_io_display_to_linear(v);  // 8-bit values into a float file
       }
       buffer[i * size_t(channels) + size_t(c)] = v;
     }
@@ -567,7 +589,7 @@ int write_file(const char* path, const lull_io_image* image, int srgb, char* err
   int status;
   try {
     status = std::string(out->format_name()) == "openexr"
-                 ? write_exr(out.get(), temp.temp_path, path, image, err, err_size)
+                 ? write_exr(out.get(), temp.temp_path, path, image, srgb, err, err_size)
                  : write_single(out.get(), temp.temp_path, path, image, srgb, err, err_size);
     if (!status && !out->close())
       status = fail(err, err_size, path, out->geterror());

@@ -148,7 +148,8 @@ done:
   return status;
 }
 
-int lull_io_pfm_write(const char* path, const lull_io_image* image, char* err, size_t err_size)
+int lull_io_pfm_write(const char* path, const lull_io_image* image, int srgb, char* err,
+                      size_t err_size)
 {
   if (image->num_passes != 1)
     return lull_io_fail(err, err_size, path,
@@ -158,6 +159,9 @@ int lull_io_pfm_write(const char* path, const lull_io_image* image, char* err, s
   if (pass->channels == 2)
     return lull_io_fail(err, err_size, path, "PFM stores 1 or 3 channels, not 2");
   const int channels = pass->channels == 1 ? 1 : 3; /* RGBA: the alpha is dropped */
+  int decode[3];
+  for (int c = 0; c < channels; ++c)
+    decode[c] = lull_io_decodes_display(image, srgb, pass, c);
 
   lull_io_temp_file temp;
   if (lull_io_temp_create(&temp, path, err, err_size))
@@ -178,8 +182,11 @@ int lull_io_pfm_write(const char* path, const lull_io_image* image, char* err, s
     const float* src = pass->data + (size_t)y * (size_t)image->width * (size_t)pass->channels;
     for (int x = 0; x < image->width; ++x)
       for (int c = 0; c < channels; ++c)
+      {
+        const float v = src[(size_t)x * (size_t)pass->channels + (size_t)c];
         row[(size_t)x * (size_t)channels + (size_t)c] =
-            src[(size_t)x * (size_t)pass->channels + (size_t)c];
+            decode[c] ? lull_io_display_to_linear(v) : v;
+      }
     if (swap)
       swap_bytes(row, (size_t)image->width * (size_t)channels);
     ok = fwrite(row, sizeof(float), (size_t)image->width * (size_t)channels, f) ==

@@ -76,6 +76,15 @@ extern "C" int fixture_write_exr_part_views(const char* path, int width, int hei
   return out->close() ? 0 : 1;
 }
 
+extern "C" int fixture_write_png16(const char* path, int width, int height, int channels,
+                                   const float* data)
+{
+  auto out = ImageOutput::create(path);
+  if (!out || !out->open(path, ImageSpec(width, height, channels, OIIO::TypeUInt16)))
+    return 1;
+  return out->write_image(OIIO::TypeFloat, data) && out->close() ? 0 : 1;
+}
+
 extern "C" int fixture_channel_type(const char* path, const char* name)
 {
   auto in = ImageInput::open(path);

@@ -3,6 +3,7 @@
  * rewrites, atomic writes, corrupt and truncated files. */
 #define _XOPEN_SOURCE 700
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli_test_util.h"
+#include "atrous_math.h"
 #include "half.h"
 #include "test_util.h"
 #if defined(LULL_IO_HAS_OIIO)
@@ -544,6 +546,103 @@ static void test_single_layer_and_png(const char* dir)
   cli_scene_free(&scene);
 }
 
+/* A lossy codec is not applied again to passes that are only copied
+ * (DWAA changed 96% of a render's pixels per rewrite): such parts are
+ * written with ZIP, and every value comes back bit for bit. */
+static void test_lossy_compression(const char* dir)
+{
+  enum { W = 64, H = 48 };
+  static float planes[3][W * H];
+  for (int c = 0; c < 3; ++c)
+    for (int i = 0; i < W * H; ++i) /* noise, which DWAA's quantisation changes */
+      planes[c][i] = (float)((i * 7919 + c * 104729) % 1000) / 997.0f;
+  const fixture_channel channels[] = {{"ViewLayer.Combined.R", 1, 0, planes[0]},
+                                      {"ViewLayer.Combined.G", 1, 0, planes[1]},
+                                      {"ViewLayer.Combined.B", 1, 0, planes[2]}};
+  static const char* const attributes[] = {"compression", "dwaa:45", NULL};
+  char path[1200], out[1200], again[1200], err[512], value[64];
+  cli_path(path, sizeof path, dir, "dwaa.exr");
+  cli_path(out, sizeof out, dir, "dwaa_rewritten.exr");
+  cli_path(again, sizeof again, dir, "dwaa_rewritten_again.exr");
+  CHECK_EQ_INT(fixture_write_exr(path, W, H, channels, 3, NULL, 1, attributes, NULL), 0);
+  lull_io_image first, second, third;
+  CHECK_EQ_INT(lull_io_read(path, &first, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_write(out, &first, LULL_IO_VALUES_AS_READ, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(out, &second, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_write(again, &second, LULL_IO_VALUES_AS_READ, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(again, &third, err, sizeof err), 0);
+  CHECK_EQ_INT(fixture_attribute(out, "compression", value, sizeof value), 0);
+  CHECK(strcmp(value, "zip") == 0);
+  const lull_io_pass* a = lull_io_find_pass(&first, "ViewLayer", "Combined");
+  const lull_io_pass* b = lull_io_find_pass(&second, "ViewLayer", "Combined");
+  const lull_io_pass* c = lull_io_find_pass(&third, "ViewLayer", "Combined");
+  CHECK(a && b && c);
+  if (a && b && c) {
+    CHECK(memcmp(a->data, b->data, sizeof(float) * W * H * 3) == 0);
+    CHECK(memcmp(a->data, c->data, sizeof(float) * W * H * 3) == 0);
+  }
+  lull_io_free(&first);
+  lull_io_free(&second);
+  lull_io_free(&third);
+}
+
+/* 8/16-bit files hold display-encoded values: written to a float format
+ * as they were read (LULL_IO_VALUES_AS_READ) or when said so (DISPLAY) they
+ * are decoded to linear, the alpha never; PNG's byte channels never reach
+ * an EXR's channel types (its bytes had been stored as halves). */
+static void test_display_values_to_floats(const char* dir)
+{
+  char png[1200], exr[1200], pfm[1200], err[512];
+  cli_path(png, sizeof png, dir, "display.png");
+  cli_path(exr, sizeof exr, dir, "display.exr");
+  cli_path(pfm, sizeof pfm, dir, "display.pfm");
+  lull_io_image image, back;
+  memset(&image, 0, sizeof image);
+  image.width = 256;
+  image.height = 1;
+  float values[256 * 4];
+  for (int i = 0; i < 256 * 4; ++i)
+    values[i] = (float)(i / 4) / 255.0f;
+  static const char* const rgba[] = {"R", "G", "B", "A"};
+  lull_io_add_pass(&image, "", "", 4, rgba, values);
+  CHECK_EQ_INT(lull_io_write(png, &image, LULL_IO_VALUES_AS_READ, err, sizeof err), 0);
+  lull_io_free(&image);
+  CHECK_EQ_INT(lull_io_read(png, &image, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_write(exr, &image, LULL_IO_VALUES_AS_READ, err, sizeof err), 0);
+  CHECK_EQ_INT(fixture_channel_type(exr, "R"), 'f');
+  CHECK_EQ_INT(fixture_channel_type(exr, "A"), 'f');
+  CHECK_EQ_INT(lull_io_read(exr, &back, err, sizeof err), 0);
+  double worst = 0.0;
+  if (back.num_passes == 1 && back.passes[0].channels == 4)
+    for (int i = 0; i < 256; ++i) {
+      const float v = (float)i / 255.0f;
+      worst = fmax(worst, fabs(back.passes[0].data[4 * i] - lull_srgb_to_linear(v)));
+      worst = fmax(worst, fabs(back.passes[0].data[4 * i + 3] - v)); /* alpha as it was */
+    }
+  else
+    worst = 1.0;
+  CHECK(worst < 1e-6);
+  lull_io_free(&back);
+  /* an image made in memory says what its values are */
+  lull_io_image made;
+  memset(&made, 0, sizeof made);
+  made.width = 256;
+  made.height = 1;
+  lull_io_add_pass(&made, "", "", 4, rgba, values);
+  CHECK_EQ_INT(lull_io_write(pfm, &made, LULL_IO_VALUES_DISPLAY, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(pfm, &back, err, sizeof err), 0);
+  if (back.num_passes == 1)
+    CHECK_NEAR(back.passes[0].data[3 * 200], lull_srgb_to_linear(200.0f / 255.0f), 1e-7);
+  lull_io_free(&back);
+  CHECK_EQ_INT(lull_io_write(pfm, &made, LULL_IO_VALUES_AS_READ, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(pfm, &back, err, sizeof err), 0);
+  if (back.num_passes == 1)
+    CHECK(back.passes[0].data[3 * 200] == 200.0f / 255.0f);
+  lull_io_free(&back);
+  lull_io_free(&made);
+  lull_io_free(&image);
+}
+
 static void test_atomic(const char* dir)
 {
   char path[1200], copy[1200], link[1200];
@@ -681,6 +780,8 @@ int main(void)
   test_multiview_and_odd_names(dir);
   test_views_in_parts(dir);
   test_single_layer_and_png(dir);
+  test_lossy_compression(dir);
+  test_display_values_to_floats(dir);
   test_atomic(dir);
   test_corrupt_exr(dir);
 #else

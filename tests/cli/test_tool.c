@@ -676,6 +676,34 @@ static void test_compare(const char* dir, const cli_scene* scene)
   EXPECT(0, "compare", clean_png, clean);
   CHECK(number_after(dir, "image", "relMSE ") < 1e-3);
   CHECK(number_after(dir, "image", "PSNR ") > 40.0);
+  /* denoised from a PNG into a float file: linear values, as an 8-bit
+   * output measures them (the EXR had held the PNG's bytes as halves:
+   * relMSE 0.8) */
+  char png_out[1200], exr_out[1200];
+  cli_path(png_out, sizeof png_out, dir, "cmp_from_png.png");
+  cli_path(exr_out, sizeof exr_out, dir, "cmp_from_png.exr");
+  EXPECT(0, "denoise", clean_png, "-o", png_out, "--quiet");
+  EXPECT(0, "compare", png_out, clean);
+  const double via_png = number_after(dir, "image", "relMSE ");
+  EXPECT(0, "denoise", clean_png, "-o", exr_out, "--quiet");
+  EXPECT(0, "compare", exr_out, clean);
+  CHECK_NEAR(number_after(dir, "image", "relMSE "), via_png, 2e-3);
+  CHECK(via_png < 0.05);
+  /* a 16-bit PNG stays 16-bit (it came out as 8-bit) */
+  char png16[1200], png16_out[1200];
+  cli_path(png16, sizeof png16, dir, "cmp_16bit.png");
+  cli_path(png16_out, sizeof png16_out, dir, "cmp_16bit_out.png");
+  float* grey = malloc((size_t)scene->width * (size_t)scene->height * 3 * sizeof(float));
+  for (int i = 0; grey && i < scene->width * scene->height * 3; ++i)
+    grey[i] = 0.25f + 0.5f * (float)(i % 7) / 7.0f;
+  CHECK(grey && fixture_write_png16(png16, scene->width, scene->height, 3, grey) == 0);
+  free(grey);
+  EXPECT(0, "denoise", png16, "-o", png16_out, "--quiet");
+  lull_io_image deep = cli_read(png16_out);
+  lull_io_file_info deep_info;
+  lull_io_get_file_info(&deep, &deep_info);
+  CHECK_EQ_INT(deep_info.bits, 16);
+  lull_io_free(&deep);
   EXPECT(0, "compare", c, clean, "--png", side);
   lull_io_image picture = cli_read(side);
   CHECK(picture.width == 3 * scene->width && picture.height == scene->height);
