@@ -39,6 +39,11 @@ enum
 void cli_block_signals(void);
 /* 1 when SIGINT, SIGTERM or SIGHUP is pending. */
 int cli_interrupted(void);
+/* After a command stopped for a pending signal and cleaned up: lets that
+ * signal end the process as it would have (a shell running lull in a
+ * loop stops the loop only for a child that died of SIGINT, not for one
+ * that exited with 130).  Returns only when no such signal is pending. */
+void cli_end_by_signal(void);
 
 /* -- progress.c ----------------------------------------------------------------- */
 

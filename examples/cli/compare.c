@@ -113,6 +113,10 @@ int cli_compare_main(int argc, char** argv)
       goto done;
     }
   }
+  if (cli_interrupted()) { /* reading takes the time: stop before measuring */
+    status = CLI_INTERRUPTED;
+    goto done;
+  }
   const int width = images[0].width, height = images[0].height;
   if (images[1].width != width || images[1].height != height) {
     cli_error("%s is %dx%d, %s is %dx%d", files[0], width, height, files[1], images[1].width,
@@ -138,6 +142,10 @@ int cli_compare_main(int argc, char** argv)
     goto done;
   }
   fflush(stdout);
+  if (png && cli_interrupted()) {
+    status = CLI_INTERRUPTED;
+    goto done;
+  }
   if (png) {
     if (!(heat = cli_heat_map(rgb[0], rgb[1], width, height))) {
       cli_error("out of memory");
@@ -152,6 +160,8 @@ int cli_compare_main(int argc, char** argv)
   }
   status = CLI_OK;
 done:
+  if (status == CLI_INTERRUPTED)
+    cli_error("interrupted%s", png ? ": the picture was not written" : "");
   free(rgb[0]);
   free(rgb[1]);
   free(heat);

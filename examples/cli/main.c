@@ -23,9 +23,22 @@ static const char usage_text[] =
     "\n"
     "lull COMMAND --help says more.  lull --version prints the version.\n";
 
+/* A command that writes files, run with the stop signals blocked and
+ * polled (signals.c); interrupted, it ends by the signal that stopped it. */
+static int run_writing(int (*command)(int, char**), int argc, char** argv)
+{
+  const int status = command(argc, argv);
+  if (status == CLI_INTERRUPTED)
+    cli_end_by_signal();
+  return status;
+}
+
 int main(int argc, char** argv)
 {
-  cli_block_signals(); /* before any thread exists: see signals.c */
+  /* before any thread exists (signals.c); info and filters only read, so
+   * Ctrl-C ends them at once */
+  if (argc >= 2 && (strcmp(argv[1], "denoise") == 0 || strcmp(argv[1], "compare") == 0))
+    cli_block_signals();
   if (argc < 2) {
     fputs(usage_text, stderr);
     return CLI_USAGE;
@@ -43,9 +56,9 @@ int main(int argc, char** argv)
     return CLI_OK;
   }
   if (strcmp(command, "denoise") == 0)
-    return cli_denoise_main(argc - 1, argv + 1);
+    return run_writing(cli_denoise_main, argc - 1, argv + 1);
   if (strcmp(command, "compare") == 0)
-    return cli_compare_main(argc - 1, argv + 1);
+    return run_writing(cli_compare_main, argc - 1, argv + 1);
   if (strcmp(command, "info") == 0)
     return cli_info_main(argc - 1, argv + 1);
   if (strcmp(command, "filters") == 0)

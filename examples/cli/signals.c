@@ -1,8 +1,9 @@
 /* Ctrl-C without globals: the signals that ask us to stop are blocked for
- * the whole process and polled.  The filter's progress monitor polls them
- * (and cancels the filter), and so does the loop over frames, so an
- * interrupted run stops promptly, never in the middle of writing a file,
- * and leaves no temporary files behind. */
+ * the whole process and polled by the commands that write files (denoise,
+ * compare).  The filter's progress monitor polls them (and cancels the
+ * filter), and so does the loop over frames, so an interrupted run stops
+ * promptly, never in the middle of writing a file, and leaves no temporary
+ * files behind; then the signal is let through to end the process. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <signal.h>
@@ -22,6 +23,22 @@ void cli_block_signals(void)
   sigset_t set;
   stop_signals(&set);
   sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+void cli_end_by_signal(void)
+{
+  sigset_t pending, set;
+  if (sigpending(&pending) != 0)
+    return;
+  static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i)
+    if (sigismember(&pending, stops[i]) == 1) {
+      fflush(NULL);
+      signal(stops[i], SIG_DFL);
+      stop_signals(&set);
+      sigprocmask(SIG_UNBLOCK, &set, NULL); /* delivered here: the process ends */
+      return;
+    }
 }
 
 int cli_interrupted(void)

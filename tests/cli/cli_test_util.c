@@ -81,8 +81,9 @@ int cli_start(const char* tool, const char* dir, const char* const* args)
   return status == 0 ? (int)pid : -1;
 }
 
-int cli_wait(int pid)
+int cli_wait_signal(int pid, int* signal)
 {
+  *signal = 0;
   if (pid < 0)
     return -1;
   int status;
@@ -91,7 +92,16 @@ int cli_wait(int pid)
       return -1;
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  if (!WIFSIGNALED(status))
+    return -1;
+  *signal = WTERMSIG(status);
+  return 128 + *signal;
+}
+
+int cli_wait(int pid)
+{
+  int signal;
+  return cli_wait_signal(pid, &signal);
 }
 
 int cli_run(const char* tool, const char* dir, const char* const* args)

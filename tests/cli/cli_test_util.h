@@ -25,6 +25,8 @@ int cli_run(const char* tool, const char* dir, const char* const* args);
 int cli_start(const char* tool, const char* dir, const char* const* args);
 /* Waits for a started tool; returns as cli_run. */
 int cli_wait(int pid);
+/* cli_wait, with *signal the signal that ended the tool (0: it exited). */
+int cli_wait_signal(int pid, int* signal);
 /* Runs the tool and checks its exit status: on a mismatch a failed check
  * naming file:line, with the tool's stderr.  Returns the status. */
 int cli_expect(const char* tool, const char* dir, int status, const char* const* args,
