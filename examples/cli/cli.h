@@ -138,10 +138,12 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
  * "position": "Position". */
 const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image_name,
                                    const char* layer, const char* view);
-/* The pass of a separate file that holds a filter image: the guide pass by
- * Blender's name, else the colour pass, else the only pass; NULL when the
- * file has several and none of these. */
-const lull_io_pass* cli_file_pass(const lull_io_image* image, const char* image_name);
+/* The pass of a separate file that holds a filter image for a target's
+ * layer and view: the guide pass by Blender's name, else the colour pass,
+ * each of that layer and view where the file has them, else the only
+ * pass; NULL when the file has several and none of these. */
+const lull_io_pass* cli_file_pass(const lull_io_image* image, const char* image_name,
+                                  const char* layer, const char* view);
 /* A pass by name in a layer and view ("Layer.Pass" also accepted). */
 const lull_io_pass* cli_named_pass(const lull_io_image* image, const char* name,
                                    const char* layer, const char* view);

@@ -209,7 +209,7 @@ static int guide_for(const cli_denoise_options* options, const cli_frame_files* 
   }
   if (source->file[0]) {
     *owner = &s->sources[index];
-    *pass = cli_file_pass(*owner, name);
+    *pass = cli_file_pass(*owner, name, target->layer, target->view);
     if (!*pass)
       snprintf(err, err_size, "%s: no pass for the %s image", files->sources[index], name);
     return *pass == NULL;

@@ -148,11 +148,19 @@ const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image
   return NULL;
 }
 
-const lull_io_pass* cli_file_pass(const lull_io_image* image, const char* image_name)
+const lull_io_pass* cli_file_pass(const lull_io_image* image, const char* image_name,
+                                  const char* layer, const char* view)
 {
-  const lull_io_pass* pass = cli_guide_pass(image, image_name, NULL, NULL);
-  if (!pass)
-    pass = cli_color_pass(image, NULL, NULL);
+  /* the target's layer and view where the file has them (a stereo guide
+   * file's right eye for the right eye: each view had got the first's),
+   * else any */
+  const char* const layers[4] = {layer, NULL, layer, NULL};
+  const char* const views[4] = {view, view, NULL, NULL};
+  const lull_io_pass* pass = NULL;
+  for (int k = 0; !pass && k < 4; ++k)
+    pass = cli_guide_pass(image, image_name, layers[k], views[k]);
+  for (int k = 0; !pass && k < 4; ++k)
+    pass = cli_color_pass(image, layers[k], views[k]);
   if (!pass && image->num_passes == 1)
     pass = &image->passes[0];
   return pass;

@@ -49,6 +49,30 @@ static void check_stereo(const char* dir)
   CHECK(lull_io_find_pass_view(&result, "ViewLayer", "Denoised", "left") != NULL);
   CHECK(lull_io_find_pass_view(&result, "ViewLayer", "Denoised", "right") != NULL);
   lull_io_free(&result);
+  /* guides from a separate stereo file: each view its own (the right eye
+   * had been denoised with the left eye's guides) */
+  char guided[1200];
+  snprintf(guided, sizeof guided, "%s/stereo_guided.exr", dir);
+  char albedo_arg[1200], normal_arg[1200];
+  snprintf(albedo_arg, sizeof albedo_arg, "albedo=%s", in);
+  snprintf(normal_arg, sizeof normal_arg, "normal=%s", in);
+  const char* const from_file[] = {"denoise", in, "-o", guided, "--image", albedo_arg,
+                                   "--image", normal_arg, "--quiet", NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, from_file), 0);
+  lull_io_image own, other;
+  CHECK_EQ_INT(lull_io_read(out, &own, err, sizeof err), 0);
+  CHECK_EQ_INT(lull_io_read(guided, &other, err, sizeof err), 0);
+  for (int v = 0; v < 2; ++v) {
+    const char* view = v ? "right" : "left";
+    const lull_io_pass* a = lull_io_find_pass_view(&own, "ViewLayer", "Denoised", view);
+    const lull_io_pass* b = lull_io_find_pass_view(&other, "ViewLayer", "Denoised", view);
+    CHECK(a && b);
+    if (a && b)
+      CHECK(memcmp(a->data, b->data, (size_t)own.width * (size_t)own.height *
+                                         (size_t)a->channels * sizeof(float)) == 0);
+  }
+  lull_io_free(&own);
+  lull_io_free(&other);
   /* compare measures the first view, or --view's, and says which */
   const char* const left[] = {"compare", out, in, NULL};
   CHECK_EQ_INT(cli_run(tool, dir, left), 0);
