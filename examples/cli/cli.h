@@ -127,11 +127,12 @@ typedef struct cli_target
  * "Combined", else the unnamed pass; NULL when none. */
 const lull_io_pass* cli_color_pass(const lull_io_image* image, const char* layer,
                                    const char* view);
-/* The colour passes of a file (one per layer and view; only `layer` when
- * not NULL/empty; `pass` overrides the name looked for).  Returns the number
- * found (0 with err filled when none). */
+/* The colour passes of a file (one per layer and view; only `layer` and
+ * `view` when not NULL/empty; `pass` overrides the name looked for).
+ * Returns the number found (0 with err filled when none). */
 int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
-                     const char* pass, cli_target* targets, int max, char* err, size_t err_size);
+                     const char* view, const char* pass, cli_target* targets, int max,
+                     char* err, size_t err_size);
 /* The pass Blender writes for a filter image in a layer and view, or NULL:
  * "albedo": "Denoising Albedo" (else "DiffCol"), "normal": "Denoising
  * Normal" (else "Normal"), "depth": "Denoising Depth" (else "Depth"),

@@ -21,6 +21,7 @@ typedef struct cli_denoise_options
   cli_source sources[CLI_MAX_SOURCES];
   int num_sources;
   char layer[LULL_IO_NAME_SIZE];       /* only this layer ("" = all) */
+  char view[LULL_IO_NAME_SIZE];        /* only this view of a stereo file ("" = all) */
   char color_pass[LULL_IO_NAME_SIZE];  /* overrides Noisy Image / Combined */
   char output_pass[LULL_IO_NAME_SIZE]; /* "Denoised" */
   char reference[CLI_PATH_SIZE];       /* file or pattern, for metrics */

@@ -34,6 +34,7 @@ static const char usage_text[] =
     "                          --pass color='Noisy Image', --pass albedo=none\n"
     "      --image IMAGE=FILE  filter image IMAGE from another file (pattern in sequences)\n"
     "      --layer NAME        only this view layer\n"
+    "      --view NAME         only this view of a stereo render (left, right, ...)\n"
     "      --output-pass NAME  name of the added pass (default Denoised)\n"
     "Device:\n"
     "  -d, --device NAME       default, cpu, cuda, or a physical device number\n"
@@ -331,6 +332,8 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
     return !(v = VALUE()) || copy(o->side_by_side, sizeof o->side_by_side, v, flag);
   } else if (IS("--layer")) {
     return !(v = VALUE()) || copy(o->layer, sizeof o->layer, v, flag);
+  } else if (IS("--view")) {
+    return !(v = VALUE()) || copy(o->view, sizeof o->view, v, flag);
   } else if (IS("--output-pass")) {
     return !(v = VALUE()) || copy(o->output_pass, sizeof o->output_pass, v, flag);
   } else if (IS("--frames")) {

@@ -632,7 +632,8 @@ static int load(const cli_denoise_options* options, const cli_frame_files* files
 {
   if (lull_io_read(files->input, &s->input, err, err_size))
     return 1;
-  s->num_targets = cli_find_targets(&s->input, files->input, options->layer, options->color_pass,
+  s->num_targets = cli_find_targets(&s->input, files->input, options->layer, options->view,
+                                    options->color_pass,
                                     s->targets, CLI_MAX_TARGETS, err, err_size);
   if (s->num_targets == 0)
     return 1;
@@ -648,8 +649,8 @@ static int load(const cli_denoise_options* options, const cli_frame_files* files
   }
   if (!is_exr(files->output) && s->num_targets > 1) {
     snprintf(err, err_size,
-             "%s holds one image, %s has %d layers/views to denoise: pick one with --layer, "
-             "or write an EXR",
+             "%s holds one image, %s has %d layers/views to denoise: pick one with --layer "
+             "and --view, or write an EXR",
              files->output, files->input, s->num_targets);
     return 1;
   }

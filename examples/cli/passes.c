@@ -48,19 +48,41 @@ static int seen(const cli_target* targets, int count, const lull_io_pass* pass)
   return 0;
 }
 
+/* The file's layer names (views: its view names), quoted, comma-separated,
+ * each once, into out; returns how many bytes it used. */
+static size_t names_of(const lull_io_image* image, int views, char* out, size_t size)
+{
+  size_t used = 0;
+  out[0] = '\0';
+  for (int i = 0; i < image->num_passes; ++i) {
+    const char* l = views ? image->passes[i].view : image->passes[i].layer;
+    int dup = 0;
+    for (int j = 0; j < i; ++j)
+      dup |= strcmp(views ? image->passes[j].view : image->passes[j].layer, l) == 0;
+    if (dup || !*l)
+      continue;
+    const int n = snprintf(out + used, size - used, "%s'%s'", used ? ", " : "", l);
+    if (n < 0 || (size_t)n >= size - used)
+      break;
+    used += (size_t)n;
+  }
+  return used;
+}
+
 int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
-                     const char* pass_name, cli_target* targets, int max, char* err,
-                     size_t err_size)
+                     const char* view, const char* pass_name, cli_target* targets, int max,
+                     char* err, size_t err_size)
 {
   int count = 0;
   layer = layer ? layer : "";
-  const int want_layer = *layer != '\0';
+  view = view ? view : "";
+  const int want_layer = *layer != '\0', want_view = *view != '\0';
   if (!image->passes)
     return snprintf(err, err_size, "%s: no passes", path), 0;
   /* every layer and view that has a colour pass, in file order */
   for (int i = 0; i < image->num_passes && count < max; ++i) {
     const lull_io_pass* p = &image->passes[i];
-    if (want_layer && strcmp(p->layer, layer) != 0)
+    if ((want_layer && strcmp(p->layer, layer) != 0) || (want_view && strcmp(p->view, view) != 0))
       continue;
     if (seen(targets, count, p))
       continue;
@@ -75,7 +97,8 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
     t->color = color;
   }
   /* a file of one pass (a PFM, a PNG, an EXR with only "Foo.R/G/B") is its colour */
-  if (count == 0 && !want_layer && !(pass_name && *pass_name) && image->num_passes == 1) {
+  if (count == 0 && !want_layer && !want_view && !(pass_name && *pass_name) &&
+      image->num_passes == 1) {
     memset(&targets[0], 0, sizeof targets[0]);
     targets[0].color = &image->passes[0];
     memcpy(targets[0].layer, image->passes[0].layer, sizeof targets[0].layer);
@@ -86,29 +109,23 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
     return count;
 
   /* say what there is */
-  char layers[512] = "";
-  size_t used = 0;
-  for (int i = 0; i < image->num_passes; ++i) {
-    const char* l = image->passes[i].layer;
-    int dup = 0;
-    for (int j = 0; j < i; ++j)
-      dup |= strcmp(image->passes[j].layer, l) == 0;
-    if (dup || !*l)
-      continue;
-    const int n = snprintf(layers + used, sizeof layers - used, "%s'%s'", used ? ", " : "", l);
-    if (n < 0 || (size_t)n >= sizeof layers - used)
-      break;
-    used += (size_t)n;
-  }
-  if (want_layer)
-    snprintf(err, err_size, "%s: no layer '%s'%s%s", path, layer, used ? " (layers: " : "",
-             used ? layers : "");
+  char names[512];
+  const size_t used = names_of(image, 0, names, sizeof names);
+  char view_names[512];
+  const size_t views_used = names_of(image, 1, view_names, sizeof view_names);
+  char quoted[LULL_IO_NAME_SIZE + 2];
+  snprintf(quoted, sizeof quoted, "'%s'", view);
+  if (want_view && !views_used)
+    snprintf(err, err_size, "%s: no view '%s' (the file has no views)", path, view);
+  else if (want_view && !strstr(view_names, quoted))
+    snprintf(err, err_size, "%s: no view '%s' (views: %s)", path, view, view_names);
+  else if (want_layer)
+    snprintf(err, err_size, "%s: no layer '%s'%s%s%s", path, layer, used ? " (layers: " : "",
+             used ? names : "", used ? ")" : "");
   else if (pass_name && *pass_name)
     snprintf(err, err_size, "%s: no pass '%s'", path, pass_name);
   else
     snprintf(err, err_size, "%s: no colour pass ('Noisy Image', 'Combined' or plain RGB)", path);
-  if (want_layer && used)
-    strncat(err, ")", err_size - strlen(err) - 1);
   return 0;
 }
 

@@ -73,6 +73,19 @@ static void check_stereo(const char* dir)
   }
   lull_io_free(&own);
   lull_io_free(&other);
+  /* one view into a file of one image (it could not be picked: --layer
+   * does not choose a view) */
+  char one[1200];
+  snprintf(one, sizeof one, "%s/stereo_right.pfm", dir);
+  const char* const both[] = {"denoise", in, "-o", one, NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, both), 1);
+  CHECK(cli_said(dir, "stderr.txt", "--view"));
+  const char* const right_only[] = {"denoise", in, "-o", one, "--view", "right", NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, right_only), 0);
+  CHECK(cli_said(dir, "stderr.txt", "[ViewLayer/right]"));
+  const char* const no_view[] = {"denoise", in, "-o", one, "--view", "lef", NULL};
+  CHECK_EQ_INT(cli_run(tool, dir, no_view), 1);
+  CHECK(cli_said(dir, "stderr.txt", "no view 'lef' (views: 'left', 'right')"));
   /* compare measures the first view, or --view's, and says which */
   const char* const left[] = {"compare", out, in, NULL};
   CHECK_EQ_INT(cli_run(tool, dir, left), 0);
