@@ -171,6 +171,13 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
       return lull_io_fail(err, err_size, path,
                           "parts of different sizes (%dx%d and %dx%d) are not supported",
                           first.width, first.height, spec.width, spec.height);
+    // each part is read from its own window into the same rows: parts of
+    // one size at other places would be laid over each other shifted
+    if (spec.x != first.x || spec.y != first.y)
+      return lull_io_fail(err, err_size, path,
+                          "parts with different data windows (origins %d,%d and %d,%d) are "
+                          "not supported",
+                          first.x, first.y, spec.x, spec.y);
   }
 
   // Channel names of all parts, then the passes they form.

@@ -76,6 +76,30 @@ extern "C" int fixture_write_exr_part_views(const char* path, int width, int hei
   return out->close() ? 0 : 1;
 }
 
+extern "C" int fixture_write_shifted_parts(const char* path, int width, int height, int dx,
+                                           int dy)
+{
+  auto out = ImageOutput::create(path);
+  if (!out)
+    return 1;
+  ImageSpec specs[2] = {ImageSpec(width, height, 3, OIIO::TypeHalf),
+                        ImageSpec(width, height, 3, OIIO::TypeHalf)};
+  specs[0].channelnames = {"ViewLayer.Combined.R", "ViewLayer.Combined.G",
+                           "ViewLayer.Combined.B"};
+  specs[1].channelnames = {"ViewLayer.Denoising Albedo.R", "ViewLayer.Denoising Albedo.G",
+                           "ViewLayer.Denoising Albedo.B"};
+  specs[0].attribute("oiio:subimagename", "Combined");
+  specs[1].attribute("oiio:subimagename", "Albedo");
+  specs[1].x = dx;
+  specs[1].y = dy;
+  std::vector<float> grey(size_t(width) * size_t(height) * 3, 0.5f);
+  if (!out->open(path, 2, specs) || !out->write_image(OIIO::TypeFloat, grey.data()) ||
+      !out->open(path, specs[1], ImageOutput::AppendSubimage) ||
+      !out->write_image(OIIO::TypeFloat, grey.data()))
+    return 1;
+  return out->close() ? 0 : 1;
+}
+
 extern "C" int fixture_write_png16(const char* path, int width, int height, int channels,
                                    const float* data)
 {

@@ -43,6 +43,9 @@ int fixture_part_of(const char* path, const char* channel, const char* view, cha
 int fixture_channel_type(const char* path, const char* name);
 /* A string attribute of part 0: 0 and the value, or non-zero when absent. */
 int fixture_attribute(const char* path, const char* name, char* value, size_t size);
+/* Writes a two-part EXR of one size: "ViewLayer.Combined" RGB at the
+ * origin and "ViewLayer.Denoising Albedo" RGB at (dx, dy): 0 or non-zero. */
+int fixture_write_shifted_parts(const char* path, int width, int height, int dx, int dy);
 /* Writes a 16-bit PNG of `channels` interleaved values in [0, 1]: 0 or
  * non-zero. */
 int fixture_write_png16(const char* path, int width, int height, int channels,
