@@ -60,7 +60,9 @@ typedef struct cli_progress
 } cli_progress;
 
 void cli_progress_init(cli_progress* progress, int quiet, int total);
-void cli_progress_frame(cli_progress* progress, const char* label);
+/* Frame `position` (0-based, of the total) starts: the frames before it,
+ * skipped and failed ones too, count as done. */
+void cli_progress_frame(cli_progress* progress, long position, const char* label);
 void cli_progress_update(cli_progress* progress, double fraction);
 /* Prints a line (message + newline) above the bar; errors print even when quiet. */
 void cli_progress_message(cli_progress* progress, int is_error, const char* format, ...)

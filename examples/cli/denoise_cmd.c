@@ -661,7 +661,7 @@ static int run(parsed_args* a)
         cli_progress_message(&progress, 0, "%s: up to date, skipped", files->output);
       continue;
     }
-    cli_progress_frame(&progress, base_name(files->input));
+    cli_progress_frame(&progress, i, base_name(files->input));
     char err[CLI_ERROR_SIZE];
     const int status = cli_denoise_frame(o, files, device, &progress, err, sizeof err);
     if (status == CLI_OK) {

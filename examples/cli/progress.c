@@ -65,9 +65,9 @@ static void erase(cli_progress* progress)
   }
 }
 
-void cli_progress_frame(cli_progress* progress, const char* label)
+void cli_progress_frame(cli_progress* progress, long position, const char* label)
 {
-  ++progress->index;
+  progress->index = (int)position + 1;
   snprintf(progress->label, sizeof progress->label, "%s", label);
   progress->fraction = 0;
   if (progress->tty)

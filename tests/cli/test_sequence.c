@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "cli_test_util.h"
@@ -223,6 +224,28 @@ static void test_interrupt(const char* dir)
   printf("interrupted after %d of %d frames\n", written, FRAMES);
 }
 
+/* The progress bar on a terminal (util-linux's `script` gives the tool
+ * one): frames skipped as up to date count as done, so a resumed run ends
+ * at 6/6 and 100% (it ended at "16%  1/6").  Skipped without `script`. */
+static void test_progress_counts_skipped(const char* dir)
+{
+  static const char script[] = "/usr/bin/script";
+  if (access(script, X_OK) != 0) {
+    printf("progress bar: skipped (no %s)\n", script);
+    return;
+  }
+  make_frames(dir, "bar", 1, 6, 24);
+  char in[1200], out[1200], last[1200], command[4000];
+  snprintf(in, sizeof in, "%s/bar/####.pfm", dir);
+  snprintf(out, sizeof out, "%s/bar_out/####.pfm", dir);
+  EXPECT(0, "denoise", in, "-o", out, "--frames", "1-5", "--quiet");
+  frame_path(last, sizeof last, dir, "bar", 6);
+  snprintf(command, sizeof command, "'%s' denoise '%s' -o '%s'", tool, in, out);
+  const char* const args[] = {"-qc", command, "/dev/null", NULL};
+  CHECK_EQ_INT(cli_run(script, dir, args), 0);
+  CHECK(cli_said(dir, "stdout.txt", "100%  6/6"));
+}
+
 int main(void)
 {
   if (cli_tool_built(tool))
@@ -231,7 +254,7 @@ int main(void)
   if (cli_scratch("sequence", dir, sizeof dir))
     return 1;
   static const char* const folders[] = {"in", "out", "shard0", "shard1", "shard2", "idle",
-                                        "many", "many_out"};
+                                        "many", "many_out", "bar"};
   for (size_t i = 0; i < sizeof folders / sizeof folders[0]; ++i) {
     char name[64];
     snprintf(name, sizeof name, "sequence/%s", folders[i]);
@@ -241,5 +264,6 @@ int main(void)
   test_patterns_and_resume(dir);
   test_shards(dir);
   test_interrupt(dir);
+  test_progress_counts_skipped(dir);
   return lull_test_result("cli_sequence");
 }
