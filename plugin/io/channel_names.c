@@ -71,10 +71,12 @@ static int parse_name(const char* name, const char* const* views, int num_views,
   if (m == 1)
     return copy_span(out->pass, sizeof out->pass, starts[0], starts[0] + lengths[0]);
   if (m >= 2) {
-    /* the layer is the first component; pass names may hold dots */
-    if (copy_span(out->layer, sizeof out->layer, starts[0], starts[0] + lengths[0]))
+    /* the pass is the component before the channel (and view), the layer
+     * all before it, as Blender reads them: its view layers may hold dots
+     * (a new one is "ViewLayer.001"), its pass names not */
+    if (copy_span(out->layer, sizeof out->layer, starts[0], starts[m - 2] + lengths[m - 2]))
       return 1;
-    return copy_span(out->pass, sizeof out->pass, starts[1], starts[m - 1] + lengths[m - 1]);
+    return copy_span(out->pass, sizeof out->pass, starts[m - 1], starts[m - 1] + lengths[m - 1]);
   }
   return 0;
 }

@@ -399,6 +399,36 @@ static void test_multiview_and_odd_names(const char* dir)
   lull_io_free(&image);
 }
 
+/* View layers with dots ("ViewLayer.001", the name Blender gives a new
+ * one): the pass is the component before the channel, the layer all before
+ * it, as Blender reads them.  The layer had been "ViewLayer" with a pass
+ * "001.Combined", so the CLI found no colour pass in it and left it noisy. */
+static void test_dotted_layers(const char* dir)
+{
+  enum { W = 4, H = 4, N = W * H };
+  float planes[4][N];
+  for (int c = 0; c < 4; ++c)
+    for (int i = 0; i < N; ++i)
+      planes[c][i] = (float)(c + 1) + 0.01f * (float)i;
+  const fixture_channel channels[] = {
+      {"ViewLayer.001.Combined.R", 0, 0, planes[0]},
+      {"ViewLayer.001.Combined.G", 0, 0, planes[1]},
+      {"ViewLayer.001.Combined.B", 0, 0, planes[2]},
+      {"ViewLayer.001.Depth.Z", 0, 0, planes[3]},
+  };
+  static const char* const part[] = {"rgba"};
+  char path[1200], err[512];
+  cli_path(path, sizeof path, dir, "dotted_layers.exr");
+  CHECK_EQ_INT(fixture_write_exr(path, W, H, channels, 4, part, 1, NULL, NULL), 0);
+  lull_io_image image;
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  CHECK_EQ_INT(image.num_passes, 2);
+  const lull_io_pass* combined = lull_io_find_pass(&image, "ViewLayer.001", "Combined");
+  CHECK(combined && combined->channels == 3 && combined->data[3 * 2 + 1] == planes[1][2]);
+  CHECK(lull_io_find_pass(&image, "ViewLayer.001", "Depth") != NULL);
+  lull_io_free(&image);
+}
+
 /* Views in parts, as Blender writes a stereo render ("Multi-View" views
  * format): a part per pass and view with a "view" attribute, both views'
  * channels under the same names.  lull read none of it ("channel appears
@@ -794,6 +824,7 @@ int main(void)
   test_blender_multilayer(dir);
   test_multipart(dir);
   test_multiview_and_odd_names(dir);
+  test_dotted_layers(dir);
   test_views_in_parts(dir);
   test_single_layer_and_png(dir);
   test_lossy_compression(dir);

@@ -122,6 +122,20 @@ def test_stereo_views(np, tmp_path):
         lull.write_exr(tmp_path / "flat.exr", passes)
 
 
+def test_dotted_layer_names(np, tmp_path):
+    """A view layer "ViewLayer.001" (Blender's name for a new one): its
+    passes are found, and add_passes replaces its pass on a second run
+    (it had failed: "channel 'ViewLayer.001.Denoised.R' is written twice")."""
+    a = np.full((8, 10, 3), 0.25, np.float32)
+    path = tmp_path / "d.exr"
+    lull.write_exr(path, {"ViewLayer.001.Combined": a})
+    for value in (0.5, 0.75):
+        lull.add_passes(path, path, {"ViewLayer.001.Denoised": a * 0 + value})
+    passes = lull.read_exr(path)
+    assert set(passes) == {"ViewLayer.001.Combined", "ViewLayer.001.Denoised"}
+    np.testing.assert_array_equal(passes["ViewLayer.001.Denoised"], a * 0 + 0.75)
+
+
 def test_file_errors_leave_files_intact(np, tmp_path):
     good = tmp_path / "good.exr"
     lull.write_exr(good, {"": np.ones((4, 4, 3), np.float32)})
