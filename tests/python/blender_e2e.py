@@ -101,6 +101,14 @@ def rel_mse(x, ref):
     return float(np.mean((x - ref) ** 2 / (ref ** 2 + 1e-2)))
 
 
+def exr_compression(path):
+    """The compression byte of an EXR's (first) header: 3 ZIP, 8 DWAA."""
+    with open(path, "rb") as f:
+        header = f.read(1 << 16)
+    at = header.find(b"compression\0compression\0")
+    return header[at + 28] if at >= 0 else None
+
+
 def render_to(scene, path, samples, seed):
     scene.cycles.samples = samples
     scene.cycles.seed = seed
@@ -136,7 +144,11 @@ start = time.perf_counter()
 ref_path = os.path.join(WORK, "reference.exr")
 render_to(scene, ref_path, 128, 7)
 noisy_path = os.path.join(WORK, "noisy.exr")
+scene.render.image_settings.exr_codec = "DWAA"  # lossy: not for the saved render
 render_to(scene, noisy_path, 4, 1)
+result["saved_codec"] = exr_compression(noisy_path)
+result["codec_kept"] = scene.render.image_settings.exr_codec
+scene.render.image_settings.exr_codec = "ZIP"
 result["render_seconds"] = time.perf_counter() - start
 ref = lull.read_exr(ref_path)
 noisy = lull.read_exr(noisy_path)

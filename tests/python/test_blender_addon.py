@@ -90,6 +90,13 @@ def test_denoise_animation_operator(e2e):
     _check_frames(e2e["animation_frames"])
 
 
+def test_last_render_saved_losslessly(e2e):
+    # the output set to DWAA: the render is still saved with ZIP (DWAA had
+    # changed Combined by 2.7% before it was denoised), and the setting kept
+    assert e2e["saved_codec"] == 3
+    assert e2e["codec_kept"] == "DWAA"
+
+
 def test_stereo_frames(e2e):
     # a file a view: both denoised (in batch mode as each frame is written)
     assert e2e["stereo_files"] == ["s_0001_L.exr", "s_0001_L_denoised.exr", "s_0001_R.exr",

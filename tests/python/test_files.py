@@ -75,6 +75,12 @@ def test_add_passes_is_non_destructive(np, tmp_path):
     # adding again replaces, in place
     lull.add_passes(dst, dst, {"ViewLayer.Denoised": clean * 2})
     assert np.array_equal(lull.read_exr(dst)["ViewLayer.Denoised"], clean * 2)
+    # channel names of the wrong count are refused (defaults took their place)
+    before = dst.read_bytes()
+    with pytest.raises(ValueError, match="2 names, the pass 4 channels"):
+        lull.add_passes(dst, dst, {"ViewLayer.Denoised": clean},
+                        channel_names={"ViewLayer.Denoised": ("X", "Y")})
+    assert dst.read_bytes() == before
 
 
 def test_stereo_views(np, tmp_path):

@@ -728,6 +728,10 @@ def test_metrics(np, rng):
         lull.metrics(ref, ref[:-1])
     with pytest.raises(ValueError, match="3 or 4 channels"):
         lull.metrics(ref[..., 0], ref[..., 0])
+    # RGB against RGBA (a PFM reference of Blender's Combined): the colour's
+    # metrics (it was refused)
+    for a, b in ((brighter[..., :3], ref), (brighter, ref[..., :3])):
+        assert lull.metrics(a, b) == lull.metrics(brighter, ref)
     # SSIM is negative for anti-correlated images (it raised MemoryError,
     # -1 having meant "out of memory")
     y = rng.random((32, 32, 3), dtype=np.float32)

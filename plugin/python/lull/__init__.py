@@ -313,7 +313,12 @@ def _pass_tuples(passes, channel_names, half):
         layer, _, name = key.rpartition(".")
         shape, code = _shape_and_code(array)
         count = 1 if len(shape) == 2 else (shape[2] if len(shape) == 3 else 0)
-        names = channel_names.get(key) or known_names.get(key)
+        given = channel_names.get(key)
+        if given is not None and len(given) != count:
+            # the defaults had silently taken their place
+            raise ValueError("channel_names['%s'] has %d names, the pass %d channels"
+                             % (key, len(given), count))
+        names = given or known_names.get(key)
         explicit = names is not None and len(names) == count
         if not explicit:
             names = _default_channels(name, count)

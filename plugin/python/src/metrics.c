@@ -24,6 +24,14 @@ static float* rgb_floats(PyObject* obj, const char* name, lull_py_binding* b)
   return out;
 }
 
+/* Packed RGBA to packed RGB in place (the metrics leave the alpha out). */
+static void drop_alpha(float* data, size_t pixels)
+{
+  for (size_t i = 0; i < pixels; ++i)
+    for (int c = 0; c < 3; ++c)
+      data[3 * i + (size_t)c] = data[4 * i + (size_t)c];
+}
+
 PyObject* lull_py_metrics(PyObject* module, PyObject* args)
 {
   (void)module;
@@ -36,17 +44,27 @@ PyObject* lull_py_metrics(PyObject* module, PyObject* args)
     return NULL;
   float* ref = rgb_floats(ref_obj, "reference", &ref_b);
   PyObject* result = NULL;
-  if (ref && (image_b.width != ref_b.width || image_b.height != ref_b.height ||
-              image_b.channels != ref_b.channels))
+  if (ref && (image_b.width != ref_b.width || image_b.height != ref_b.height))
     PyErr_Format(PyExc_ValueError,
                  "image is %d x %d x %d (H x W x C) but the reference is %d x %d x %d",
                  image_b.height, image_b.width, image_b.channels, ref_b.height, ref_b.width,
                  ref_b.channels);
   else if (ref) {
+    /* RGB against RGBA (a PFM reference of Blender's Combined): the
+     * metrics are of the colour, which both have */
+    const size_t pixels = (size_t)image_b.width * (size_t)image_b.height;
+    int channels = image_b.channels;
+    if (image_b.channels != ref_b.channels) {
+      if (image_b.channels == 4)
+        drop_alpha(image, pixels);
+      if (ref_b.channels == 4)
+        drop_alpha(ref, pixels);
+      channels = 3;
+    }
     lull_metrics m;
     Py_BEGIN_ALLOW_THREADS
     m = lull_metrics_compute(image, ref, (size_t)image_b.width, (size_t)image_b.height,
-                             image_b.channels);
+                             channels);
     Py_END_ALLOW_THREADS
     if (isnan(m.ssim)) /* out of memory; a negative SSIM is a result */
       PyErr_NoMemory();
