@@ -8,6 +8,7 @@
  * distributed over OpenMP threads; each thread owns its accumulator rows. */
 #include "atrous.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,9 +79,11 @@ lull_status lull_atrous_validate(const lull_atrous_params* params,
   if (params->color_mode != LULL_ATROUS_COLOR_FIXED &&
       params->color_mode != LULL_ATROUS_COLOR_VARIANCE)
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "unknown colorMode %d", params->color_mode);
+  /* normal: the finish step divides by it (a subnormal scale made inf) */
   if (!isnan(params->input_scale) &&
-      (!(params->input_scale > 0.0f) || !isfinite(params->input_scale)))
-    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "inputScale must be positive and finite");
+      (!(params->input_scale >= FLT_MIN) || !isfinite(params->input_scale)))
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
+                     "inputScale must be a normal positive finite float");
   return LULL_OK;
 }
 

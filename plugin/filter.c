@@ -311,6 +311,19 @@ static int param_index(OIDNFilter filter, const char* name, lull_param_type want
   return integral == want_integral ? index : -1;
 }
 
+/* Whether v is a valid value of the parameter.  Float limits are compared
+ * as the floats oidnSetFilterFloat can pass: the limit 1e-6 itself (as a
+ * float 9.99999997e-07) was refused. */
+static int param_in_range(const lull_param_def* def, double v)
+{
+  if (isnan(v) && isnan(def->default_value))
+    return 1; /* "automatic" */
+  const int as_float = def->type == LULL_PARAM_FLOAT;
+  const double lo = as_float ? (double)(float)def->min : def->min;
+  const double hi = as_float ? (double)(float)def->max : def->max;
+  return v >= lo && v <= hi;
+}
+
 static void set_param(OIDNFilter filter, const char* name, lull_param_type type, double value)
 {
   if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
@@ -330,7 +343,9 @@ static void set_param(OIDNFilter filter, const char* name, lull_param_type type,
   lull_device_lock(filter->device);
   if (filter->values[index] != value || isnan(filter->values[index]) != isnan(value)) {
     filter->values[index] = value;
-    if (def->needs_commit)
+    /* a value that needs no commit still gets its range checked by one:
+     * inputScale 1e-40 ran unchecked and made every pixel inf */
+    if (def->needs_commit || !param_in_range(def, value))
       filter->committed = 0;
   }
   lull_device_unlock(filter->device);
@@ -442,9 +457,7 @@ static lull_status check_config(OIDNFilter filter, const lull_filter_config* con
     const double v = config->values[i];
     if (def->read_only)
       continue;
-    if (isnan(v) && isnan(def->default_value))
-      continue; /* "automatic" */
-    if (!(v >= def->min && v <= def->max))
+    if (!param_in_range(def, v))
       return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
                        "invalid value %.9g for filter parameter '%s' (valid: %.9g to %.9g)", v,
                        def->name, def->min, def->max);

@@ -183,6 +183,24 @@ static void commit_rules(OIDNDevice device)
   oidnSetFilterInt(filter, "noSuchParameter", 3);
   oidnExecuteFilter(filter);
   EXPECT_OK(device);
+  /* inputScale takes effect without a commit (README), but only a valid
+   * one: 1e-40 had run unchecked and made every pixel inf */
+  oidnSetFilterFloat(filter, "inputScale", 2.0f);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  CHECK(lull_test_all_finite(output, W * H * 3));
+  for (int i = 0; i < W * H * 3; ++i)
+    output[i] = -7.0f;
+  oidnSetFilterFloat(filter, "inputScale", 1e-40f);
+  oidnExecuteFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
+  CHECK(output[0] == -7.0f && output[W * H * 3 - 1] == -7.0f); /* untouched */
+  oidnCommitFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "inputScale");
+  oidnSetFilterFloat(filter, "inputScale", NAN);
+  oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
   /* a failed commit leaves the filter uncommitted */
   oidnSetFilterBool(filter, "srgb", true); /* with hdr: invalid */
   oidnCommitFilter(filter);
@@ -240,6 +258,21 @@ static void introspection(OIDNDevice device)
       if (info.readOnly && info.type == LULL_PARAM_TYPE_INT) {
         oidnSetFilterInt(filter, info.name, 12345);
         CHECK(oidnGetFilterInt(filter, info.name) != 12345);
+      }
+      /* the listed limits of a float parameter, passed back as floats, are
+       * valid (1e-6 became 9.99999997e-07 and was refused) */
+      for (int end = 0; info.type == LULL_PARAM_TYPE_FLOAT && !info.readOnly && end < 2;
+           ++end) {
+        oidnSetFilterFloat(filter, info.name, (float)(end ? info.maxValue : info.minValue));
+        oidnCommitFilter(filter); /* may fail for want of images, never for the value */
+        const char* message = NULL;
+        const OIDNError code = oidnGetDeviceError(device, &message);
+        const int refused = code == OIDN_ERROR_INVALID_ARGUMENT && message &&
+                            strstr(message, "invalid value") && strstr(message, info.name);
+        if (refused)
+          fprintf(stderr, "%s.%s: %s\n", type, info.name, message);
+        CHECK(!refused);
+        oidnSetFilterFloat(filter, info.name, (float)info.defaultValue);
       }
     }
     const int images = lullGetFilterImageCount(type);
