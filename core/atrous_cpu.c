@@ -1222,10 +1222,8 @@ lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
   s.has_geometry = (images->depth.data || images->position.data) && params->sigma_depth > 0.0f;
   s.geometry_planes = s.has_geometry && !images->depth.data ? 3 : 1;
   s.demodulate = params->demodulate && s.has_albedo && s.channels == 3;
-  s.k_normal = s.has_normal && params->sigma_normal > 0.0f
-                   ? 1.0f / (params->sigma_normal * params->sigma_normal) : 0.0f;
-  s.k_albedo = s.has_albedo && params->sigma_albedo > 0.0f
-                   ? 1.0f / (params->sigma_albedo * params->sigma_albedo) : 0.0f;
+  s.k_normal = lull_edge_factor(params->sigma_normal, s.has_normal, LULL_NORMAL_SIGMA2_MIN);
+  s.k_albedo = lull_edge_factor(params->sigma_albedo, s.has_albedo, LULL_ALBEDO_SIGMA2_MIN);
 
   const int threads = lull_thread_count(num_threads);
   s.threads = threads;

@@ -165,6 +165,27 @@ LULL_HD float lull_edge_albedo(float dr, float dg, float db, float inv_sigma2)
  * lull_normal_dot of the scaled centre + geometry + albedo); the GPU
  * carries the same sum times -log2(e) (lull_edge_weight_log2). */
 
+/* The factor k = 1 / sigma^2 of the normal and albedo tests (header: E =
+ * k |g_p - g_q|^2), 0 when the test is off (sigma 0, or no guide).  sigma^2
+ * is held at sigma2_min.  For the normal the term is 2 k_n (1 - d) with d
+ * a float dot of unit normals, a few 1e-7 off 1 by rounding: with sigma_n
+ * below ~0.01 that noise alone rejects every tap, all weights fall to the
+ * floor of lull_edge_weight and the filter blurs across the edges it was
+ * to keep; below ~1e-19, k = inf gave 0 * inf = NaN and swapped the two
+ * sides of an edge.  sigma_n 0.01 already weighs a 1 degree difference at
+ * e^-3.  The albedo term has no such noise (the centre's difference is
+ * exactly 0): it only needs k finite. */
+#define LULL_NORMAL_SIGMA2_MIN 1e-4f  /* sigma_n 0.01 */
+#define LULL_ALBEDO_SIGMA2_MIN 1e-12f /* sigma_a 1e-6 */
+
+LULL_HD float lull_edge_factor(float sigma, int has_guide, float sigma2_min)
+{
+  if (!has_guide || !(sigma > 0.0f))
+    return 0.0f;
+  const float s2 = sigma * sigma;
+  return 1.0f / (s2 > sigma2_min ? s2 : sigma2_min);
+}
+
 /* 2 k_n + ln(1 / h) for kernel weight h (1 for an unweighted tap). */
 LULL_HD float lull_tap_constant(float k_normal, float h)
 {

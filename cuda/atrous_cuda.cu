@@ -143,10 +143,10 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
   const int has_albedo = images->albedo.data != NULL;
   const int has_normal = images->normal.data != NULL;
   const int demodulate = params->demodulate && has_albedo && channels == 3;
-  const float k_normal = has_normal && params->sigma_normal > 0.0f
-                             ? 1.0f / (params->sigma_normal * params->sigma_normal) : 0.0f;
-  const float k_albedo = has_albedo && params->sigma_albedo > 0.0f
-                             ? 1.0f / (params->sigma_albedo * params->sigma_albedo) : 0.0f;
+  const float k_normal =
+      lull_edge_factor(params->sigma_normal, has_normal, LULL_NORMAL_SIGMA2_MIN);
+  const float k_albedo =
+      lull_edge_factor(params->sigma_albedo, has_albedo, LULL_ALBEDO_SIGMA2_MIN);
   scratch_layout s;
   if (!scratch_layout_make(plan, color_channels, &s))
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");

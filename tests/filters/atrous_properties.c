@@ -235,6 +235,38 @@ static void test_normal_edge_does_not_leak(void)
   CHECK(fabs(dark - 0.1) < 0.01);
   CHECK(fabs(bright - 1.0) < 0.1);
 
+  /* a tiny sigmaNormal keeps the edge too, with unit normals whose dot
+   * rounds off 1 (that noise alone had rejected every tap, so all weights
+   * fell to the floor and the filter blurred across; below 1e-19 k = inf
+   * made them NaN and swapped the sides); so does a tiny sigmaAlbedo */
+  const float slant[2][3] = {{1.0f, 0.3f, 0.2f}, {0.2f, 0.3f, 1.0f}};
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      const float* n = slant[x < W / 2 ? 0 : 1];
+      const float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+      for (int c = 0; c < 3; ++c)
+        normal[3 * ((size_t)y * W + (size_t)x) + (size_t)c] = n[c] / len;
+    }
+  static const float tiny[] = {1e-6f, 1e-20f};
+  for (int k = 0; k < 4; ++k) {
+    oidnSetFilterFloat(f, "sigmaNormal", k < 2 ? tiny[k] : 0.5f);
+    oidnSetFilterFloat(f, "sigmaAlbedo", k < 2 ? 0.3f : tiny[k - 2]);
+    if (k >= 2)
+      oidnSetSharedFilterImage(f, "albedo", normal, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    check_no_error("tiny sigma");
+    double near = 0;
+    for (int y = 0; y < H; ++y)
+      near += output[3 * ((size_t)y * W + (size_t)(W / 2 - 1))];
+    if (!(fabs(near / H - 0.1) < 0.01))
+      fprintf(stderr, "sigma %s %g: the dark column is %g\n", k < 2 ? "normal" : "albedo",
+              (double)tiny[k % 2], near / H);
+    CHECK(fabs(near / H - 0.1) < 0.01);
+  }
+  oidnUnsetFilterImage(f, "albedo");
+  oidnSetFilterFloat(f, "sigmaNormal", 0.5f);
+
   /* and the same without normals does leak, so the check can fail */
   oidnUnsetFilterImage(f, "normal");
   oidnCommitFilter(f);
