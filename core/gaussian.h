@@ -24,6 +24,11 @@ lull_status lull_gaussian_validate(const lull_gaussian_params* params,
 /* Radius in pixels of the kernel for sigma. */
 int lull_gaussian_radius(float sigma);
 
+/* The 2 radius + 1 taps of the 1-D kernel for sigma, summing to 1 (the
+ * normalised convolution divides the scale out anyway; unnormalised, the
+ * sums grew to ~2.5 sigma times the colour and overflowed near FLT_MAX). */
+void lull_gaussian_kernel(float sigma, float* kernel);
+
 lull_status lull_gaussian_cpu(const lull_gaussian_params* params,
                               const lull_gaussian_images* images, int num_threads,
                               const lull_progress* progress, lull_error* err);

@@ -17,6 +17,18 @@ int lull_gaussian_radius(float sigma)
   return r < 1.0f ? 1 : (r > 1024.0f ? 1024 : (int)r);
 }
 
+void lull_gaussian_kernel(float sigma, float* kernel)
+{
+  const int radius = lull_gaussian_radius(sigma);
+  double sum = 0.0;
+  for (int k = -radius; k <= radius; ++k) {
+    kernel[k + radius] = expf(-0.5f * (float)(k * k) / (sigma * sigma));
+    sum += kernel[k + radius];
+  }
+  for (int k = 0; k <= 2 * radius; ++k)
+    kernel[k] = (float)(kernel[k] / sum);
+}
+
 lull_status lull_gaussian_validate(const lull_gaussian_params* params,
                                    const lull_gaussian_images* images, lull_error* err)
 {
@@ -80,8 +92,7 @@ lull_status lull_gaussian_cpu(const lull_gaussian_params* params,
     lull_planes_free(&a);
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   }
-  for (int k = -radius; k <= radius; ++k)
-    kernel[k + radius] = expf(-0.5f * (float)(k * k) / (params->sigma * params->sigma));
+  lull_gaussian_kernel(params->sigma, kernel);
 
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int y = 0; y < h; ++y)

@@ -94,8 +94,7 @@ lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_para
   float* kernel = (float*)malloc((size_t)(2 * a.radius + 1) * sizeof(float));
   if (!kernel)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-  for (int k = -a.radius; k <= a.radius; ++k)
-    kernel[k + a.radius] = expf(-0.5f * (float)(k * k) / (params->sigma * params->sigma));
+  lull_gaussian_kernel(params->sigma, kernel);
   a.kernel = (const float*)base;
   a.c[0] = (float4*)(base + kernel_bytes);
   a.c[1] = (float4*)(base + kernel_bytes + plane4);

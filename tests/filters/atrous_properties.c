@@ -417,6 +417,20 @@ static void test_gaussian_reference(void)
   CHECK(rgb_diff == 0.0);
   free(rgba);
   free(rgba_out);
+
+  /* a constant near FLT_MAX stays that constant (the unnormalised
+   * kernel's sums overflowed: every pixel inf) */
+  for (size_t i = 0; i < (size_t)W * H * 3; ++i)
+    color[i] = 3e38f;
+  oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  check_no_error("Gaussian near FLT_MAX");
+  double worst = 0.0;
+  for (size_t i = 0; i < (size_t)W * H * 3; ++i)
+    worst = fmax(worst, isfinite(output[i]) ? fabs(output[i] / 3e38 - 1.0) : INFINITY);
+  CHECK(worst < 1e-5);
   oidnReleaseFilter(f);
   free(color);
   free(output);
