@@ -104,12 +104,15 @@ int cli_compare_main(int argc, char** argv)
       cli_error("%s", err);
       goto done;
     }
-    passes[k] = pick(&images[k], pass, layer, view, k == 0);
+    /* the reference's view is the image's (two stereo files may list
+     * their views in other orders: left had been measured against right) */
+    const char* want = view ? view : (k == 1 && passes[0]->view[0] ? passes[0]->view : NULL);
+    passes[k] = pick(&images[k], pass, layer, want, k == 0);
     if (!passes[k]) {
       cli_error("%s: no pass '%s'%s%s%s", files[k], pass ? pass : "Denoised/Combined/colour",
-                view && has_views(&images[k]) ? " in view '" : "",
-                view && has_views(&images[k]) ? view : "",
-                view && has_views(&images[k]) ? "'" : "");
+                want && has_views(&images[k]) ? " in view '" : "",
+                want && has_views(&images[k]) ? want : "",
+                want && has_views(&images[k]) ? "'" : "");
       goto done;
     }
   }

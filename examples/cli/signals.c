@@ -10,12 +10,21 @@
 
 #include "cli.h"
 
+static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* The stop signals, but for those the parent had us ignore: `nohup` ignores
+ * SIGHUP and a script's background job SIGINT, and a blocked signal stays
+ * pending even when ignored, so it would have stopped the run it was meant
+ * to leave alone. */
 static void stop_signals(sigset_t* set)
 {
   sigemptyset(set);
-  sigaddset(set, SIGINT);
-  sigaddset(set, SIGTERM);
-  sigaddset(set, SIGHUP);
+  for (int i = 0; i < 3; ++i) {
+    struct sigaction current;
+    if (sigaction(stops[i], NULL, &current) == 0 && current.sa_handler == SIG_IGN)
+      continue;
+    sigaddset(set, stops[i]);
+  }
 }
 
 void cli_block_signals(void)
@@ -30,7 +39,6 @@ void cli_end_by_signal(void)
   sigset_t pending, set;
   if (sigpending(&pending) != 0)
     return;
-  static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
   for (int i = 0; i < 3; ++i)
     if (sigismember(&pending, stops[i]) == 1) {
       fflush(NULL);

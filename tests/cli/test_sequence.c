@@ -224,6 +224,35 @@ static void test_interrupt(const char* dir)
   printf("interrupted after %d of %d frames\n", written, FRAMES);
 }
 
+/* A signal the tool was started to ignore (nohup's SIGHUP, a script's
+ * background job's SIGINT) leaves the run alone: it had stopped it, and
+ * then died by it. */
+static void test_ignored_signal(const char* dir)
+{
+  enum { FRAMES = 12 };
+  make_frames(dir, "hup", 1, FRAMES, 96);
+  char in[1200], out[1200], first[1200];
+  snprintf(in, sizeof in, "%s/hup/####.pfm", dir);
+  snprintf(out, sizeof out, "%s/hup_out/####.pfm", dir);
+  frame_path(first, sizeof first, dir, "hup_out", 1);
+  struct sigaction ignore, before;
+  memset(&ignore, 0, sizeof ignore);
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGHUP, &ignore, &before); /* inherited by the tool, as nohup does */
+  const int pid = cli_start(tool, dir, ARGS("denoise", in, "-o", out));
+  sigaction(SIGHUP, &before, NULL);
+  CHECK(pid > 0);
+  for (int i = 0; i < 60000 && !cli_file_exists(first); ++i) {
+    const struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  kill(pid, SIGHUP);
+  int signal = 0;
+  CHECK_EQ_INT(cli_wait_signal(pid, &signal), 0);
+  CHECK_EQ_INT(signal, 0);
+  CHECK_EQ_INT(outputs(dir, "hup_out", FRAMES), ((1u << FRAMES) - 1u) << 1);
+}
+
 /* The progress bar on a terminal (util-linux's `script` gives the tool
  * one): frames skipped as up to date count as done, so a resumed run ends
  * at 6/6 and 100% (it ended at "16%  1/6").  Skipped without `script`. */
@@ -254,7 +283,7 @@ int main(void)
   if (cli_scratch("sequence", dir, sizeof dir))
     return 1;
   static const char* const folders[] = {"in", "out", "shard0", "shard1", "shard2", "idle",
-                                        "many", "many_out", "bar"};
+                                        "many", "many_out", "bar", "hup", "hup_out"};
   for (size_t i = 0; i < sizeof folders / sizeof folders[0]; ++i) {
     char name[64];
     snprintf(name, sizeof name, "sequence/%s", folders[i]);
@@ -264,6 +293,7 @@ int main(void)
   test_patterns_and_resume(dir);
   test_shards(dir);
   test_interrupt(dir);
+  test_ignored_signal(dir);
   test_progress_counts_skipped(dir);
   return lull_test_result("cli_sequence");
 }
