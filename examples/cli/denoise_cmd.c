@@ -335,7 +335,13 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
   } else if (IS("--view")) {
     return !(v = VALUE()) || copy(o->view, sizeof o->view, v, flag);
   } else if (IS("--output-pass")) {
-    return !(v = VALUE()) || copy(o->output_pass, sizeof o->output_pass, v, flag);
+    if (!(v = VALUE()))
+      return 1;
+    if (strchr(v, '.')) { /* it would read back as part of the layer's name */
+      cli_error("%s %s: a pass name cannot hold a dot", flag, v);
+      return 1;
+    }
+    return copy(o->output_pass, sizeof o->output_pass, v, flag);
   } else if (IS("--frames")) {
     return !(v = VALUE()) || copy(a->frames, sizeof a->frames, v, flag);
   } else if (IS("--shard")) {

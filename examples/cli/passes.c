@@ -28,8 +28,9 @@ const lull_io_pass* cli_named_pass(const lull_io_image* image, const char* name,
   const lull_io_pass* pass = lull_io_find_pass_view(image, layer, name, view);
   if (pass)
     return pass;
-  /* "Layer.Pass" names the layer too */
-  const char* dot = strchr(name, '.');
+  /* "Layer.Pass" names the layer too; the layer may hold dots
+   * ("ViewLayer.001.Combined"), the pass not */
+  const char* dot = strrchr(name, '.');
   if (!dot || (size_t)(dot - name) >= LULL_IO_NAME_SIZE)
     return NULL;
   char qualified_layer[LULL_IO_NAME_SIZE];

@@ -201,8 +201,10 @@ lull_io_pass* lull_io_add_pass_view(lull_io_image* image, const char* layer, con
     return NULL;
   layer = layer ? layer : "";
   view = view ? view : "";
+  /* a pass name is one component of "Layer.Pass.Channel": with a dot it
+   * would be read back as part of the layer */
   if (!fits(layer, LULL_IO_NAME_SIZE) || !fits(name, LULL_IO_NAME_SIZE) ||
-      !fits(view, LULL_IO_NAME_SIZE))
+      !fits(view, LULL_IO_NAME_SIZE) || strchr(name, '.'))
     return NULL;
   for (int c = 0; c < channels; ++c)
     if (!fits(channel_names[c], sizeof image->passes[0].channel_names[0]))

@@ -102,8 +102,8 @@ lull_io_pass* lull_io_find_pass_view(const lull_io_image* image, const char* lay
 
 /* Adds a pass (copying data; NULL data gives zeros); returns the new pass or
  * NULL when out of memory, when the arguments are invalid (channels not in
- * 1..4, names too long, no size set) or when a pass of that layer and name
- * (and no view) exists.  The image must have its width and height set. */
+ * 1..4, names too long, a pass name with a dot, no size set) or when a pass
+ * of that layer and name (and no view) exists.  The image must have its width and height set. */
 lull_io_pass* lull_io_add_pass(lull_io_image* image, const char* layer, const char* name,
                                int channels, const char* const* channel_names,
                                const float* data);

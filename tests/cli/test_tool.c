@@ -628,6 +628,25 @@ static void test_inputs_kept(const char* dir, const cli_scene* scene)
   CHECK(cli_said(dir, "stderr.txt", "--overwrite"));
   CHECK_EQ_INT(cli_file_exists(exr_out), 0);
   EXPECT(0, "denoise", exr, "-o", exr_out, "--output-pass", "Emit", "--overwrite", "--quiet");
+  /* a pass name with a dot would read back as part of the layer (a second
+   * run failed: "written twice") */
+  EXPECT(2, "denoise", exr, "-o", exr_out, "--output-pass", "Denoised.v2");
+  CHECK(cli_said(dir, "stderr.txt", "cannot hold a dot"));
+  /* a dotted layer named with its pass: "ViewLayer.001.Combined" */
+  char dotted[1200], dotted_out[1200];
+  cli_path(dotted, sizeof dotted, dir, "dotted_layer.exr");
+  cli_path(dotted_out, sizeof dotted_out, dir, "dotted_layer_out.exr");
+  lull_io_image image = cli_read(c);
+  if (image.num_passes == 1) {
+    snprintf(image.passes[0].layer, sizeof image.passes[0].layer, "ViewLayer.001");
+    snprintf(image.passes[0].name, sizeof image.passes[0].name, "Combined");
+    char err[256];
+    CHECK_EQ_INT(lull_io_write(dotted, &image, LULL_IO_VALUES_LINEAR, err, sizeof err), 0);
+  }
+  lull_io_free(&image);
+  EXPECT(0, "denoise", dotted, "-o", dotted_out, "--pass", "color=ViewLayer.001.Combined",
+         "--quiet");
+  EXPECT(0, "compare", dotted_out, dotted, "--pass", "ViewLayer.001.Denoised");
 #endif
   CHECK_EQ_INT(cli_temp_files(dir), 0);
 }
