@@ -144,11 +144,10 @@ int lull_io_write(const char* path, const lull_io_image* image, int srgb, char* 
   return lull_io_oiio_write(path, image, srgb, err, err_size);
 }
 
-int lull_io_decodes_display(const lull_io_image* image, int srgb, const lull_io_pass* p, int c)
+int lull_io_decodes_display(int srgb, const lull_io_pass* p, int c)
 {
-  const lull_io_metadata* meta = image->metadata;
-  const int display = srgb == LULL_IO_VALUES_DISPLAY ||
-                      (srgb == LULL_IO_VALUES_AS_READ && meta && meta->info.integer);
+  const int display =
+      srgb == LULL_IO_VALUES_DISPLAY || (srgb == LULL_IO_VALUES_AS_READ && p->display);
   return display && strcmp(p->channel_names[c], "A") != 0;
 }
 

@@ -86,11 +86,12 @@ int lull_io_pfm_read(const char* path, lull_io_image* image, char* err, size_t e
 int lull_io_pfm_write(const char* path, const lull_io_image* image, int srgb, char* err,
                       size_t err_size);
 
-/* Whether lull_io_write(image, srgb) to a file of floats turns channel c
- * of pass p to linear values: the values are display-encoded (srgb
- * LULL_IO_VALUES_DISPLAY, or AS_READ of an image read from 8/16-bit
- * integers) and the channel is a colour one (not "A"). */
-int lull_io_decodes_display(const lull_io_image* image, int srgb, const lull_io_pass* p, int c);
+/* Whether lull_io_write(..., srgb) to a file of floats turns channel c of
+ * pass p to linear values: the values are display-encoded (srgb
+ * LULL_IO_VALUES_DISPLAY, or AS_READ of a pass read from 8/16-bit integers;
+ * passes added since hold the caller's values) and the channel is a colour
+ * one (not "A"). */
+int lull_io_decodes_display(int srgb, const lull_io_pass* p, int c);
 
 /* A display-encoded value, clamped to [0, 1] (NaN: 0), as linear. */
 float lull_io_display_to_linear(float v);

@@ -58,6 +58,7 @@ typedef struct lull_io_pass
   int half;                        /* stored as half in the file (kept on rewrite) */
   float* data;                     /* width * height * channels floats, owned */
   char view[LULL_IO_NAME_SIZE];    /* multiview files: "left", "right"; else "" */
+  int display;                     /* read from an 8/16-bit file: display-encoded values */
 } lull_io_pass;
 
 typedef struct lull_io_image

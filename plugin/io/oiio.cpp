@@ -298,6 +298,8 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   meta->info.parts = int(state->parts.size());
   meta->info.bits = bits;
   meta->info.integer = integer && !exr;  // EXR integers are ids, not display values
+  for (int p = 0; p < image->num_passes; ++p)
+    image->passes[p].display = meta->info.integer;
   meta->info.attributes = int(state->attributes.size());
   meta->oiio = state.release();
   image->metadata = meta;
@@ -508,7 +510,7 @@ int write_exr(ImageOutput* out, const char* temp, const char* path, const lull_i
         const int channel = parts[s].sources[c].second;
         const size_t stride = size_t(pass->channels);
         const float* src = pass->data + first * stride + size_t(channel);
-        if (lull_io_decodes_display(image, srgb, pass, channel))
+        if (lull_io_decodes_display(srgb, pass, channel))
           for (size_t i = 0; i < count; ++i)
             buffer[i * n + c] = lull_io_display_to_linear(src[i * stride]);
         else
@@ -570,7 +572,7 @@ int write_single(ImageOutput* out, const char* temp, const char* path,
         v = std::isnan(v) ? 0.0f : std::min(std::max(v, 0.0f), 1.0f);
         if (encode && c != spec.alpha_channel)
           v = lull_linear_to_srgb(v);  // the core's formula (IEC 61966-2-1)
-      } else if (lull_io_decodes_display(image, srgb, pass, c)) {
+      } else if (lull_io_decodes_display(srgb, pass, c)) {
         v = lull_io_display_to_linear(v);  // 8-bit values into a float file
       }
       buffer[i * size_t(channels) + size_t(c)] = v;

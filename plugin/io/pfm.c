@@ -161,7 +161,7 @@ int lull_io_pfm_write(const char* path, const lull_io_image* image, int srgb, ch
   const int channels = pass->channels == 1 ? 1 : 3; /* RGBA: the alpha is dropped */
   int decode[3];
   for (int c = 0; c < channels; ++c)
-    decode[c] = lull_io_decodes_display(image, srgb, pass, c);
+    decode[c] = lull_io_decodes_display(srgb, pass, c);
 
   lull_io_temp_file temp;
   if (lull_io_temp_create(&temp, path, err, err_size))

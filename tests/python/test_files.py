@@ -128,6 +128,24 @@ def test_stereo_views(np, tmp_path):
         lull.write_exr(tmp_path / "flat.exr", passes)
 
 
+def test_add_passes_to_an_8bit_file(np, tmp_path):
+    """add_passes from a PNG into an EXR: the PNG's colour becomes linear
+    (an EXR holds linear values), the passes added keep the caller's values
+    (they were decoded and clamped too: a depth of 5 read back as 1)."""
+    png = tmp_path / "p.png"
+    grey = np.full((8, 8, 3), 0.5, np.float32)
+    lull.write_exr(png, {"": grey})
+    stored = lull.read_exr(png)[""]  # display-encoded, as the PNG holds them
+    out = tmp_path / "p_add.exr"
+    lull.add_passes(png, out, {"Depth": np.full((8, 8), 5.0, np.float32),
+                               "Normal": np.full((8, 8, 3), -0.5, np.float32)})
+    back = lull.read_exr(out)
+    np.testing.assert_array_equal(back["Depth"], np.full((8, 8), 5.0, np.float32))
+    np.testing.assert_array_equal(back["Normal"], np.full((8, 8, 3), -0.5, np.float32))
+    linear = np.where(stored <= 0.04045, stored / 12.92, ((stored + 0.055) / 1.055) ** 2.4)
+    np.testing.assert_allclose(back[""], linear, rtol=1e-5)
+
+
 def test_dotted_layer_names(np, tmp_path):
     """A view layer "ViewLayer.001" (Blender's name for a new one): its
     passes are found, and add_passes replaces its pass on a second run

@@ -278,7 +278,8 @@ def _join(*parts):
 def read_exr(path):
     """Reads an image file (multilayer or single-layer EXR, PFM, and what
     OpenImageIO reads) into a Passes dict of float32 arrays ((H, W) for
-    one channel, (H, W, C) otherwise)."""
+    one channel, (H, W, C) otherwise).  8/16-bit files (PNG, TIFF, JPEG)
+    give the values they store, display-encoded in [0, 1], not linear."""
     width, height, passes = _lull._read_image(_os.fspath(path))
     views = []
     for *_, view in passes:
@@ -358,6 +359,8 @@ def write_exr(path, passes, *, channel_names=None, half=None):
 def add_passes(src, dst, passes, *, channel_names=None, half=None):
     """Copies image file `src` to `dst` (which may be `src`) with `passes`
     added, or replaced where a pass of that name exists.  Every other
-    channel, the file's metadata and compression are kept exactly; the
-    write is atomic."""
+    channel and the file's metadata are kept exactly, and so is its
+    compression but for lossy codecs (DWAA, DWAB, B44: ZIP, so that copied
+    passes do not change); the colour of an 8/16-bit `src` (display values)
+    becomes linear in a float `dst` (EXR); the write is atomic."""
     _lull._add_passes(_os.fspath(src), _os.fspath(dst), _pass_tuples(passes, channel_names, half))

@@ -123,7 +123,8 @@ static PyMethodDef module_methods[] = {
      "physical_devices() -> list of dicts: id, type ('cpu'/'cuda'), name[, uuid]."},
     {"metrics", lull_py_metrics, METH_VARARGS,
      "metrics(image, reference) -> dict: relmse (linear HDR), psnr and ssim (clamped,\n"
-     "sRGB-encoded), over RGB; as `lull compare` reports them (core/metrics.h)."},
+     "sRGB-encoded), over RGB; as `lull compare` reports them (core/metrics.h) for\n"
+     "linear inputs (compare decodes 8/16-bit files first; read_exr does not)."},
     {"_read_image", lull_py_read_image, METH_VARARGS, NULL},
     {"_write_image", (PyCFunction)(void (*)(void))lull_py_write_image, METH_VARARGS | METH_KEYWORDS,
      NULL},
