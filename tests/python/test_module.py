@@ -35,7 +35,7 @@ def test_version_and_introspection():
     assert [d["id"] for d in devices] == list(range(len(devices)))
 
 
-def test_parameters_are_typed(noisy):
+def test_parameters_are_typed(np, noisy):
     with lull.Device("cpu") as device, device.new_filter("ATrous") as f:
         f["iterations"] = 3
         assert f["iterations"] == 3 and f.get("iterations") == 3
@@ -56,6 +56,13 @@ def test_parameters_are_typed(noisy):
             f["iterations"] = 0
         with pytest.raises(ValueError, match="out of range"):
             f["sigmaLuminance"] = -1.0
+        # the listed minimum, and what reading it back gives (a float), are
+        # valid (9.99999997e-07 was refused)
+        f["sigmaLuminance"] = 1e-6
+        f["sigmaLuminance"] = f["sigmaLuminance"]
+        f["sigmaLuminance"] = np.float32(1e-6)
+        with pytest.raises(ValueError, match="out of range"):
+            f["sigmaLuminance"] = 5e-7
         with pytest.raises(ValueError, match="read-only"):
             f["tileOverlap"] = 1
         with pytest.raises(KeyError, match="nope"):

@@ -209,9 +209,9 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
     char views[256];
     if (replace && !view && misspelt_view(image, layer, views, sizeof views)) {
       PyErr_Format(PyExc_ValueError,
-                   "pass '%s': '%s' is none of the file's views (%s); a pass of a view is "
-                   "\"Layer.Pass.<view>\"",
-                   label, name, views);
+                   "pass '%s': '%s' is none of the file's views (%s), and the file has no "
+                   "layer '%s'; a pass of a view is \"Layer.Pass.<view>\"",
+                   label, name, views, layer);
       ok = 0;
       PyMem_RawFree(pixels);
       break;

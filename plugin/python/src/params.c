@@ -125,7 +125,13 @@ int lull_py_param_set(lull_py_filter* f, const char* name, PyObject* value)
         v = PyFloat_AsDouble(value);
         if (v == -1.0 && PyErr_Occurred())
           return 0;
-        if (isnan(v) ? !isnan(info.defaultValue) : (v < info.minValue || v > info.maxValue))
+        /* compared as the float the library gets, with its limits as floats
+         * (the library's rule): 1e-6 itself, a float 9.99999997e-07 once
+         * read back, was refused */
+        const double as_float = (double)(float)v;
+        if (isnan(v) ? !isnan(info.defaultValue)
+                     : (as_float < (double)(float)info.minValue ||
+                        as_float > (double)(float)info.maxValue))
           return out_of_range(&info, v);
       }
       if (!lull_py_filter_open(f)) /* the conversion ran Python code */
