@@ -12,7 +12,8 @@ COLOR_PASSES = ("Noisy Image", "Combined")
 
 # filter image name -> Cycles pass.  "Denoising *" come with the view
 # layer's "Denoising Data" option (denoising_store_passes); Position with
-# use_pass_position.
+# use_pass_position (a guide only where there is no depth: Enable Passes
+# does not ask for it, Denoising Data bringing the depth).
 GUIDE_PASSES = (
     ("albedo", "Denoising Albedo"),
     ("normal", "Denoising Normal"),
@@ -27,8 +28,7 @@ OUTPUT_PASS = "Denoised"
 # owner "cycles" meaning view_layer.cycles.
 NEEDED_SETTINGS = {
     "RT": (("Denoising Data", "cycles", "denoising_store_passes"),),
-    "ATrous": (("Denoising Data", "cycles", "denoising_store_passes"),
-               ("Position", "layer", "use_pass_position")),
+    "ATrous": (("Denoising Data", "cycles", "denoising_store_passes"),),
     "Gaussian": (),
 }
 

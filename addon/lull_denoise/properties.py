@@ -31,13 +31,13 @@ class LullSceneSettings(bpy.types.PropertyGroup):
     iterations: IntProperty(name="Levels", description="Wavelet levels (filter width 4·(2^N−1)+1)",
                             default=5, min=1, max=10)
     sigma_luminance: FloatProperty(name="Luminance", description="Allowed luminance difference in "
-                                   "standard deviations", default=4.0, min=0.01, soft_max=20)
+                                   "standard deviations", default=1.5, min=0.01, soft_max=20)
     sigma_normal: FloatProperty(name="Normal", description="Normal edge sigma (0 disables)",
-                                default=0.2, min=0.0, soft_max=2)
+                                default=0.5, min=0.0, soft_max=2)
     sigma_depth: FloatProperty(name="Depth", description="Depth edge sigma in pixel footprints "
                                "(0 disables)", default=4.0, min=0.0, soft_max=50)
     sigma_albedo: FloatProperty(name="Albedo", description="Albedo edge sigma (0 disables)",
-                                default=0.1, min=0.0, soft_max=2)
+                                default=0.3, min=0.0, soft_max=2)
     auto_denoise: BoolProperty(
         name="Denoise Written Frames",
         description="After each frame Blender writes as multilayer EXR, denoise it in the "

@@ -25,7 +25,7 @@ typedef struct frame_state
   float* results[CLI_MAX_TARGETS];  /* denoised colour, packed */
   int result_channels[CLI_MAX_TARGETS];
   char guides[CLI_MAX_TARGETS][160]; /* which guide images were used, for the log */
-  char notes[CLI_MAX_TARGETS][80];   /* and which were found but not used */
+  char notes[CLI_MAX_TARGETS][160];  /* and which were found but not used */
   double seconds;
 } frame_state;
 
@@ -192,6 +192,13 @@ static const cli_source* source_for(const cli_denoise_options* options, const ch
   return NULL;
 }
 
+/* Appends "; note" to a target's notes. */
+static void add_note(char* notes, size_t size, const char* note)
+{
+  const size_t used = strlen(notes);
+  snprintf(notes + used, size - used, "; %s", note);
+}
+
 /* The pass that feeds filter image `name` for a target, NULL when none;
  * non-zero return (err filled) when an explicit source is missing. */
 static int guide_for(const cli_denoise_options* options, const cli_frame_files* files,
@@ -305,6 +312,7 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
 
   /* every other image the filter accepts, from the file's passes */
   s->guides[t][0] = '\0';
+  int has_depth = 0;
   const int image_count = lullGetFilterImageCount(options->filter);
   for (int i = 0; i < image_count && num_images < MAX_IMAGES; ++i) {
     const char* name = lullGetFilterImageName(options->filter, i);
@@ -322,9 +330,15 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
         !has_image(options, files, s, target, "albedo")) {
       /* OIDN's rule for RT: a normal only together with an albedo (a normal
        * the user named goes to the API, which says so) */
-      snprintf(s->notes[t], sizeof s->notes[t], "; normal unused: RT takes it only with an albedo");
+      add_note(s->notes[t], sizeof s->notes[t], "normal unused: RT takes it only with an albedo");
       continue;
     }
+    if (strcmp(name, "position") == 0 && has_depth) {
+      /* the filters' geometry guide is the depth when both are given */
+      add_note(s->notes[t], sizeof s->notes[t], "position unused: the depth is the geometry guide");
+      continue;
+    }
+    has_depth |= strcmp(name, "depth") == 0;
     if (owner->width != width || owner->height != height) {
       snprintf(err, err_size, "%s: the %s image is %dx%d, the colour %dx%d", context, name,
                owner->width, owner->height, width, height);

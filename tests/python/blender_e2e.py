@@ -127,6 +127,13 @@ result["operators"] = sorted(op for op in dir(bpy.ops.lull))
 result["panel"] = hasattr(bpy.types, "RENDER_PT_lull") and hasattr(bpy.types.Scene, "lull")
 lull = sys.modules[ADDON.__name__ + ".loader"].require()
 result["lull_source"] = sys.modules[ADDON.__name__ + ".loader"].source()
+# the panel's À-Trous parameters start at the library's defaults
+library = {p["name"]: p["default"] for p in lull.filter_params("ATrous")}
+result["atrous_defaults"] = {
+    name: [getattr(scene.lull, prop), library[name]]
+    for prop, name in (("iterations", "iterations"), ("sigma_luminance", "sigmaLuminance"),
+                       ("sigma_normal", "sigmaNormal"), ("sigma_depth", "sigmaDepth"),
+                       ("sigma_albedo", "sigmaAlbedo"))}
 
 # passes, via the add-on's button, on every layer
 for layer in scene.view_layers:
