@@ -244,15 +244,23 @@ static int has_image(const cli_denoise_options* options, const cli_frame_files* 
 static void set_params(const cli_denoise_options* options, OIDNFilter filter, int integer_input)
 {
   /* Files of integers (PNG, JPEG) hold sRGB-encoded LDR values; float files
-   * (EXR, PFM, HDR) linear HDR radiance.  OIDN-style --hdr/--ldr say it. */
-  int user_mode = 0; /* -p hdr=... or srgb=...: the user's, not the file's */
-  for (int i = 0; i < options->num_params; ++i)
-    user_mode |= strcmp(options->params[i].name, "hdr") == 0 ||
-                 strcmp(options->params[i].name, "srgb") == 0;
-  if (cli_filter_has_param(options->filter, "hdr") && !user_mode) {
-    const int hdr = options->hdr_mode >= 0 ? options->hdr_mode : !integer_input;
+   * (EXR, PFM, HDR) linear HDR radiance.  OIDN-style --hdr/--ldr say it, and
+   * so do -p hdr=... and srgb=..., each for itself: -p srgb=0 had also
+   * dropped the file's hdr, so a float render came out clamped to [0, 1]
+   * (--hdr with --srgb then reaches the filter, which refuses the pair). */
+  int user_hdr = -1, user_srgb = -1; /* -1: not given */
+  for (int i = 0; i < options->num_params; ++i) {
+    const cli_param* p = &options->params[i];
+    if (strcmp(p->name, "hdr") == 0)
+      user_hdr = p->value != 0;
+    else if (strcmp(p->name, "srgb") == 0)
+      user_srgb = p->value != 0;
+  }
+  if (cli_filter_has_param(options->filter, "hdr") && user_hdr < 0) {
+    const int hdr = options->hdr_mode >= 0 ? options->hdr_mode
+                                           : !integer_input && user_srgb != 1;
     oidnSetFilterBool(filter, "hdr", hdr);
-    if (cli_filter_has_param(options->filter, "srgb") && options->hdr_mode < 0)
+    if (cli_filter_has_param(options->filter, "srgb") && options->hdr_mode < 0 && user_srgb < 0)
       oidnSetFilterBool(filter, "srgb", !hdr);
   }
   for (int i = 0; i < options->num_params; ++i) {

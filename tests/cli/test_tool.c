@@ -245,7 +245,8 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
     return;
 
   EXPECT(0, "denoise", in, "-o", out);
-  CHECK(cli_said(dir, "stderr.txt", "albedo, normal, depth, position"));
+  /* the position goes unused beside a depth, and the log says so */
+  CHECK(cli_said(dir, "stderr.txt", "albedo, normal, depth; position unused"));
   lull_io_image original = cli_read(in), result = cli_read(out);
   CHECK_EQ_INT(result.num_passes, original.num_passes + 2);
   for (int i = 0; i < original.num_passes; ++i) { /* every original channel, bit for bit */
@@ -323,7 +324,7 @@ static void test_multilayer(const char* dir, const cli_scene* scene)
   EXPECT(0, "denoise", in, "--layer", "ViewLayer", "-o", out);
   EXPECT(0, "denoise", in, "--layer", "ViewLayer", "--pass", "albedo=none", "--pass",
          "normal=none", "-o", no_albedo);
-  CHECK(cli_said(dir, "stderr.txt", "depth, position"));
+  CHECK(cli_said(dir, "stderr.txt", "(RT: depth; position unused"));
   lull_io_image with = cli_read(out), without = cli_read(no_albedo);
   CHECK(max_diff(lull_io_find_pass(&with, "ViewLayer", "Denoised"),
                  lull_io_find_pass(&without, "ViewLayer", "Denoised"), pixels) > 1e-3);
@@ -619,6 +620,16 @@ static void test_inputs_kept(const char* dir, const cli_scene* scene)
   /* the user's srgb replaces the mode the file implies (float: hdr) */
   EXPECT(0, "denoise", c, "-p", "srgb=1", "-o", out, "--quiet");
   CHECK(cli_same_bytes(c, copy));
+  /* but srgb=0, the default, keeps the file's hdr (the output had been
+   * clamped to [0, 1]); --hdr with --srgb is refused, not run as LDR */
+  char plain_out[1200], srgb0_out[1200];
+  cli_path(plain_out, sizeof plain_out, dir, "plain_mode.pfm");
+  cli_path(srgb0_out, sizeof srgb0_out, dir, "srgb0_mode.pfm");
+  EXPECT(0, "denoise", c, "-o", plain_out, "--quiet");
+  EXPECT(0, "denoise", c, "-p", "srgb=0", "-o", srgb0_out, "--quiet");
+  CHECK(cli_same_bytes(plain_out, srgb0_out));
+  EXPECT(1, "denoise", "--hdr", c, "--srgb", "-o", srgb0_out);
+  CHECK(cli_said(dir, "stderr.txt", "hdr and srgb"));
 #if defined(LULL_IO_HAS_OIIO)
   /* --output-pass naming a pass of the input: only with --overwrite */
   char exr[1200], exr_out[1200];
