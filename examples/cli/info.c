@@ -23,7 +23,8 @@ static int first_of_group(const lull_io_image* image, int i)
   return 1;
 }
 
-static void print_pass(const lull_io_pass* p)
+/* storage: "half", "float", or for an 8/16-bit file "8-bit" ("16-bit") */
+static void print_pass(const lull_io_pass* p, const char* integer_storage)
 {
   char names[64] = "";
   for (int c = 0; c < p->channels; ++c) {
@@ -31,7 +32,8 @@ static void print_pass(const lull_io_pass* p)
     snprintf(names + used, sizeof names - used, "%s%s", c ? " " : "",
              p->channel_names[c][0] ? p->channel_names[c] : "-");
   }
-  printf("    %-24s %-10s %s\n", p->name[0] ? p->name : "(colour)", names, p->half ? "half" : "float");
+  const char* storage = p->display ? integer_storage : p->half ? "half" : "float";
+  printf("    %-24s %-10s %s\n", p->name[0] ? p->name : "(colour)", names, storage);
 }
 
 static int print_file(const char* path)
@@ -61,7 +63,7 @@ static int print_file(const char* path)
            head->view[0] ? "'" : "");
     for (int k = i; k < image.num_passes; ++k)
       if (same_group(head, &image.passes[k]))
-        print_pass(&image.passes[k]);
+        print_pass(&image.passes[k], info.bits > 8 ? "16-bit" : "8-bit");
   }
   for (int i = 0; i < info.attributes; ++i) {
     char name[128], value[256];
