@@ -19,6 +19,7 @@ typedef struct parsed_name
   char pass[LULL_IO_NAME_SIZE];
   char view[LULL_IO_NAME_SIZE];
   char channel[CHANNEL_NAME_SIZE];
+  int implicit_view; /* the default view of a multiview file, not in the name */
 } parsed_name;
 
 static int in_list(const char* s, size_t n, const char* const* list, int count)
@@ -180,7 +181,8 @@ static int build_passes(const parsed_name* names, group* groups, int num_groups,
     for (int c = kept; c < gr->count; ++c) {
       const int m = gr->members[c];
       lull_io_pass* extra = &image->passes[next];
-      const char* parts[3] = {names[m].pass, names[m].view, names[m].channel};
+      const char* parts[3] = {names[m].pass, names[m].implicit_view ? "" : names[m].view,
+                              names[m].channel};
       if (join_nonempty(extra->name, sizeof extra->name, parts, 3))
         return 2;
       memcpy(extra->layer, names[m].layer, sizeof extra->layer);
@@ -232,6 +234,16 @@ int lull_io_group_channels(const char* const* names, const char* const* channel_
         status = lull_io_fail(err, err_size, path, "view name too long: '%.60s...'", view);
       else
         memcpy(parsed[i].view, view, strlen(view) + 1);
+    } else if (!status && num_views > 0 && views[0] && !parsed[i].view[0] &&
+               strlen(views[0]) < sizeof parsed[i].view) {
+      /* OpenEXR's multiview convention: a channel without a view in its
+       * name is the default (first) view's ("ViewLayer.Combined.R" beside
+       * "ViewLayer.Combined.right.R"); it was read as having no view, so
+       * `--view left` found nothing.  Its name in the file stays as it is
+       * (lull_io_channel_full_name then differs from it: the reader keeps
+       * the file's name apart). */
+      memcpy(parsed[i].view, views[0], strlen(views[0]) + 1);
+      parsed[i].implicit_view = 1;
     }
     for (int j = 0; j < i && !status; ++j)
       if (name && names[j] && strcmp(name, names[j]) == 0 &&

@@ -399,6 +399,53 @@ static void test_multiview_and_odd_names(const char* dir)
   lull_io_free(&image);
 }
 
+/* A single-part multiview file in OpenEXR's convention: the default
+ * (first) view's channels carry no view ("ViewLayer.Combined.R" beside
+ * "ViewLayer.Combined.right.R").  They are the left view's (they had no
+ * view, so nothing was "left"); a rewrite keeps their names, and a new
+ * pass of the left view reads back as that view's. */
+static void test_default_view(const char* dir)
+{
+  enum { W = 4, H = 3, N = W * H };
+  float planes[6][N];
+  for (int c = 0; c < 6; ++c)
+    for (int i = 0; i < N; ++i)
+      planes[c][i] = (float)(c + 1) + 0.125f * (float)i;
+  const fixture_channel channels[] = {
+      {"ViewLayer.Combined.R", 1, 0, planes[0]},
+      {"ViewLayer.Combined.G", 1, 0, planes[1]},
+      {"ViewLayer.Combined.B", 1, 0, planes[2]},
+      {"ViewLayer.Combined.right.R", 1, 0, planes[3]},
+      {"ViewLayer.Combined.right.G", 1, 0, planes[4]},
+      {"ViewLayer.Combined.right.B", 1, 0, planes[5]},
+  };
+  static const char* const views[] = {"left", "right", NULL};
+  static const char* const part[] = {"rgba"};
+  char path[1200], out[1200], err[512];
+  cli_path(path, sizeof path, dir, "default_view.exr");
+  cli_path(out, sizeof out, dir, "default_view_out.exr");
+  CHECK_EQ_INT(fixture_write_exr(path, W, H, channels, 6, part, 1, NULL, views), 0);
+  lull_io_image image;
+  CHECK_EQ_INT(lull_io_read(path, &image, err, sizeof err), 0);
+  CHECK_EQ_INT(image.num_passes, 2);
+  const lull_io_pass* left = lull_io_find_pass_view(&image, "ViewLayer", "Combined", "left");
+  const lull_io_pass* right = lull_io_find_pass_view(&image, "ViewLayer", "Combined", "right");
+  CHECK(left && right && left != right);
+  if (left && right)
+    CHECK(left->data[3 * 2 + 1] == planes[1][2] && right->data[3 * 2 + 1] == planes[4][2]);
+  static const char* const rgb[] = {"R", "G", "B"};
+  CHECK(lull_io_add_pass_view(&image, "ViewLayer", "Denoised", "left", 3, rgb, planes[0]) != NULL);
+  CHECK_EQ_INT(lull_io_write(out, &image, LULL_IO_VALUES_AS_READ, err, sizeof err), 0);
+  for (int c = 0; c < 6; ++c) /* every channel under its own name */
+    CHECK_EQ_INT(fixture_channel_type(out, channels[c].name), 'h');
+  lull_io_image back;
+  CHECK_EQ_INT(lull_io_read(out, &back, err, sizeof err), 0);
+  CHECK(lull_io_find_pass_view(&back, "ViewLayer", "Denoised", "left") != NULL);
+  CHECK(lull_io_find_pass_view(&back, "ViewLayer", "Combined", "left") != NULL);
+  lull_io_free(&back);
+  lull_io_free(&image);
+}
+
 /* View layers with dots ("ViewLayer.001", the name Blender gives a new
  * one): the pass is the component before the channel, the layer all before
  * it, as Blender reads them.  The layer had been "ViewLayer" with a pass
@@ -825,6 +872,7 @@ int main(void)
   test_multipart(dir);
   test_multiview_and_odd_names(dir);
   test_dotted_layers(dir);
+  test_default_view(dir);
   test_views_in_parts(dir);
   test_single_layer_and_png(dir);
   test_lossy_compression(dir);
