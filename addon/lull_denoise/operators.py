@@ -9,6 +9,7 @@ API changed in Blender 5.0 (scene.node_tree is gone).
 """
 
 import os
+import time
 
 import bpy
 
@@ -31,9 +32,15 @@ def use_multilayer_exr(settings):
 
 
 # One background worker for automatic denoising (created on first use).
-_auto = {"worker": None}
+_auto = {"worker": None, "render_started": 0.0}
 # The job of the Denoise Last Render that runs in the UI, if any.
 _last_render = {"job": None}
+# The worker of the Denoise Animation Frames that runs in the UI, if any.
+_animation = {"worker": None}
+# Window-manager timers of running modal operators, taken down by
+# unregister() (Blender frees a modal operator whose class goes without
+# calling its cancel()).
+_timers = []
 
 
 def auto_worker():
@@ -95,9 +102,13 @@ def save_render_result(scene, path):
     # restored in this order: media_type first, as it limits the file
     # formats (Blender 5.0); the codec and views format after the file
     # format, whose change resets them (a Stereo 3D output became Individual)
-    names = [n for n in ("media_type", "file_format", "color_depth", "exr_codec", "views_format")
-             if hasattr(settings, n)]
+    # (setting the file format also resets the colour mode, RGBA of a video
+    # with alpha, and the output colour space override)
+    names = [n for n in ("media_type", "file_format", "color_mode", "color_depth", "exr_codec",
+                         "views_format") if hasattr(settings, n)]
     saved = [(n, getattr(settings, n)) for n in names]
+    space = getattr(settings, "linear_colorspace_settings", None)
+    saved_space = getattr(space, "name", None)
     # the render result is stereo when it was rendered so, whatever the
     # scene says now: every view's file is a candidate
     stem, ext = os.path.splitext(path)
@@ -118,7 +129,12 @@ def save_render_result(scene, path):
         failure = e
     finally:
         for name, value in saved:
-            setattr(settings, name, value)
+            try:
+                setattr(settings, name, value)
+            except (TypeError, ValueError):  # a value the restored format does not offer
+                pass
+        if saved_space is not None and space.name != saved_space:
+            space.name = saved_space
     written = [(view, file) for view, file in views if os.path.exists(file)]
     if written and not os.path.exists(path):
         return written
@@ -159,14 +175,15 @@ def show_image(context, image):
 class _Progress:
     """The timer, progress display and status text of a modal operator that
     follows work on another thread, taken down when it ends or when Blender
-    frees the operator (a file opened, the window closed, the add-on
-    disabled: cancel)."""
+    frees the operator (a file opened, the window closed: cancel; the
+    add-on disabled: unregister(), as Blender then calls no cancel)."""
 
     _timer = None
 
     def _begin(self, context, steps):
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
+        _timers.append(self._timer)
         wm.progress_begin(0, steps)
         wm.modal_handler_add(self)
         return {"RUNNING_MODAL"}
@@ -182,6 +199,8 @@ class _Progress:
         wm = context.window_manager
         if self._timer is not None:
             wm.event_timer_remove(self._timer)
+            if self._timer in _timers:
+                _timers.remove(self._timer)
             self._timer = None
             wm.progress_end()
         if context.workspace is not None:
@@ -339,6 +358,11 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
     _worker = None
 
     def _collect(self, context):
+        if not is_multilayer_exr(context.scene.render.image_settings):
+            # (the views advice below would not help a PNG output)
+            self.report({"ERROR"}, "lull: the frames must be multilayer OpenEXR (Output "
+                        "Properties > Output > File Format), rendered with Denoising Data")
+            return None
         problem = views_problem(context.scene)
         if problem:
             self.report({"ERROR"}, f"lull: {problem}")
@@ -379,11 +403,18 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
     def invoke(self, context, event):
         if bpy.app.background:
             return self.execute(context)
+        running = _animation["worker"]
+        if running is not None and running.pending() > 0:
+            # one at a time: both would denoise the same frames and share the
+            # progress display, and Esc would stop only the last
+            self.report({"WARNING"}, "lull: frames are being denoised (Esc cancels)")
+            return {"CANCELLED"}
         lull = _lull_or_report(self)
         self._jobs = self._collect(context) if lull else None
         if not self._jobs:
             return {"CANCELLED"}
         self._worker = pipeline.Worker(lull)
+        _animation["worker"] = self._worker
         settings = settings_of(context.scene)
         for src, dst in self._jobs:
             self._worker.submit(src, dst, settings)
@@ -414,6 +445,42 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
         self._worker.cancel()
 
 
+def still_paths(scene):
+    """The files of render(write_still=True): the output path without a frame
+    number (one a view in stereo)."""
+    render = scene.render
+    stem = bpy.path.abspath(render.filepath)
+    ext = render.file_extension
+    if ext and stem.lower().endswith(ext.lower()):
+        stem = stem[:-len(ext)]
+    suffixes = [""]
+    if view_names(scene) != [""]:
+        suffixes = [render.views[v].file_suffix for v in view_names(scene)]
+    return [stem + suffix + (ext if render.use_file_extension else "") for suffix in suffixes]
+
+
+def written_paths(scene, since):
+    """The files Blender has just written for the current frame: the
+    animation frame's, or a still's (it had denoised a stale numbered file
+    in the still's place), written since the render began."""
+    found = []
+    for path in frame_paths(scene, scene.frame_current) + still_paths(scene):
+        try:
+            fresh = os.path.getmtime(path) >= since - 1.0
+        except OSError:
+            continue
+        if fresh and path not in found:
+            found.append(path)
+    return found
+
+
+@bpy.app.handlers.persistent
+def on_render_init(*_):
+    """When a render (a still or an animation) begins: files older than
+    this are not its output."""
+    _auto["render_started"] = time.time()
+
+
 @bpy.app.handlers.persistent
 def on_render_write(scene, *_):
     """After Blender writes a frame: queue it for the background worker (never
@@ -432,9 +499,7 @@ def on_render_write(scene, *_):
     if lull is None:
         print("lull: the lull module is not available; frame not denoised")
         return
-    for src in frame_paths(scene, scene.frame_current):
-        if not os.path.exists(src):
-            continue
+    for src in written_paths(scene, _auto["render_started"]):
         if bpy.app.background:
             # batch: at once, in the render's thread, with the result in the log
             try:
@@ -454,12 +519,34 @@ def register():
         bpy.utils.register_class(cls)
     if on_render_write not in bpy.app.handlers.render_write:
         bpy.app.handlers.render_write.append(on_render_write)
+    if on_render_init not in bpy.app.handlers.render_init:
+        bpy.app.handlers.render_init.append(on_render_init)
 
 
 def unregister():
     if on_render_write in bpy.app.handlers.render_write:
         bpy.app.handlers.render_write.remove(on_render_write)
-    if _auto["worker"] is not None:
-        _auto["worker"].cancel()
+    if on_render_init in bpy.app.handlers.render_init:
+        bpy.app.handlers.render_init.remove(on_render_init)
+    # Frames queued by Denoise Written Frames are left to finish: Blender
+    # disables every add-on when it quits, and the worker's thread (not a
+    # daemon) then keeps Python alive until the queue is done (cancelling
+    # here had dropped the queue on every quit).  The operators' own work
+    # stops, and their timers and progress display go, since Blender frees
+    # them without calling their cancel().
+    job = _last_render["job"]
+    if job is not None and job.running():
+        job.cancel()
+    if _animation["worker"] is not None:
+        _animation["worker"].cancel()
+    wm = getattr(bpy.context, "window_manager", None)
+    while _timers:
+        timer = _timers.pop()
+        if wm is not None:
+            try:
+                wm.event_timer_remove(timer)
+                wm.progress_end()
+            except (ReferenceError, RuntimeError):
+                pass
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

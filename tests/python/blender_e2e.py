@@ -16,6 +16,7 @@ headless), in its own process (test_blender_addon.py starts it):
 
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -152,10 +153,15 @@ ref_path = os.path.join(WORK, "reference.exr")
 render_to(scene, ref_path, 128, 7)
 noisy_path = os.path.join(WORK, "noisy.exr")
 scene.render.image_settings.exr_codec = "DWAA"  # lossy: not for the saved render
+# an output colour space override, which setting the file format resets
+scene.render.image_settings.color_management = "OVERRIDE"
+scene.render.image_settings.linear_colorspace_settings.name = "ACEScg"
 render_to(scene, noisy_path, 4, 1)
 result["saved_codec"] = exr_compression(noisy_path)
 result["codec_kept"] = scene.render.image_settings.exr_codec
+result["colorspace_kept"] = scene.render.image_settings.linear_colorspace_settings.name
 scene.render.image_settings.exr_codec = "ZIP"
+scene.render.image_settings.color_management = "FOLLOW_SCENE"
 result["render_seconds"] = time.perf_counter() - start
 ref = lull.read_exr(ref_path)
 noisy = lull.read_exr(noisy_path)
@@ -190,7 +196,7 @@ bpy.ops.render.render(animation=True)
 worker = sys.modules[ADDON.__name__ + ".operators"].auto_worker()
 result["auto_wait"] = worker.wait(timeout=120)
 result["auto_status"] = worker.status()
-result["auto_failed"] = worker.failed
+result["auto_failed"] = list(worker.failed)  # a copy: the worker goes on
 
 
 def check_frames():
@@ -218,6 +224,20 @@ for frame in (1, 2):
 scene.lull.auto_denoise = False
 result["denoise_animation"] = sorted(bpy.ops.lull.denoise_animation())
 result["animation_frames"] = check_frames()
+
+# a still (write_still) with automatic denoising: the still is denoised, not
+# an older numbered frame in its place (shot0001.exr had been)
+still_dir = os.path.join(WORK, "still")
+os.makedirs(still_dir, exist_ok=True)
+scene.render.filepath = os.path.join(still_dir, "shot")
+stale = scene.render.frame_path(frame=scene.frame_current)
+shutil.copyfile(noisy_path, stale)
+os.utime(stale, (time.time() - 3600, time.time() - 3600))
+scene.lull.auto_denoise = True
+bpy.ops.render.render(write_still=True)
+scene.lull.auto_denoise = False
+result["still_files"] = sorted(os.listdir(still_dir))
+scene.render.filepath = os.path.join(frames_dir, "f_####")
 
 # stereo: a file a view (Blender's default) gets each view denoised, at once
 # in batch mode; so does one file of both views (Multi-View: a part per
@@ -271,6 +291,20 @@ bpy.ops.lull.denoise_animation()
 result["composite_layer"] = any(k.startswith("Composite.") for k in comp_in)
 result["composite_added"] = sorted(
     set(lull.read_exr(os.path.splitext(comp_src)[0] + "_denoised.exr")) - comp_in)
+
+# disabling the add-on (Blender does it for every add-on when it quits)
+# leaves the frames queued by Denoise Written Frames to finish (it had
+# dropped the queue, so a quit lost them)
+operators = sys.modules[ADDON.__name__ + ".operators"]
+queued = []
+for frame in (1, 2):
+    src = os.path.join(frames_dir, f"f_{frame:04d}.exr")
+    dst = os.path.join(frames_dir, f"f_{frame:04d}_queued.exr")
+    operators.auto_worker().submit(src, dst, operators.settings_of(scene))
+    queued.append(dst)
+ADDON.unregister()
+result["queue_kept"] = (operators._auto["worker"].wait(timeout=120)
+                        and all(os.path.exists(q) for q in queued))
 
 with open(RESULT, "w") as f:
     json.dump(result, f, indent=1, default=str)

@@ -102,6 +102,17 @@ def test_last_render_saved_losslessly(e2e):
     # changed Combined by 2.7% before it was denoised), and the setting kept
     assert e2e["saved_codec"] == 3
     assert e2e["codec_kept"] == "DWAA"
+    # and the output colour space override, which the file format reset
+    assert e2e["colorspace_kept"] == "ACEScg"
+
+
+def test_disabling_keeps_the_queue(e2e):
+    assert e2e["queue_kept"]
+
+
+def test_auto_denoise_of_a_still(e2e):
+    # write_still: the still's file is denoised, the stale numbered one left
+    assert e2e["still_files"] == ["shot.exr", "shot0001.exr", "shot_denoised.exr"]
 
 
 def test_stereo_frames(e2e):
