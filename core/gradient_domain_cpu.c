@@ -564,9 +564,14 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
   float* primal[3];
   planes3(r, LULL_GD_W_B, primal);
   lull_poisson_finite_or(&sys, result, (const float* const*)primal);
+  /* the last report before the store, so that a cancel there leaves the
+   * output as it was (as Poisson's does) */
+  status = lull_progress_span_report(&whole, 1.0, err);
+  if (status != LULL_OK)
+    return status;
   lull_poisson_store(&images->output, r->nc, (const float* const*)result, plane(r, LULL_GD_W_ALPHA),
                      r->threads);
-  return lull_progress_span_report(&whole, 1.0, err);
+  return LULL_OK;
 }
 
 lull_status lull_gradient_domain_cpu(const lull_gradient_domain_params* params,

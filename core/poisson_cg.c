@@ -393,7 +393,8 @@ static lull_status precondition(const lull_poisson_system* sys, const cg_setup* 
   if (s->precond == LULL_POISSON_PRECOND_DCT)
     for (int c = 0; c < sys->channels; ++c) {
       memcpy(work->z[c], work->r[c], n * sizeof(float));
-      const lull_status status = lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, 0.0f, err);
+      const lull_status status =
+          lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, 0, 0.0f, err);
       if (status != LULL_OK)
         return status;
     }
@@ -541,7 +542,8 @@ static lull_status dct_solve(const lull_poisson_system* sys, const lull_poisson_
     for (size_t i = 0; i < n; ++i)
       mean += sys->primal[c][i];
     mean /= (double)n;
-    const lull_status status = lull_poisson_dct_solve(dct, x[c], sys->alpha2, 1.0f, (float)mean, err);
+    const lull_status status =
+        lull_poisson_dct_solve(dct, x[c], sys->alpha2, 1.0f, 1, (float)mean, err);
     if (status != LULL_OK)
       return status;
   }

@@ -48,7 +48,7 @@ void lull_poisson_dct_free(lull_poisson_dct* dct)
 }
 
 lull_status lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float a, float c,
-                                   float mean, lull_error* err)
+                                   int pin_mean, float mean, lull_error* err)
 {
   const int w = dct->px.n, h = dct->py.n;
   lull_status status = lull_dct_2d(&dct->px, &dct->py, x, 0, dct->threads, err);
@@ -62,7 +62,9 @@ lull_status lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float 
     for (int k = 0; k < w; ++k)
       row[k] /= base + c * lx[k];
   }
-  if (!(a > 0.0f))
+  if (pin_mean)
     x[0] = mean * (float)w * (float)h; /* the unnormalised DC coefficient is the sum */
+  else if (!(a > 0.0f))
+    x[0] = 0.0f;
   return lull_dct_2d(&dct->px, &dct->py, x, 1, dct->threads, err);
 }

@@ -1,4 +1,5 @@
 #include "poisson_input.h"
+#include "poisson_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,7 +77,7 @@ static void load_pixel(const lull_image* full, const lull_image* a, const lull_i
   lull_image_load(a, x, y, va);
   lull_image_load(b, x, y, vb);
   for (int c = 0; c < 4; ++c)
-    out[c] = 0.5f * (va[c] + vb[c]);
+    out[c] = lull_poisson_half_mean(va[c], vb[c]);
 }
 
 /* Replaces each NaN of a plane by the mean of the finite values in its 5x5

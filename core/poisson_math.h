@@ -27,6 +27,14 @@ LULL_HD float lull_poisson_apply(float alpha2, float wa, float x, float wx_left,
          wy_up * (x - x_up);
 }
 
+/* The mean of two half-buffer values (Kettunen et al. 2015 §3.2.5: the
+ * full buffer is their mean), halved first so that two finite values near
+ * FLT_MAX do not overflow to inf (which then counted as missing: 0). */
+LULL_HD float lull_poisson_half_mean(float a, float b)
+{
+  return 0.5f * a + 0.5f * b;
+}
+
 /* (A^T W^2 b)_i: alpha^2 b plus the weighted divergence of the gradients,
  * (H^T g)_i = g_{i-1} - g_i. */
 LULL_HD float lull_poisson_rhs(float alpha2, float wa, float b, float wx_left, float dx_left,

@@ -71,11 +71,15 @@ lull_status lull_poisson_dct_init(lull_poisson_dct* dct, int width, int height, 
                                   lull_error* err);
 void lull_poisson_dct_free(lull_poisson_dct* dct);
 
-/* Solves (a I + c L) x = rhs for one channel in place (x holds rhs).  When
- * a = 0 the constant component is undetermined; it is set so the mean of x
- * is `mean` (Bhat et al. 2008 take the primal's). */
+/* Solves (a I + c L) x = rhs for one channel in place (x holds rhs).  With
+ * pin_mean the constant component is set so the mean of x is `mean`, else
+ * it is rhs's over a (0 when a = 0).  For the unweighted system with rhs =
+ * a b + div g the mean of x is b's for every a > 0 (the divergence sums to
+ * 0), and for a = 0 it is undetermined (Bhat et al. 2008 take the
+ * primal's): pinning it is exact, where dividing a rhs whose constant is
+ * float rounding by a small a was not (alpha 1e-5 gave a mean off by 0.5). */
 lull_status lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float a, float c,
-                                   float mean, lull_error* err);
+                                   int pin_mean, float mean, lull_error* err);
 
 /* Statistics of the last solve (for tests and the benchmark). */
 typedef struct lull_poisson_stats

@@ -454,10 +454,12 @@ static lull_status run(gd_run* r, const lull_gradient_domain_params* params,
     out.buf.x[c] = plane(r, result + c);
   out.output = images->output;
   out.alpha = plane(r, LULL_GD_W_ALPHA);
-  if (status == LULL_OK)
-    status = run_kind(r, LULL_PK_STORE, &out, err);
+  /* the last report before the store, so that a cancel there leaves the
+   * output as it was (gradient_domain_cpu.c) */
   if (status == LULL_OK)
     status = lull_pk_report(r->launchers, &whole, 1.0, err);
+  if (status == LULL_OK)
+    status = run_kind(r, LULL_PK_STORE, &out, err);
   return status;
 }
 

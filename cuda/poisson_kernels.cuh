@@ -367,7 +367,7 @@ LULL_BODY void lull_pk_load_pixel(const lull_image* full, const lull_image* a,
   lull_cuda_image_load(a, x, y, va);
   lull_cuda_image_load(b, x, y, vb);
   for (int c = 0; c < 4; ++c)
-    out[c] = 0.5f * (va[c] + vb[c]);
+    out[c] = lull_poisson_half_mean(va[c], vb[c]);
 }
 
 LULL_BODY void lull_pk_load_at(const lull_pk_args* a, const lull_pk_pixel* px)

@@ -387,8 +387,7 @@ lull_status lull_pk_solve(const lull_pk_plan* plan, const lull_poisson_params* p
     if (status != LULL_OK)
       break;
     if (k == 0 && use_dct) {
-      if (!(a.alpha2 > 0.0f))
-        status = lull_pk_launch_kind(plan, launchers, LULL_PK_PRIMAL_MEAN, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, LULL_PK_PRIMAL_MEAN, &a, err);
       if (status == LULL_OK)
         status = dct_solve(plan, launchers, &a, NULL, a.x, 0, 0, err);
     } else {

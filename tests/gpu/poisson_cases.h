@@ -112,6 +112,9 @@ static const poisson_case POISSON_CASES[] = {
     {"L2 DCT primes",       37,  23, 3, INPUT_FULL,   0, 0, 2, 0, 1, 7, 20, 0.2f, 0.0f, POISSON_TOL_DCT},
     {"L2 DCT prime 1279",   1279, 3, 1, INPUT_FULL,   0, 0, 2, 0, 1, 7, 20, 0.5f, 0.0f, POISSON_TOL_DCT},
     {"L2 DCT alpha 0",      30,  20, 3, INPUT_FULL,   0, 0, 2, 0, 1, 7, 20, 0.0f, 0.0f, POISSON_TOL_DCT},
+    /* a tiny alpha: the constant is the primal's mean on both backends (each
+     * had divided its own rounding by alpha^2) */
+    {"L2 DCT alpha 1e-5",   64,  48, 3, INPUT_FULL,   0, 0, 2, 0, 1, 7, 20, 1e-5f, 0.0f, POISSON_TOL_DCT},
     {"L2 DCT 1x1",          1,   1,  3, INPUT_FULL,   0, 0, 2, 0, 1, 7, 20, 0.2f, 0.0f, POISSON_TOL_DCT},
     {"L2 DCT 1x17",         1,   17, 2, INPUT_FULL,   0, 0, 2, 0, 1, 7, 20, 0.2f, 0.0f, POISSON_TOL_DCT},
     {"L2 DCT 19x1 a=0",     19,  1,  1, INPUT_FULL,   0, 0, 2, 0, 1, 7, 20, 0.0f, 0.0f, POISSON_TOL_DCT},

@@ -235,6 +235,13 @@ static bool cancel(void* user, double done)
   return done < 0.3;
 }
 
+/* cancels at the last report only */
+static bool cancel_at_end(void* user, double done)
+{
+  (void)user;
+  return done < 1.0;
+}
+
 static void test_errors(void)
 {
   data d;
@@ -286,6 +293,14 @@ static void test_errors(void)
   oidnSetFilterProgressMonitorFunction(f, cancel, NULL);
   oidnExecuteFilter(f);
   EXPECT_OIDN(device, OIDN_ERROR_CANCELLED, "cancelled");
+  /* a cancel at the last report leaves the output as it was, as Poisson's
+   * does (it had been written, and the call still said cancelled) */
+  for (int i = 0; i < W * H * 3; ++i)
+    out[i] = -5.0f;
+  oidnSetFilterProgressMonitorFunction(f, cancel_at_end, NULL);
+  oidnExecuteFilter(f);
+  EXPECT_OIDN(device, OIDN_ERROR_CANCELLED, "cancelled at the end");
+  CHECK(out[0] == -5.0f && out[W * H * 3 - 1] == -5.0f);
   oidnReleaseFilter(f);
   free(out);
   free(big);

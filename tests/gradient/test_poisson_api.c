@@ -194,6 +194,21 @@ static void test_halves(void)
     worst = fmax(worst, fabs(variance1[i] - m));
   }
   CHECK(worst < 1e-6);
+
+  /* halves near FLT_MAX are finite: their mean too (it overflowed to inf,
+   * which counted as missing, and the output came out 0) */
+  for (int i = 0; i < W * H * 3; ++i) {
+    ca[i] = cb[i] = 3e38f;
+    xa[i] = xb[i] = ya[i] = yb[i] = 0.0f;
+  }
+  oidnUnsetFilterImage(f, "outputVariance");
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  EXPECT_OIDN(device, OIDN_ERROR_NONE, "halves near FLT_MAX");
+  worst = 0.0;
+  for (int i = 0; i < W * H * 3; ++i)
+    worst = fmax(worst, isfinite(output[i]) ? fabs(output[i] / 3e38 - 1.0) : INFINITY);
+  CHECK(worst < 1e-5);
   oidnReleaseFilter(f);
   free(ca);
   free(cb);
