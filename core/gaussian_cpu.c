@@ -25,8 +25,8 @@ void lull_gaussian_kernel(float sigma, float* kernel)
     kernel[k + radius] = expf(-0.5f * (float)(k * k) / (sigma * sigma));
     sum += kernel[k + radius];
   }
-  for (int k = 0; k <= 2 * radius; ++k)
-    kernel[k] = (float)(kernel[k] / sum);
+  for (int k = -radius; k <= radius; ++k)
+    kernel[k + radius] = (float)(kernel[k + radius] / sum);
 }
 
 lull_status lull_gaussian_validate(const lull_gaussian_params* params,

@@ -110,7 +110,7 @@ LULL_HD float lull_gd_pixel_error(const float* const sets[4][3], const float* co
                                   int channels, size_t i)
 {
   float s = 0.0f;
-  for (int c = 0; c < channels; ++c) {
+  for (int c = 0; c < channels && c < 3; ++c) { /* (3 planes: channels is 1 to 3) */
     const float u = guide[c][i];
     s += lull_gd_candidate_error(sets[0][c][i], sets[1][c][i], sets[2][c][i], sets[3][c][i]) /
          (u * u + 0.01f);
