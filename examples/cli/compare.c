@@ -27,12 +27,11 @@ static int has_views(const lull_io_image* image)
   return 0;
 }
 
-/* The pass to measure (view: NULL for any, the first view's). */
+/* The pass to measure (v: the view; NULL for any, the first view's). */
 static const lull_io_pass* pick(const lull_io_image* image, const char* pass, const char* layer,
-                                const char* view, int prefer_denoised)
+                                const char* v, int prefer_denoised)
 {
   const char* l = layer && *layer ? layer : NULL;
-  const char* v = view && has_views(image) ? view : NULL;
   const lull_io_pass* p = pass && *pass ? cli_named_pass(image, pass, l, v) : NULL;
   if (!p && prefer_denoised && !(pass && *pass))
     p = lull_io_find_pass_view(image, l, "Denoised", v);
@@ -107,12 +106,12 @@ int cli_compare_main(int argc, char** argv)
     /* the reference's view is the image's (two stereo files may list
      * their views in other orders: left had been measured against right) */
     const char* want = view ? view : (k == 1 && passes[0]->view[0] ? passes[0]->view : NULL);
+    if (!has_views(&images[k])) /* a file without views: any pass */
+      want = NULL;
     passes[k] = pick(&images[k], pass, layer, want, k == 0);
     if (!passes[k]) {
       cli_error("%s: no pass '%s'%s%s%s", files[k], pass ? pass : "Denoised/Combined/colour",
-                want && has_views(&images[k]) ? " in view '" : "",
-                want && has_views(&images[k]) ? want : "",
-                want && has_views(&images[k]) ? "'" : "");
+                want ? " in view '" : "", want ? want : "", want ? "'" : "");
       goto done;
     }
   }

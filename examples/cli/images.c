@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "atrous_math.h"
 #include "metrics.h"
 
 float* cli_pass_rgb(const lull_io_pass* pass, int width, int height)
@@ -98,8 +97,6 @@ int cli_print_metrics(FILE* out, const char* label, const float* image, const fl
 
 void cli_decode_display(float* rgb, size_t count)
 {
-  for (size_t i = 0; i < count; ++i) {
-    const float v = rgb[i] > 0.0f ? (rgb[i] < 1.0f ? rgb[i] : 1.0f) : 0.0f;
-    rgb[i] = lull_srgb_to_linear(v);
-  }
+  for (size_t i = 0; i < count; ++i)
+    rgb[i] = lull_io_display_to_linear(rgb[i]);
 }

@@ -93,9 +93,6 @@ int lull_io_pfm_write(const char* path, const lull_io_image* image, int srgb, ch
  * one (not "A"). */
 int lull_io_decodes_display(int srgb, const lull_io_pass* p, int c);
 
-/* A display-encoded value, clamped to [0, 1] (NaN: 0), as linear. */
-float lull_io_display_to_linear(float v);
-
 /* EXR files (exr_check.c): 1 when the file starts with OpenEXR's magic
  * number (0 when not, -1 when unreadable); lull_io_exr_check walks the
  * headers and refuses what would crash OpenImageIO or what lull cannot use

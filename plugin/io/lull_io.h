@@ -93,6 +93,10 @@ enum
 int lull_io_write(const char* path, const lull_io_image* image, int srgb, char* err,
                   size_t err_size);
 
+/* A display-encoded value (what an 8/16-bit file holds), clamped to [0, 1]
+ * (NaN: 0), as linear: what lull_io_write does for float formats. */
+float lull_io_display_to_linear(float v);
+
 /* The pass with this name (and layer, unless layer is NULL), or NULL.  In
  * multiview files the first view's pass (see lull_io_find_pass_view). */
 lull_io_pass* lull_io_find_pass(const lull_io_image* image, const char* layer, const char* name);
