@@ -385,16 +385,20 @@ typedef struct cg_setup
   const lull_poisson_dct* dct;
 } cg_setup;
 
-/* z = M^-1 r; returns r.z and r.r per channel. */
+/* z = M^-1 r; returns r.z, r.r and the data-weighted sum of z (for the
+ * deflation, cg_solve) per channel.  The DCT preconditioner gives z no
+ * constant: r has none (cg_solve keeps its sum 0), and dividing the float
+ * rounding of its sum by a tiny alpha^2 had made one (L1 at alpha 1e-6:
+ * means off by 54). */
 static lull_status precondition(const lull_poisson_system* sys, const cg_setup* s, cg_work* work,
-                                double rz[3], double rr[3], lull_error* err)
+                                double rz[3], double rr[3], double wz[3], lull_error* err)
 {
   const size_t n = (size_t)sys->width * (size_t)sys->height;
   if (s->precond == LULL_POISSON_PRECOND_DCT)
     for (int c = 0; c < sys->channels; ++c) {
       memcpy(work->z[c], work->r[c], n * sizeof(float));
       const lull_status status =
-          lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, 0, 0.0f, err);
+          lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, 1, 0.0f, err);
       if (status != LULL_OK)
         return status;
     }
@@ -402,53 +406,106 @@ static lull_status precondition(const lull_poisson_system* sys, const cg_setup* 
     const float* r = work->r[c];
     float* z = work->z[c];
     const float* inv = work->inv_diag;
-    double a = 0.0, b = 0.0;
+    const float* wa = sys->wa;
+    double a = 0.0, b = 0.0, q = 0.0;
     const int jacobi = s->precond == LULL_POISSON_PRECOND_JACOBI;
-#pragma omp parallel for schedule(static) reduction(+ : a, b) num_threads(sys->threads)
+#pragma omp parallel for schedule(static) reduction(+ : a, b, q) num_threads(sys->threads)
     for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
       if (jacobi)
         z[i] = r[i] * inv[i];
       a += (double)r[i] * z[i];
       b += (double)r[i] * r[i];
+      q += (double)wa[i] * z[i];
     }
     rz[c] = a;
     rr[c] = b;
+    wz[c] = q;
   }
   return LULL_OK;
 }
 
-/* Preconditioned CG from x; adds its iterations to stats. */
+/* p = z - mu + beta p, or z - mu for the first direction (fresh), mu the
+ * deflation's constant. */
+static void new_direction(const lull_poisson_system* sys, float* p, const float* z, float mu,
+                          float beta, int fresh)
+{
+  const size_t n = (size_t)sys->width * (size_t)sys->height;
+#pragma omp parallel for schedule(static) num_threads(sys->threads)
+  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i)
+    p[i] = lull_cg_direction(z[i], mu, beta, fresh ? 0.0f : p[i]);
+}
+
+/* Preconditioned CG from x, deflated by the constant; adds its iterations
+ * to stats.
+ *
+ * The constant is the operator's weakest direction: A 1 = alpha^2 wa (the
+ * edge rows and the patch term sum to 0), so its eigenvalue is alpha^2
+ * times the data weights, 0 at alpha 0.  Along it CG's residual is
+ * smaller than float rounding of the residual's sum long before the
+ * error is, so CG stopped there (1x5 at alpha 1e-4: 0.14 from the exact
+ * solution whatever the iterations) or, at alpha 0 on gradients that are
+ * not integrable, fed that rounding into its steps.  Deflation (Nicolaides
+ * 1987; Saad, Yeung, Erhel and Guyomarc'h 2000, "A deflated version of the
+ * conjugate gradient algorithm", with Z = the constant) solves the
+ * constant exactly, from sums that need no cancellation:
+ *  - the start moves x by the data-weighted mean of b - x (the c with
+ *    1^T (b - A (x + c)) = alpha^2 sum wa (b - x - c) = 0);
+ *  - every direction is made A-orthogonal to the constant,
+ *    p = z + beta p - mu with mu = sum wa z / sum wa, so no step moves
+ *    along it again.
+ * Taking the residual's float sum out as well (to its exact value) was
+ * tried and made things worse: with IRLS weights spanning many orders a
+ * few heavy rows hold most of that rounding, and spreading it evenly fed
+ * it to the light ones (L1 with power-2 weights: objective 658 -> 1771).
+ * At alpha 0 the constant is free; x keeps its mean, and the solve shifts
+ * it to the primal's (shift_to_primal_mean). */
 static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, cg_work* work,
                             float* const x[3], const lull_progress_span* progress,
                             lull_poisson_stats* stats, lull_error* err)
 {
   const size_t n = (size_t)sys->width * (size_t)sys->height;
   const int nc = sys->channels;
-  double rhs2[3] = {0, 0, 0}, dot[3], rz[3] = {0, 0, 0}, rr[3] = {0, 0, 0};
+  double rhs2[3] = {0, 0, 0}, dot[3], rz[3] = {0, 0, 0}, rr[3] = {0, 0, 0}, wz[3];
   int active[3] = {0, 0, 0};
 
   if (s->precond == LULL_POISSON_PRECOND_JACOBI)
     jacobi_setup(sys, work->inv_diag);
+  double wsum = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : wsum) num_threads(sys->threads)
+  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i)
+    wsum += sys->wa[i];
   /* r = b - A x: the right-hand side goes through p */
   right_hand_side(sys, work->p);
   apply(sys, x, work->ap, dot);
   for (int c = 0; c < nc; ++c) {
     const float* b = work->p[c];
     const float* ax = work->ap[c];
+    const float* primal = sys->primal[c];
+    const float* wa = sys->wa;
+    float* xc = x[c];
     float* r = work->r[c];
-    double b2 = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : b2) num_threads(sys->threads)
+    double b2 = 0.0, ws = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : b2, ws) num_threads(sys->threads)
     for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
       r[i] = b[i] - ax[i];
       b2 += (double)b[i] * b[i];
+      ws += (double)wa[i] * ((double)primal[i] - xc[i]);
     }
     rhs2[c] = b2;
+    /* the constant's exact solve: x += c, r -= c A 1 */
+    const float shift = lull_cg_constant(ws, wsum, sys->alpha2);
+    const float g = shift * sys->alpha2;
+#pragma omp parallel for schedule(static) num_threads(sys->threads)
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
+      xc[i] += shift;
+      r[i] -= g * wa[i];
+    }
   }
-  lull_status status = precondition(sys, s, work, rz, rr, err);
+  lull_status status = precondition(sys, s, work, rz, rr, wz, err);
   if (status != LULL_OK)
     return status;
   for (int c = 0; c < nc; ++c) {
-    memcpy(work->p[c], work->z[c], n * sizeof(float));
+    new_direction(sys, work->p[c], work->z[c], lull_cg_deflation(wz[c], wsum), 0.0f, 1);
     active[c] = lull_cg_continues(rr[c], rz[c], rhs2[c], s->tolerance);
   }
 
@@ -482,7 +539,7 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
       }
     }
     double rz_new[3];
-    status = precondition(sys, s, work, rz_new, rr, err);
+    status = precondition(sys, s, work, rz_new, rr, wz, err);
     if (status != LULL_OK)
       return status;
     for (int c = 0; c < nc; ++c) {
@@ -494,11 +551,7 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
       }
       const float beta = (float)(rz_new[c] / rz[c]);
       rz[c] = rz_new[c];
-      float* p = work->p[c];
-      const float* z = work->z[c];
-#pragma omp parallel for schedule(static) num_threads(sys->threads)
-      for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i)
-        p[i] = z[i] + beta * p[i];
+      new_direction(sys, work->p[c], work->z[c], lull_cg_deflation(wz[c], wsum), beta, 0);
     }
   }
   if (stats) {
@@ -514,9 +567,8 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
 /* -- the solve -------------------------------------------------------------------- */
 
 /* alpha = 0 leaves the solution's constant free: the DCT solve takes the
- * primal's mean, and CG (which drifts along the constant, its
- * preconditioned steps not being mean-free) is shifted to it afterwards,
- * so both solvers give the same image.  CUDA: LULL_PK_MEAN_OFFSET and
+ * primal's mean, and CG (whose deflated steps keep the start's mean) is
+ * shifted to it afterwards, so both solvers give the same image.  CUDA: LULL_PK_MEAN_OFFSET and
  * LULL_PK_SHIFT. */
 static void shift_to_primal_mean(const lull_poisson_system* sys, float* const x[3])
 {

@@ -85,6 +85,26 @@ LULL_HD int lull_cg_continues(double rr, double rz, double rhs2, float tolerance
   return rr > t * t * rhs2 && rz > 0.0 && rz < HUGE_VAL;
 }
 
+/* CG deflated by the constant (poisson_cg.c, cg_solve): the constant's
+ * exact solve at the start, sum wa (b - x) / sum wa (0 at alpha 0, where
+ * the constant is free), and the constant mu = sum wa z / sum wa taken out
+ * of each direction, z - mu + beta p.  sum wa is 0 or not finite only for
+ * weights that are, and then nothing is deflated. */
+LULL_HD float lull_cg_constant(double weighted_residual, double wsum, float alpha2)
+{
+  return alpha2 > 0.0f && wsum > 0.0 && wsum < HUGE_VAL ? (float)(weighted_residual / wsum) : 0.0f;
+}
+
+LULL_HD float lull_cg_deflation(double wz, double wsum)
+{
+  return wsum > 0.0 && wsum < HUGE_VAL ? (float)(wz / wsum) : 0.0f;
+}
+
+LULL_HD float lull_cg_direction(float z, float mu, float beta, float p)
+{
+  return (z - mu) + beta * p;
+}
+
 /* IRLS row weight (the factor on the row's squared residual) from the RGB
  * length of its residual, |e|, and the regulariser eps (§5.2, SOLVEL1).
  *

@@ -51,7 +51,7 @@ typedef enum lull_pk_kind
   LULL_PK_LOAD,            /* user images -> planes (non-finite primal marked NaN) */
   LULL_PK_REPAIR,          /* NaN primal -> 5x5 mean of finite neighbours; start x = primal */
   LULL_PK_WEIGHTS_RESET,   /* unweighted (L2) rows */
-  LULL_PK_CG_INIT,         /* r = b - A x, Jacobi diagonal, first sums */
+  LULL_PK_CG_INIT,         /* r = b - A x, Jacobi diagonal, sums for the constant's solve */
   LULL_PK_CG_APPLY,        /* p = z + beta p, A p, p.Ap -> step */
   LULL_PK_CG_UPDATE,       /* x += step p, r -= step A p, r.z, r.r -> beta, active */
   LULL_PK_PRECOND_SUMS,    /* r.z and r.r after the DCT preconditioner */
@@ -64,6 +64,7 @@ typedef enum lull_pk_kind
   LULL_PK_CG_DIRECTION,    /* p = z + beta p (before APPLY with a patch stencil) */
   LULL_PK_MEAN_OFFSET,     /* alpha = 0 after CG: mean of primal - x, the constant's fix */
   LULL_PK_SHIFT,           /* x += that offset */
+  LULL_PK_CG_START,        /* x += the constant's solve, r -= its A 1; first sums (not DCT) */
   /* GradientDomain (gradient_domain_kernels.cuh) */
   LULL_PK_GD_AXPY,         /* dst = src + f src2 (src2 NULL: a copy) */
   LULL_PK_GD_ZERO,         /* `count` planes from dst[0] := 0 */
@@ -89,6 +90,9 @@ typedef struct lull_pk_state
 {
   double rz[3], rr[3], rhs2[3];
   float step[3], beta[3];
+  double wsum;           /* sum of the data weights (the deflation, poisson_cg.c) */
+  float shift[3];        /* the constant's solve at the start of CG */
+  float mu[3];           /* the constant taken out of the next direction */
   int active[3];
   int fresh;             /* the next direction is z itself (first iteration) */
   int iterations;        /* CG iterations since the last CLEAR */

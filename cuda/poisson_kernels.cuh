@@ -5,10 +5,13 @@
  *
  * A CG iteration is two sweeps (the CPU's three, poisson_cg.c, with the
  * direction update folded into the next operator): APPLY forms the new
- * direction p' = z + beta p at the pixel and its four neighbours (z = r /
- * diag recomputed where it is needed), writes p' and A p', and sums p'.Ap';
- * UPDATE moves x and r and sums r.z and r.r.  With the DCT preconditioner z
- * is a plane that the DCT kernels write between UPDATE and PRECOND_SUMS.
+ * direction p' = z - mu + beta p at the pixel and its four neighbours (z =
+ * r / diag recomputed where it is needed; mu the deflation's constant),
+ * writes p' and A p', and sums p'.Ap'; UPDATE moves x and r and sums r.z,
+ * r.r and wa z.  With the DCT preconditioner z is a plane that the DCT
+ * kernels write between UPDATE and PRECOND_SUMS.  A solve starts with INIT
+ * (r = b - A x and the sums of the constant's solve) and START (x and r
+ * moved by it).
  *
  * A reduction kernel runs 20 phases: the pixels (grid-stride) into one
  * double per thread and value; a tree over the block; the block's sums to
@@ -44,10 +47,11 @@ LULL_BODY int lull_pk_finite(float v)
 LULL_BODY int lull_pk_sums(const lull_pk_args* a, int kind)
 {
   switch (kind) {
-    case LULL_PK_CG_INIT: return a->precond == LULL_POISSON_PRECOND_DCT ? 3 : 9;
+    case LULL_PK_CG_INIT: return 7;
+    case LULL_PK_CG_START: return a->precond == LULL_POISSON_PRECOND_DCT ? 0 : 9;
     case LULL_PK_CG_APPLY: return 3;
-    case LULL_PK_CG_UPDATE: return a->reduce ? 6 : 0;
-    case LULL_PK_PRECOND_SUMS: return 6;
+    case LULL_PK_CG_UPDATE: return a->reduce ? 9 : 0;
+    case LULL_PK_PRECOND_SUMS: return 9;
     case LULL_PK_REWEIGHT: return 1;
     case LULL_PK_MEAN_WEIGHTS: return 2;
     case LULL_PK_PRIMAL_MEAN: return 3;
@@ -133,10 +137,11 @@ LULL_BODY float* lull_pk_p(const lull_pk_args* a, int which, int c)
   return which ? a->buf.p[1][c] : a->buf.p[0][c];
 }
 
-/* The new direction at pixel j: z, or z + beta p (cg_solve's p update). */
+/* The new direction at pixel j: z - mu, or z - mu + beta p (cg_solve's p
+ * update, lull_cg_direction rounded once). */
 LULL_BODY float lull_pk_direction(const lull_pk_args* a, const lull_pk_state* st, int c, size_t j)
 {
-  const float z = lull_pk_precondition(a, c, j);
+  const float z = lull_pk_precondition(a, c, j) - st->mu[c];
   return st->fresh ? z : lull_pk_fma(st->beta[c], lull_pk_p(a, a->cur, c)[j], z);
 }
 
@@ -205,13 +210,31 @@ LULL_BODY void lull_pk_cg_init_at(const lull_pk_args* a, const lull_pk_pixel* px
     const float rhs = lull_poisson_rhs(a->alpha2, k.wa, a->primal[c][i], k.wx_left,
                                        px->x > 0 ? gx[px->left] : 0.0f, k.wx, gx[i], k.wy_up,
                                        gy[px->up], k.wy, gy[i]);
-    const float r = rhs - ax[c];
-    a->buf.r[c][i] = r;
+    a->buf.r[c][i] = rhs - ax[c];
     sum[c] += (double)rhs * rhs;
+    sum[3 + c] += (double)k.wa * ((double)a->primal[c][i] - (double)a->x[c][i]);
+  }
+  sum[6] += k.wa;
+}
+
+/* START: x += the constant's solve c, r -= c A 1 = c alpha^2 wa; without
+ * the DCT preconditioner also the first r.z, r.r and wa z. */
+LULL_BODY void lull_pk_cg_start_at(const lull_pk_args* a, const lull_pk_state* st, size_t i,
+                                   double* sum)
+{
+  const float wa = a->buf.wa[i];
+  LULL_UNROLL for (int c = 0; c < 3; ++c) {
+    if (c >= a->channels)
+      break;
+    const float shift = st->shift[c];
+    a->x[c][i] += shift;
+    const float r = lull_pk_fma(-(shift * a->alpha2), wa, a->buf.r[c][i]);
+    a->buf.r[c][i] = r;
     if (a->precond != LULL_POISSON_PRECOND_DCT) {
       const float z = lull_pk_precondition(a, c, i);
-      sum[3 + c] += (double)r * z;
-      sum[6 + c] += (double)r * r;
+      sum[c] += (double)r * z;
+      sum[3 + c] += (double)r * r;
+      sum[6 + c] += (double)wa * z;
     }
   }
 }
@@ -269,7 +292,7 @@ LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_sta
   /* zeroed only to keep the compiler's may-be-uninitialised analysis quiet:
    * an entry is read only where it was loaded */
   float x[3][2] = {{0.0f}}, p[3][2] = {{0.0f}}, ap[3][2] = {{0.0f}}, r[3][2] = {{0.0f}};
-  float inv_diag[2] = {0.0f, 0.0f};
+  float inv_diag[2] = {0.0f, 0.0f}, wa[2] = {0.0f, 0.0f};
   const int jacobi = a->reduce && a->precond == LULL_POISSON_PRECOND_JACOBI;
   LULL_UNROLL for (int c = 0; c < 3; ++c) {
     if (c >= a->channels || !st->active[c])
@@ -285,8 +308,11 @@ LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_sta
     }
   }
   LULL_UNROLL for (int k = 0; k < 2; ++k)
-    if (k < count && jacobi)
-      inv_diag[k] = a->buf.inv_diag[at[k]];
+    if (k < count && a->reduce) {
+      wa[k] = a->buf.wa[at[k]];
+      if (jacobi)
+        inv_diag[k] = a->buf.inv_diag[at[k]];
+    }
   LULL_UNROLL for (int c = 0; c < 3; ++c) {
     if (c >= a->channels || !st->active[c])
       continue;
@@ -302,6 +328,7 @@ LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_sta
         const float z = jacobi ? rn * inv_diag[k] : lull_pk_precondition(a, c, at[k]);
         sum[c] += (double)rn * z;
         sum[3 + c] += (double)rn * rn;
+        sum[6 + c] += (double)wa[k] * z;
       }
     }
   }
@@ -315,9 +342,10 @@ LULL_BODY void lull_pk_precond_sums_at(const lull_pk_args* a, const lull_pk_stat
       break;
     if (!a->initial && !st->active[c])
       continue;
-    const float r = a->buf.r[c][i];
-    sum[c] += (double)r * a->buf.z[c][i];
+    const float r = a->buf.r[c][i], z = a->buf.z[c][i];
+    sum[c] += (double)r * z;
     sum[3 + c] += (double)r * r;
+    sum[6 + c] += (double)a->buf.wa[i] * z;
   }
 }
 
@@ -466,6 +494,7 @@ LULL_BODY void lull_pk_pixel_body(const lull_pk_args* a, int kind, size_t i, dou
       a->buf.wy[i] = px.y + 1 < a->height ? 1.0f : 0.0f;
       break;
     case LULL_PK_CG_INIT: lull_pk_cg_init_at(a, &px, sum); break;
+    case LULL_PK_CG_START: lull_pk_cg_start_at(a, st, i, sum); break;
     case LULL_PK_CG_APPLY: lull_pk_cg_apply_at(a, st, &px, sum); break;
     case LULL_PK_CG_UPDATE: lull_pk_cg_update_pixels(a, st, &i, 1, sum); break;
     case LULL_PK_PRECOND_SUMS: lull_pk_precond_sums_at(a, st, i, sum); break;
@@ -523,6 +552,13 @@ LULL_BODY int lull_pk_idle(const lull_pk_args* a, int kind)
 
 /* -- the state updates of the last block (cg_solve's scalar logic) ----------- */
 
+/* The deflation's constants from the sums of wa z. */
+LULL_BODY void lull_pk_deflation(const lull_pk_args* a, lull_pk_state* st, const double* wz)
+{
+  for (int c = 0; c < a->channels; ++c)
+    st->mu[c] = lull_cg_deflation(wz[c], st->wsum);
+}
+
 /* After the first preconditioning of a solve: which channels start. */
 LULL_BODY void lull_pk_start(const lull_pk_args* a, lull_pk_state* st, const double* rz,
                              const double* rr)
@@ -560,10 +596,15 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
   const double n = (double)a->width * (double)a->height;
   switch (kind) {
     case LULL_PK_CG_INIT:
-      for (int c = 0; c < 3; ++c)
+      st->wsum = total[6];
+      for (int c = 0; c < 3; ++c) {
         st->rhs2[c] = c < a->channels ? total[c] : 0.0;
-      if (a->precond != LULL_POISSON_PRECOND_DCT)
-        lull_pk_start(a, st, total + 3, total + 6);
+        st->shift[c] = c < a->channels ? lull_cg_constant(total[3 + c], st->wsum, a->alpha2) : 0.0f;
+      }
+      break;
+    case LULL_PK_CG_START:
+      lull_pk_start(a, st, total, total + 3);
+      lull_pk_deflation(a, st, total + 6);
       break;
     case LULL_PK_CG_APPLY:
       if (st->active[0] || st->active[1] || st->active[2])
@@ -575,12 +616,16 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
           st->active[c] = 0;
       }
       break;
-    case LULL_PK_CG_UPDATE: lull_pk_continue(a, st, total, total + 3); break;
+    case LULL_PK_CG_UPDATE:
+      lull_pk_continue(a, st, total, total + 3);
+      lull_pk_deflation(a, st, total + 6);
+      break;
     case LULL_PK_PRECOND_SUMS:
       if (a->initial)
         lull_pk_start(a, st, total, total + 3);
       else
         lull_pk_continue(a, st, total, total + 3);
+      lull_pk_deflation(a, st, total + 6);
       break;
     case LULL_PK_REWEIGHT:
       st->scale_valid = total[0] > 0.0 && a->rows > 0.0;

@@ -278,7 +278,8 @@ static lull_status dct_solve(const lull_pk_plan* plan, const lull_pk_launchers* 
   return status;
 }
 
-/* Preconditioned CG from x (poisson_cg.c, cg_solve). */
+/* Preconditioned CG from x, deflated by the constant (poisson_cg.c,
+ * cg_solve). */
 static lull_status cg_solve(const lull_pk_plan* plan, const lull_poisson_params* params,
                             const lull_pk_args* args, const lull_pk_launchers* launchers,
                             const lull_progress_span* progress, lull_error* err)
@@ -288,6 +289,8 @@ static lull_status cg_solve(const lull_pk_plan* plan, const lull_poisson_params*
   a.tolerance = params->cg_tolerance;
   a.initial = 1;
   lull_status status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_INIT, &a, err);
+  if (status == LULL_OK)
+    status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_START, &a, err);
   if (status == LULL_OK && dct) {
     status = dct_solve(plan, launchers, &a, a.buf.r, a.buf.z, 1, 0, err);
     if (status == LULL_OK)

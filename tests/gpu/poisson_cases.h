@@ -132,6 +132,12 @@ static const poisson_case POISSON_CASES[] = {
     {"L2 CG 3x1 a=0",       3,   1,  3, INPUT_FULL,   0, 0, 2, 1, 1, 7, 20, 0.0f, 0.0f, POISSON_TOL_CG},
     {"L1 3x1 past conv",    3,   1,  3, INPUT_FULL,   0, 0, 1, 0, 1, 7, 1000, 0.2f, 0.0f, POISSON_TOL_L1},
     {"L1 tolerance",        40,  40, 1, INPUT_FULL,   0, 1, 1, 0, 1, 5, 50, 0.3f, 1e-2f, POISSON_TOL_L1},
+    /* a tiny alpha: CG deflated by the constant (poisson_cg.c), where CG
+     * had stopped short along it (Jacobi) or divided the rounding of the
+     * residual's sum by alpha^2 (the DCT preconditioner) */
+    {"L2 CG 1x5 a=1e-4",    1,   5,  3, INPUT_FULL,   0, 0, 2, 1, 1, 7, 1000, 1e-4f, 0.0f, POISSON_TOL_CG},
+    {"L2 CG dct a=1e-6",    24,  16, 3, INPUT_FULL,   0, 0, 2, 1, 2, 7, 40, 1e-6f, 0.0f, POISSON_TOL_CG},
+    {"L1 dct-precond a=1e-6", 45, 36, 3, INPUT_FULL,  0, 0, 1, 0, 2, 5, 8,  1e-6f, 0.0f, POISSON_TOL_L1},
 };
 
 static inline lull_poisson_params poisson_case_params(const poisson_case* c)
