@@ -381,13 +381,14 @@ typedef struct cg_setup
   int iterations;
   float tolerance;
   int precond;
+  int deflate; /* lull_cg_deflates */
   float dct_a, dct_c;
   const lull_poisson_dct* dct;
 } cg_setup;
 
 /* z = M^-1 r; returns r.z, r.r and the data-weighted sum of z (for the
- * deflation, cg_solve) per channel.  The DCT preconditioner gives z no
- * constant: r has none (cg_solve keeps its sum 0), and dividing the float
+ * deflation, cg_solve) per channel.  Deflated, the DCT preconditioner
+ * gives z no constant: the deflated r has none, and dividing the float
  * rounding of its sum by a tiny alpha^2 had made one (L1 at alpha 1e-6:
  * means off by 54). */
 static lull_status precondition(const lull_poisson_system* sys, const cg_setup* s, cg_work* work,
@@ -398,7 +399,7 @@ static lull_status precondition(const lull_poisson_system* sys, const cg_setup* 
     for (int c = 0; c < sys->channels; ++c) {
       memcpy(work->z[c], work->r[c], n * sizeof(float));
       const lull_status status =
-          lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, 1, 0.0f, err);
+          lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, s->deflate, 0.0f, err);
       if (status != LULL_OK)
         return status;
     }
@@ -435,8 +436,8 @@ static void new_direction(const lull_poisson_system* sys, float* p, const float*
     p[i] = lull_cg_direction(z[i], mu, beta, fresh ? 0.0f : p[i]);
 }
 
-/* Preconditioned CG from x, deflated by the constant; adds its iterations
- * to stats.
+/* Preconditioned CG from x, deflated by the constant where it is a weak
+ * direction (lull_cg_deflates); adds its iterations to stats.
  *
  * The constant is the operator's weakest direction: A 1 = alpha^2 wa (the
  * edge rows and the patch term sum to 0), so its eigenvalue is alpha^2
@@ -470,10 +471,12 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
 
   if (s->precond == LULL_POISSON_PRECOND_JACOBI)
     jacobi_setup(sys, work->inv_diag);
-  double wsum = 0.0;
+  double wsum = 0.0; /* 0: nothing deflated (lull_cg_deflation) */
+  if (s->deflate) {
 #pragma omp parallel for schedule(static) reduction(+ : wsum) num_threads(sys->threads)
-  for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i)
-    wsum += sys->wa[i];
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i)
+      wsum += sys->wa[i];
+  }
   /* r = b - A x: the right-hand side goes through p */
   right_hand_side(sys, work->p);
   apply(sys, x, work->ap, dot);
@@ -495,10 +498,12 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
     /* the constant's exact solve: x += c, r -= c A 1 */
     const float shift = lull_cg_constant(ws, wsum, sys->alpha2);
     const float g = shift * sys->alpha2;
+    if (shift != 0.0f) {
 #pragma omp parallel for schedule(static) num_threads(sys->threads)
-    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
-      xc[i] += shift;
-      r[i] -= g * wa[i];
+      for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
+        xc[i] += shift;
+        r[i] -= g * wa[i];
+      }
     }
   }
   lull_status status = precondition(sys, s, work, rz, rr, wz, err);
@@ -623,6 +628,7 @@ static cg_setup setup_for(const lull_poisson_params* params, const lull_poisson_
   setup.precond = params->preconditioner;
   if (setup.precond == LULL_POISSON_PRECOND_DCT && (!dct || sys->patch))
     setup.precond = LULL_POISSON_PRECOND_JACOBI; /* no constant-weight model of a patch term */
+  setup.deflate = lull_cg_deflates(sys->alpha2, sys->width, sys->height);
   setup.dct = dct;
   setup.dct_a = sys->alpha2;
   setup.dct_c = 1.0f;

@@ -215,8 +215,9 @@ LULL_BODY float lull_dct_source(const lull_pk_args* a, int line, int j)
 
 /* Coefficient (k, l) divided by the operator's eigenvalue (poisson_dct.c,
  * lull_poisson_dct_solve); the unweighted solve's constant is the primal's
- * mean (exact for every alpha), the preconditioner's 0 (deflated CG's
- * residual has none; poisson_cg.c, precondition). */
+ * mean (exact for every alpha), the preconditioner's 0 when deflated (the
+ * residual has none; poisson_cg.c, precondition) or a = 0, else its
+ * rhs's over a. */
 LULL_BODY float lull_dct_divide(const lull_pk_args* a, float v, int line, int l)
 {
   const int w = a->width;
@@ -224,7 +225,7 @@ LULL_BODY float lull_dct_divide(const lull_pk_args* a, float v, int line, int l)
   const lull_pk_state* st = a->buf.state;
   const float ca = a->dct_preconditioner ? st->dct_a : a->dct_a;
   const float cc = a->dct_preconditioner ? st->dct_c : a->dct_c;
-  if (k == 0 && l == 0) {
+  if (k == 0 && l == 0 && (!a->dct_preconditioner || a->deflate || !(ca > 0.0f))) {
     const float mean = a->dct_preconditioner ? 0.0f : st->mean[c]; /* global memory */
     return mean * (float)w * (float)a->height;
   }

@@ -64,7 +64,8 @@ typedef enum lull_pk_kind
   LULL_PK_CG_DIRECTION,    /* p = z + beta p (before APPLY with a patch stencil) */
   LULL_PK_MEAN_OFFSET,     /* alpha = 0 after CG: mean of primal - x, the constant's fix */
   LULL_PK_SHIFT,           /* x += that offset */
-  LULL_PK_CG_START,        /* x += the constant's solve, r -= its A 1; first sums (not DCT) */
+  LULL_PK_CG_START,        /* deflated: x += the constant's solve, r -= its A 1; first sums (not DCT) */
+  LULL_PK_CG_UPDATE_DEFLATED, /* CG_UPDATE that also sums wa z (the deflation's mu) */
   /* GradientDomain (gradient_domain_kernels.cuh) */
   LULL_PK_GD_AXPY,         /* dst = src + f src2 (src2 NULL: a copy) */
   LULL_PK_GD_ZERO,         /* `count` planes from dst[0] := 0 */
@@ -202,6 +203,7 @@ typedef struct lull_pk_args
   double tolerance;         /* cg_tolerance */
   int initial;              /* CG_INIT / PRECOND_SUMS: sums start a solve */
   int reduce;               /* CG_UPDATE: sums r.z (no DCT preconditioner) */
+  int deflate;              /* CG deflated by the constant (lull_cg_deflates) */
   int cur;                  /* p[cur]: the previous direction, p[cur ^ 1] the next */
   float eps;                /* REWEIGHT */
   int power;

@@ -10,8 +10,8 @@
  * writes p' and A p', and sums p'.Ap'; UPDATE moves x and r and sums r.z,
  * r.r and wa z.  With the DCT preconditioner z is a plane that the DCT
  * kernels write between UPDATE and PRECOND_SUMS.  A solve starts with INIT
- * (r = b - A x and the sums of the constant's solve) and START (x and r
- * moved by it).
+ * (r = b - A x; deflated, the sums of the constant's solve, and START moves
+ * x and r by it; poisson_cg.c, cg_solve).
  *
  * A reduction kernel runs 20 phases: the pixels (grid-stride) into one
  * double per thread and value; a tree over the block; the block's sums to
@@ -47,11 +47,12 @@ LULL_BODY int lull_pk_finite(float v)
 LULL_BODY int lull_pk_sums(const lull_pk_args* a, int kind)
 {
   switch (kind) {
-    case LULL_PK_CG_INIT: return 7;
+    case LULL_PK_CG_INIT: return a->deflate ? 7 : a->precond == LULL_POISSON_PRECOND_DCT ? 3 : 9;
     case LULL_PK_CG_START: return a->precond == LULL_POISSON_PRECOND_DCT ? 0 : 9;
     case LULL_PK_CG_APPLY: return 3;
-    case LULL_PK_CG_UPDATE: return a->reduce ? 9 : 0;
-    case LULL_PK_PRECOND_SUMS: return 9;
+    case LULL_PK_CG_UPDATE: return a->reduce ? 6 : 0;
+    case LULL_PK_CG_UPDATE_DEFLATED: return a->reduce ? 9 : 0;
+    case LULL_PK_PRECOND_SUMS: return a->deflate ? 9 : 6;
     case LULL_PK_REWEIGHT: return 1;
     case LULL_PK_MEAN_WEIGHTS: return 2;
     case LULL_PK_PRIMAL_MEAN: return 3;
@@ -210,11 +211,19 @@ LULL_BODY void lull_pk_cg_init_at(const lull_pk_args* a, const lull_pk_pixel* px
     const float rhs = lull_poisson_rhs(a->alpha2, k.wa, a->primal[c][i], k.wx_left,
                                        px->x > 0 ? gx[px->left] : 0.0f, k.wx, gx[i], k.wy_up,
                                        gy[px->up], k.wy, gy[i]);
-    a->buf.r[c][i] = rhs - ax[c];
+    const float r = rhs - ax[c];
+    a->buf.r[c][i] = r;
     sum[c] += (double)rhs * rhs;
-    sum[3 + c] += (double)k.wa * ((double)a->primal[c][i] - (double)a->x[c][i]);
+    if (a->deflate) {
+      sum[3 + c] += (double)k.wa * ((double)a->primal[c][i] - (double)a->x[c][i]);
+    } else if (a->precond != LULL_POISSON_PRECOND_DCT) {
+      const float z = lull_pk_precondition(a, c, i);
+      sum[3 + c] += (double)r * z;
+      sum[6 + c] += (double)r * r;
+    }
   }
-  sum[6] += k.wa;
+  if (a->deflate)
+    sum[6] += k.wa;
 }
 
 /* START: x += the constant's solve c, r -= c A 1 = c alpha^2 wa; without
@@ -282,12 +291,13 @@ LULL_BODY void lull_pk_cg_apply_at(const lull_pk_args* a, const lull_pk_state* s
 }
 
 /* UPDATE for `count` pixels (1 or 2; at[0] first): x += step p', r -= step
- * Ap', and the sums r.z and r.r.  Every load of all the pixels is issued
+ * Ap', and the sums r.z and r.r, and wa z when deflated (a constant:
+ * a kernel of its own, UPDATE_DEFLATED, whose registers spill).  Every load of all the pixels is issued
  * before the first store: a store to x or r could alias the next pixel's
  * loads for all the compiler knows, so pixel by pixel a thread keeps one
  * pixel's loads in flight.  Each sum takes the pixels in order. */
 LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_state* st,
-                                        const size_t* at, int count, double* sum)
+                                        const size_t* at, int count, int deflated, double* sum)
 {
   /* zeroed only to keep the compiler's may-be-uninitialised analysis quiet:
    * an entry is read only where it was loaded */
@@ -309,7 +319,8 @@ LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_sta
   }
   LULL_UNROLL for (int k = 0; k < 2; ++k)
     if (k < count && a->reduce) {
-      wa[k] = a->buf.wa[at[k]];
+      if (deflated)
+        wa[k] = a->buf.wa[at[k]];
       if (jacobi)
         inv_diag[k] = a->buf.inv_diag[at[k]];
     }
@@ -328,7 +339,8 @@ LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_sta
         const float z = jacobi ? rn * inv_diag[k] : lull_pk_precondition(a, c, at[k]);
         sum[c] += (double)rn * z;
         sum[3 + c] += (double)rn * rn;
-        sum[6 + c] += (double)wa[k] * z;
+        if (deflated)
+          sum[6 + c] += (double)wa[k] * z;
       }
     }
   }
@@ -345,7 +357,8 @@ LULL_BODY void lull_pk_precond_sums_at(const lull_pk_args* a, const lull_pk_stat
     const float r = a->buf.r[c][i], z = a->buf.z[c][i];
     sum[c] += (double)r * z;
     sum[3 + c] += (double)r * r;
-    sum[6 + c] += (double)a->buf.wa[i] * z;
+    if (a->deflate)
+      sum[6 + c] += (double)a->buf.wa[i] * z;
   }
 }
 
@@ -496,7 +509,8 @@ LULL_BODY void lull_pk_pixel_body(const lull_pk_args* a, int kind, size_t i, dou
     case LULL_PK_CG_INIT: lull_pk_cg_init_at(a, &px, sum); break;
     case LULL_PK_CG_START: lull_pk_cg_start_at(a, st, i, sum); break;
     case LULL_PK_CG_APPLY: lull_pk_cg_apply_at(a, st, &px, sum); break;
-    case LULL_PK_CG_UPDATE: lull_pk_cg_update_pixels(a, st, &i, 1, sum); break;
+    case LULL_PK_CG_UPDATE: lull_pk_cg_update_pixels(a, st, &i, 1, 0, sum); break;
+    case LULL_PK_CG_UPDATE_DEFLATED: lull_pk_cg_update_pixels(a, st, &i, 1, 1, sum); break;
     case LULL_PK_PRECOND_SUMS: lull_pk_precond_sums_at(a, st, i, sum); break;
     case LULL_PK_REWEIGHT: lull_pk_reweight_at(a, &px, sum); break;
     case LULL_PK_SCALE_WEIGHTS:
@@ -546,7 +560,8 @@ LULL_BODY int lull_pk_idle(const lull_pk_args* a, int kind)
 {
   const lull_pk_state* st = a->buf.state;
   const int any = st->active[0] || st->active[1] || st->active[2];
-  return (kind == LULL_PK_CG_APPLY || kind == LULL_PK_CG_UPDATE || kind == LULL_PK_CG_DIRECTION ||
+  return (kind == LULL_PK_CG_APPLY || kind == LULL_PK_CG_UPDATE ||
+          kind == LULL_PK_CG_UPDATE_DEFLATED || kind == LULL_PK_CG_DIRECTION ||
           (kind == LULL_PK_PRECOND_SUMS && !a->initial)) && !any;
 }
 
@@ -596,11 +611,16 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
   const double n = (double)a->width * (double)a->height;
   switch (kind) {
     case LULL_PK_CG_INIT:
-      st->wsum = total[6];
+      st->wsum = a->deflate ? total[6] : 0.0; /* 0: nothing deflated */
       for (int c = 0; c < 3; ++c) {
         st->rhs2[c] = c < a->channels ? total[c] : 0.0;
-        st->shift[c] = c < a->channels ? lull_cg_constant(total[3 + c], st->wsum, a->alpha2) : 0.0f;
+        st->shift[c] = c < a->channels && a->deflate
+                           ? lull_cg_constant(total[3 + c], st->wsum, a->alpha2)
+                           : 0.0f;
+        st->mu[c] = 0.0f;
       }
+      if (!a->deflate && a->precond != LULL_POISSON_PRECOND_DCT)
+        lull_pk_start(a, st, total + 3, total + 6);
       break;
     case LULL_PK_CG_START:
       lull_pk_start(a, st, total, total + 3);
@@ -616,7 +636,8 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
           st->active[c] = 0;
       }
       break;
-    case LULL_PK_CG_UPDATE:
+    case LULL_PK_CG_UPDATE: lull_pk_continue(a, st, total, total + 3); break;
+    case LULL_PK_CG_UPDATE_DEFLATED:
       lull_pk_continue(a, st, total, total + 3);
       lull_pk_deflation(a, st, total + 6);
       break;
@@ -625,7 +646,8 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
         lull_pk_start(a, st, total, total + 3);
       else
         lull_pk_continue(a, st, total, total + 3);
-      lull_pk_deflation(a, st, total + 6);
+      if (a->deflate)
+        lull_pk_deflation(a, st, total + 6);
       break;
     case LULL_PK_REWEIGHT:
       st->scale_valid = total[0] > 0.0 && a->rows > 0.0;
@@ -696,10 +718,11 @@ LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned cha
       size_t i = (size_t)block * LULL_PK_THREADS + (size_t)tid;
       /* UPDATE is a pure stream (76 B per pixel): two pixels per step
        * double the loads a thread has in flight (same pixel order) */
-      if (kind == LULL_PK_CG_UPDATE)
+      if (kind == LULL_PK_CG_UPDATE || kind == LULL_PK_CG_UPDATE_DEFLATED)
         for (; i + stride < n; i += 2 * stride) {
           const size_t pair[2] = {i, i + stride};
-          lull_pk_cg_update_pixels(a, a->buf.state, pair, 2, sum);
+          lull_pk_cg_update_pixels(a, a->buf.state, pair, 2, kind == LULL_PK_CG_UPDATE_DEFLATED,
+                                   sum);
         }
       for (; i < n; i += stride)
         lull_pk_pixel_body(a, kind, i, sum);

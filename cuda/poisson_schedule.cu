@@ -287,9 +287,11 @@ static lull_status cg_solve(const lull_pk_plan* plan, const lull_poisson_params*
   lull_pk_args a = *args;
   const int dct = a.precond == LULL_POISSON_PRECOND_DCT;
   a.tolerance = params->cg_tolerance;
+  a.deflate = lull_cg_deflates(a.alpha2, a.width, a.height);
   a.initial = 1;
+  const int update = a.deflate ? LULL_PK_CG_UPDATE_DEFLATED : LULL_PK_CG_UPDATE;
   lull_status status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_INIT, &a, err);
-  if (status == LULL_OK)
+  if (status == LULL_OK && a.deflate)
     status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_START, &a, err);
   if (status == LULL_OK && dct) {
     status = dct_solve(plan, launchers, &a, a.buf.r, a.buf.z, 1, 0, err);
@@ -310,7 +312,7 @@ static lull_status cg_solve(const lull_pk_plan* plan, const lull_poisson_params*
     if (status == LULL_OK)
       status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_APPLY, &a, err);
     if (status == LULL_OK)
-      status = lull_pk_launch_kind(plan, launchers, LULL_PK_CG_UPDATE, &a, err);
+      status = lull_pk_launch_kind(plan, launchers, update, &a, err);
     if (status == LULL_OK && dct) {
       status = dct_solve(plan, launchers, &a, a.buf.r, a.buf.z, 1, 1, err);
       if (status == LULL_OK)

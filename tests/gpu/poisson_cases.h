@@ -138,6 +138,10 @@ static const poisson_case POISSON_CASES[] = {
     {"L2 CG 1x5 a=1e-4",    1,   5,  3, INPUT_FULL,   0, 0, 2, 1, 1, 7, 1000, 1e-4f, 0.0f, POISSON_TOL_CG},
     {"L2 CG dct a=1e-6",    24,  16, 3, INPUT_FULL,   0, 0, 2, 1, 2, 7, 40, 1e-6f, 0.0f, POISSON_TOL_CG},
     {"L1 dct-precond a=1e-6", 45, 36, 3, INPUT_FULL,  0, 0, 1, 0, 2, 5, 8,  1e-6f, 0.0f, POISSON_TOL_L1},
+    /* wide enough that alpha 0.2 is not deflated (lull_cg_deflates): the
+     * DCT preconditioner keeps its constant */
+    {"L2 CG dct 96x64",     96,  64, 3, INPUT_FULL,   0, 0, 2, 1, 2, 7, 10, 0.2f, 0.0f, POISSON_TOL_CG},
+    {"L1 dct-precond 96x64", 96, 64, 3, INPUT_FULL,   0, 0, 1, 0, 2, 5, 8,  0.2f, 0.0f, POISSON_TOL_L1},
 };
 
 static inline lull_poisson_params poisson_case_params(const poisson_case* c)

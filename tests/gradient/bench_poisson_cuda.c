@@ -216,14 +216,48 @@ static run_result time_solve(bench* b, const lull_poisson_params* p, int repeats
 
 static void print_split(const timing* t, const char* what)
 {
+  /* by kind, so that a new kind cannot shift the names */
   static const char* const names[LULL_PK_KINDS] = {
-      "clear", "dct_tables", "dct_x_forward", "dct_y_solve", "dct_x_inverse", "load",
-      "repair", "weights_reset", "cg_init", "cg_apply", "cg_update", "precond_sums",
-      "reweight", "scale_weights", "mean_weights", "primal_mean", "finite_or", "store",
-      "cg_direction", "mean_offset", "shift", "gd_axpy", "gd_zero", "gd_gradients", "gd_half_variance", "gd_box_mean",
-      "gd_max", "gd_feature_load", "gd_feature_range", "gd_feature_normalize",
-      "gd_feature_scale", "gd_weights", "gd_stencil", "gd_score", "gd_keep_best",
-      "gd_post_scale", "gd_post"};
+      [LULL_PK_CLEAR] = "clear",
+      [LULL_PK_DCT_TABLES] = "dct_tables",
+      [LULL_PK_DCT_X_FORWARD] = "dct_x_forward",
+      [LULL_PK_DCT_Y_SOLVE] = "dct_y_solve",
+      [LULL_PK_DCT_X_INVERSE] = "dct_x_inverse",
+      [LULL_PK_LOAD] = "load",
+      [LULL_PK_REPAIR] = "repair",
+      [LULL_PK_WEIGHTS_RESET] = "weights_reset",
+      [LULL_PK_CG_INIT] = "cg_init",
+      [LULL_PK_CG_APPLY] = "cg_apply",
+      [LULL_PK_CG_UPDATE] = "cg_update",
+      [LULL_PK_PRECOND_SUMS] = "precond_sums",
+      [LULL_PK_REWEIGHT] = "reweight",
+      [LULL_PK_SCALE_WEIGHTS] = "scale_weights",
+      [LULL_PK_MEAN_WEIGHTS] = "mean_weights",
+      [LULL_PK_PRIMAL_MEAN] = "primal_mean",
+      [LULL_PK_FINITE_OR] = "finite_or",
+      [LULL_PK_STORE] = "store",
+      [LULL_PK_CG_DIRECTION] = "cg_direction",
+      [LULL_PK_MEAN_OFFSET] = "mean_offset",
+      [LULL_PK_SHIFT] = "shift",
+      [LULL_PK_CG_START] = "cg_start",
+      [LULL_PK_CG_UPDATE_DEFLATED] = "cg_update_deflated",
+      [LULL_PK_GD_AXPY] = "gd_axpy",
+      [LULL_PK_GD_ZERO] = "gd_zero",
+      [LULL_PK_GD_GRADIENTS] = "gd_gradients",
+      [LULL_PK_GD_HALF_VARIANCE] = "gd_half_variance",
+      [LULL_PK_GD_BOX_MEAN] = "gd_box_mean",
+      [LULL_PK_GD_MAX] = "gd_max",
+      [LULL_PK_GD_FEATURE_LOAD] = "gd_feature_load",
+      [LULL_PK_GD_FEATURE_RANGE] = "gd_feature_range",
+      [LULL_PK_GD_FEATURE_NORMALIZE] = "gd_feature_normalize",
+      [LULL_PK_GD_FEATURE_SCALE] = "gd_feature_scale",
+      [LULL_PK_GD_WEIGHTS] = "gd_weights",
+      [LULL_PK_GD_STENCIL] = "gd_stencil",
+      [LULL_PK_GD_SCORE] = "gd_score",
+      [LULL_PK_GD_KEEP_BEST] = "gd_keep_best",
+      [LULL_PK_GD_POST_SCALE] = "gd_post_scale",
+      [LULL_PK_GD_POST] = "gd_post",
+  };
   printf("  %s, per kernel (waiting after each):", what);
   for (int k = 0; k < LULL_PK_KINDS; ++k)
     if (t->count[k])

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "poisson.h"
+#include "poisson_math.h"
 #include "poisson_solver.h"
 #include "synthetic.h"
 #include "test_util.h"
@@ -269,6 +270,14 @@ static void test_cg_past_convergence(void)
  * and the patch term sum to 0), and the solver keeps it so. */
 static void test_constant_mode(void)
 {
+  /* deflated where alpha^2 is below 16 times the Laplacian's lowest
+   * eigenvalue, 4 sin^2(pi / 2N): at 1080p alpha ~0.0065 */
+  CHECK(!lull_cg_deflates(0.04f, 1920, 1080));
+  CHECK(!lull_cg_deflates(0.0070f * 0.0070f, 1080, 1920));
+  CHECK(lull_cg_deflates(0.0060f * 0.0060f, 1920, 1080));
+  CHECK(lull_cg_deflates(0.0f, 1920, 1080));
+  CHECK(lull_cg_deflates(0.03f, 64, 48));
+  CHECK(lull_cg_deflates(100.0f, 1, 1));
   const int sizes[][2] = {{1, 5}, {5, 1}, {2, 4}, {4, 2}, {3, 3}, {64, 48}};
   static const float alphas[] = {0.0f, 1e-6f, 1e-4f};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
