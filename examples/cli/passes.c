@@ -49,27 +49,6 @@ static int seen(const cli_target* targets, int count, const lull_io_pass* pass)
   return 0;
 }
 
-/* The file's layer names (views: its view names), quoted, comma-separated,
- * each once, into out; returns how many bytes it used. */
-static size_t names_of(const lull_io_image* image, int views, char* out, size_t size)
-{
-  size_t used = 0;
-  out[0] = '\0';
-  for (int i = 0; i < image->num_passes; ++i) {
-    const char* l = views ? image->passes[i].view : image->passes[i].layer;
-    int dup = 0;
-    for (int j = 0; j < i; ++j)
-      dup |= strcmp(views ? image->passes[j].view : image->passes[j].layer, l) == 0;
-    if (dup || !*l)
-      continue;
-    const int n = snprintf(out + used, size - used, "%s'%s'", used ? ", " : "", l);
-    if (n < 0 || (size_t)n >= size - used)
-      break;
-    used += (size_t)n;
-  }
-  return used;
-}
-
 int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
                      const char* view, const char* pass_name, cli_target* targets, int max,
                      char* err, size_t err_size)
@@ -111,9 +90,9 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
 
   /* say what there is */
   char names[512];
-  const size_t used = names_of(image, 0, names, sizeof names);
+  const size_t used = lull_io_list_names(image, 0, 1, names, sizeof names);
   char view_names[512];
-  const size_t views_used = names_of(image, 1, view_names, sizeof view_names);
+  const size_t views_used = lull_io_list_names(image, 1, 1, view_names, sizeof view_names);
   char quoted[LULL_IO_NAME_SIZE + 2];
   snprintf(quoted, sizeof quoted, "'%s'", view);
   if (want_view && !views_used)

@@ -168,6 +168,31 @@ static int same(const char* a, const char* b)
   return !a || strcmp(a, b) == 0;
 }
 
+size_t lull_io_list_names(const lull_io_image* image, int views, int quoted, char* out,
+                          size_t size)
+{
+  size_t used = 0;
+  if (!size)
+    return 0;
+  out[0] = '\0';
+  for (int i = 0; i < image->num_passes; ++i) {
+    const char* name = views ? image->passes[i].view : image->passes[i].layer;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; ++j)
+      seen = strcmp(views ? image->passes[j].view : image->passes[j].layer, name) == 0;
+    if (seen || !*name)
+      continue;
+    const char* q = quoted ? "'" : "";
+    const int n = snprintf(out + used, size - used, "%s%s%s%s", used ? ", " : "", q, name, q);
+    if (n < 0 || (size_t)n >= size - used) {
+      out[used] = '\0'; /* no cut name */
+      break;
+    }
+    used += (size_t)n;
+  }
+  return used;
+}
+
 lull_io_pass* lull_io_find_pass_view(const lull_io_image* image, const char* layer,
                                      const char* name, const char* view)
 {

@@ -105,6 +105,13 @@ lull_io_pass* lull_io_find_pass(const lull_io_image* image, const char* layer, c
 lull_io_pass* lull_io_find_pass_view(const lull_io_image* image, const char* layer,
                                      const char* name, const char* view);
 
+/* The image's layer names (views: its view names), each once in the order
+ * of its passes, empty names left out, separated by ", " and in single
+ * quotes when quoted, into out (the list ends at the last whole name that
+ * fits); returns the bytes used (0: none, out is ""). */
+size_t lull_io_list_names(const lull_io_image* image, int views, int quoted, char* out,
+                          size_t size);
+
 /* Adds a pass (copying data; NULL data gives zeros); returns the new pass or
  * NULL when out of memory, when the arguments are invalid (channels not in
  * 1..4, names too long, a pass name with a dot, no size set) or when a pass

@@ -148,16 +148,9 @@ static int misspelt_view(const lull_io_image* image, const char* layer, char* vi
   int has_views = 0, layer_exists = 0, parent_exists = 0;
   const char* dot = strrchr(layer, '.');
   const size_t parent = dot ? (size_t)(dot - layer) : 0;
-  views_out[0] = '\0';
+  lull_io_list_names(image, 1, 0, views_out, views_size);
   for (int i = 0; i < image->num_passes; ++i) {
     const lull_io_pass* p = &image->passes[i];
-    int first = p->view[0] != '\0'; /* the view names, once each */
-    for (int j = 0; first && j < i; ++j)
-      first = strcmp(image->passes[j].view, p->view) != 0;
-    if (first) {
-      const size_t used = strlen(views_out);
-      PyOS_snprintf(views_out + used, views_size - used, "%s%s", used ? ", " : "", p->view);
-    }
     has_views |= p->view[0] != '\0';
     layer_exists |= strcmp(p->layer, layer) == 0;
     parent_exists |= dot && strlen(p->layer) == parent && strncmp(p->layer, layer, parent) == 0;
