@@ -386,13 +386,14 @@ typedef struct cg_setup
   const lull_poisson_dct* dct;
 } cg_setup;
 
-/* z = M^-1 r; returns r.z, r.r and the data-weighted sum of z (for the
- * deflation, cg_solve) per channel.  Deflated, the DCT preconditioner
+/* z = M^-1 r; returns r.z, r.r, and for the deflation (cg_solve) the
+ * data-weighted sum of z and the sum of r, per channel.  Deflated, the DCT preconditioner
  * gives z no constant: the deflated r has none, and dividing the float
  * rounding of its sum by a tiny alpha^2 had made one (L1 at alpha 1e-6:
  * means off by 54). */
 static lull_status precondition(const lull_poisson_system* sys, const cg_setup* s, cg_work* work,
-                                double rz[3], double rr[3], double wz[3], lull_error* err)
+                                double rz[3], double rr[3], double wz[3], double rs[3],
+                                lull_error* err)
 {
   const size_t n = (size_t)sys->width * (size_t)sys->height;
   if (s->precond == LULL_POISSON_PRECOND_DCT)
@@ -408,19 +409,21 @@ static lull_status precondition(const lull_poisson_system* sys, const cg_setup* 
     float* z = work->z[c];
     const float* inv = work->inv_diag;
     const float* wa = sys->wa;
-    double a = 0.0, b = 0.0, q = 0.0;
+    double a = 0.0, b = 0.0, q = 0.0, t = 0.0;
     const int jacobi = s->precond == LULL_POISSON_PRECOND_JACOBI;
-#pragma omp parallel for schedule(static) reduction(+ : a, b, q) num_threads(sys->threads)
+#pragma omp parallel for schedule(static) reduction(+ : a, b, q, t) num_threads(sys->threads)
     for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
       if (jacobi)
         z[i] = r[i] * inv[i];
       a += (double)r[i] * z[i];
       b += (double)r[i] * r[i];
       q += (double)wa[i] * z[i];
+      t += r[i];
     }
     rz[c] = a;
     rr[c] = b;
     wz[c] = q;
+    rs[c] = t;
   }
   return LULL_OK;
 }
@@ -466,7 +469,8 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
 {
   const size_t n = (size_t)sys->width * (size_t)sys->height;
   const int nc = sys->channels;
-  double rhs2[3] = {0, 0, 0}, dot[3], rz[3] = {0, 0, 0}, rr[3] = {0, 0, 0}, wz[3];
+  double rhs2[3] = {0, 0, 0}, dot[3], rz[3] = {0, 0, 0}, rr[3] = {0, 0, 0}, wz[3], rs[3];
+  float mu[3] = {0, 0, 0};
   int active[3] = {0, 0, 0};
 
   if (s->precond == LULL_POISSON_PRECOND_JACOBI)
@@ -506,11 +510,13 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
       }
     }
   }
-  lull_status status = precondition(sys, s, work, rz, rr, wz, err);
+  lull_status status = precondition(sys, s, work, rz, rr, wz, rs, err);
   if (status != LULL_OK)
     return status;
   for (int c = 0; c < nc; ++c) {
-    new_direction(sys, work->p[c], work->z[c], lull_cg_deflation(wz[c], wsum), 0.0f, 1);
+    mu[c] = lull_cg_deflation(wz[c], wsum);
+    rz[c] = lull_cg_deflated_rz(rz[c], mu[c], rs[c]);
+    new_direction(sys, work->p[c], work->z[c], mu[c], 0.0f, 1);
     active[c] = lull_cg_continues(rr[c], rz[c], rhs2[c], s->tolerance);
   }
 
@@ -544,19 +550,21 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
       }
     }
     double rz_new[3];
-    status = precondition(sys, s, work, rz_new, rr, wz, err);
+    status = precondition(sys, s, work, rz_new, rr, wz, rs, err);
     if (status != LULL_OK)
       return status;
     for (int c = 0; c < nc; ++c) {
       if (!active[c])
         continue;
+      mu[c] = lull_cg_deflation(wz[c], wsum);
+      rz_new[c] = lull_cg_deflated_rz(rz_new[c], mu[c], rs[c]);
       if (!lull_cg_continues(rr[c], rz_new[c], rhs2[c], s->tolerance)) {
         active[c] = 0;
         continue;
       }
       const float beta = (float)(rz_new[c] / rz[c]);
       rz[c] = rz_new[c];
-      new_direction(sys, work->p[c], work->z[c], lull_cg_deflation(wz[c], wsum), beta, 0);
+      new_direction(sys, work->p[c], work->z[c], mu[c], beta, 0);
     }
   }
   if (stats) {

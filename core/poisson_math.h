@@ -118,6 +118,17 @@ LULL_HD float lull_cg_direction(float z, float mu, float beta, float p)
   return (z - mu) + beta * p;
 }
 
+/* r.(z - mu) = r.z - mu sum r: r.z of the deflated direction, which CG's
+ * step, beta and stop take.  r sums to 0 in exact arithmetic; in float it
+ * keeps rounding along the constant that no deflated direction can
+ * remove, and plain r.z counted it: CG then ran on with steps growing
+ * without bound (2x1 at alpha 0.2: 108 for values of 1; GradientDomain
+ * after 1000 iterations: 1e32; a review helper's finding). */
+LULL_HD double lull_cg_deflated_rz(double rz, float mu, double rsum)
+{
+  return rz - (double)mu * rsum;
+}
+
 /* IRLS row weight (the factor on the row's squared residual) from the RGB
  * length of its residual, |e|, and the regulariser eps (§5.2, SOLVEL1).
  *

@@ -31,7 +31,7 @@ enum
 {
   LULL_PK_THREADS = 256,    /* threads of every block */
   LULL_PK_MAX_GRID = 1024,  /* blocks of the pixel kernels (grid-stride loops) */
-  LULL_PK_MAX_SUMS = 9,     /* values one reduction sums */
+  LULL_PK_MAX_SUMS = 12,    /* values one reduction sums (a kernel's shared memory: its own) */
   /* blocks of a pixel kernel per multiprocessor: the kernels are limited
    * to 51 registers so that this many fit, and the grid is one wave of
    * them (a grid-stride loop gives every block the same share: a second,

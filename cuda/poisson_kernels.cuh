@@ -48,11 +48,11 @@ LULL_BODY int lull_pk_sums(const lull_pk_args* a, int kind)
 {
   switch (kind) {
     case LULL_PK_CG_INIT: return a->deflate ? 7 : a->precond == LULL_POISSON_PRECOND_DCT ? 3 : 9;
-    case LULL_PK_CG_START: return a->precond == LULL_POISSON_PRECOND_DCT ? 0 : 9;
+    case LULL_PK_CG_START: return a->precond == LULL_POISSON_PRECOND_DCT ? 0 : 12;
     case LULL_PK_CG_APPLY: return 3;
     case LULL_PK_CG_UPDATE: return a->reduce ? 6 : 0;
-    case LULL_PK_CG_UPDATE_DEFLATED: return a->reduce ? 9 : 0;
-    case LULL_PK_PRECOND_SUMS: return a->deflate ? 9 : 6;
+    case LULL_PK_CG_UPDATE_DEFLATED: return a->reduce ? 12 : 0;
+    case LULL_PK_PRECOND_SUMS: return a->deflate ? 12 : 6;
     case LULL_PK_REWEIGHT: return 1;
     case LULL_PK_MEAN_WEIGHTS: return 2;
     case LULL_PK_PRIMAL_MEAN: return 3;
@@ -244,6 +244,7 @@ LULL_BODY void lull_pk_cg_start_at(const lull_pk_args* a, const lull_pk_state* s
       sum[c] += (double)r * z;
       sum[3 + c] += (double)r * r;
       sum[6 + c] += (double)wa * z;
+      sum[9 + c] += r;
     }
   }
 }
@@ -340,7 +341,10 @@ LULL_BODY void lull_pk_cg_update_pixels(const lull_pk_args* a, const lull_pk_sta
         sum[c] += (double)rn * z;
         sum[3 + c] += (double)rn * rn;
         if (deflated)
+        if (deflated) {
           sum[6 + c] += (double)wa[k] * z;
+          sum[9 + c] += rn;
+        }
       }
     }
   }
@@ -357,8 +361,10 @@ LULL_BODY void lull_pk_precond_sums_at(const lull_pk_args* a, const lull_pk_stat
     const float r = a->buf.r[c][i], z = a->buf.z[c][i];
     sum[c] += (double)r * z;
     sum[3 + c] += (double)r * r;
-    if (a->deflate)
+    if (a->deflate) {
       sum[6 + c] += (double)a->buf.wa[i] * z;
+      sum[9 + c] += r;
+    }
   }
 }
 
@@ -567,11 +573,15 @@ LULL_BODY int lull_pk_idle(const lull_pk_args* a, int kind)
 
 /* -- the state updates of the last block (cg_solve's scalar logic) ----------- */
 
-/* The deflation's constants from the sums of wa z. */
-LULL_BODY void lull_pk_deflation(const lull_pk_args* a, lull_pk_state* st, const double* wz)
+/* The deflation's constants mu from the sums of wa z (total 6..8), and r.z
+ * (total 0..2) made r.(z - mu) with the sums of r (9..11), before the
+ * state takes it (poisson_cg.c, cg_solve). */
+LULL_BODY void lull_pk_deflation(const lull_pk_args* a, lull_pk_state* st, double* total)
 {
-  for (int c = 0; c < a->channels; ++c)
-    st->mu[c] = lull_cg_deflation(wz[c], st->wsum);
+  for (int c = 0; c < a->channels; ++c) {
+    st->mu[c] = lull_cg_deflation(total[6 + c], st->wsum);
+    total[c] = lull_cg_deflated_rz(total[c], st->mu[c], total[9 + c]);
+  }
 }
 
 /* After the first preconditioning of a solve: which channels start. */
@@ -605,7 +615,7 @@ LULL_BODY void lull_pk_continue(const lull_pk_args* a, lull_pk_state* st, const 
   st->fresh = 0;
 }
 
-LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* total)
+LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, double* total)
 {
   lull_pk_state* st = a->buf.state;
   const double n = (double)a->width * (double)a->height;
@@ -623,8 +633,8 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
         lull_pk_start(a, st, total + 3, total + 6);
       break;
     case LULL_PK_CG_START:
+      lull_pk_deflation(a, st, total);
       lull_pk_start(a, st, total, total + 3);
-      lull_pk_deflation(a, st, total + 6);
       break;
     case LULL_PK_CG_APPLY:
       if (st->active[0] || st->active[1] || st->active[2])
@@ -638,16 +648,16 @@ LULL_BODY void lull_pk_finalize(const lull_pk_args* a, int kind, const double* t
       break;
     case LULL_PK_CG_UPDATE: lull_pk_continue(a, st, total, total + 3); break;
     case LULL_PK_CG_UPDATE_DEFLATED:
+      lull_pk_deflation(a, st, total);
       lull_pk_continue(a, st, total, total + 3);
-      lull_pk_deflation(a, st, total + 6);
       break;
     case LULL_PK_PRECOND_SUMS:
+      if (a->deflate)
+        lull_pk_deflation(a, st, total);
       if (a->initial)
         lull_pk_start(a, st, total, total + 3);
       else
         lull_pk_continue(a, st, total, total + 3);
-      if (a->deflate)
-        lull_pk_deflation(a, st, total + 6);
       break;
     case LULL_PK_REWEIGHT:
       st->scale_valid = total[0] > 0.0 && a->rows > 0.0;
@@ -699,14 +709,14 @@ LULL_BODY double lull_pk_read_partial(const double* p)
 #endif
 }
 
-/* One phase of a kernel with a reduction.  smem: LULL_PK_MAX_SUMS x
- * LULL_PK_THREADS doubles and the last-block flag. */
+/* One phase of a kernel with a reduction.  smem: lull_pk_sums x
+ * LULL_PK_THREADS doubles and the last-block flag (lull_pk_launch_kind). */
 LULL_BODY void lull_pk_reduce_body(const lull_pk_args* a, int kind, unsigned char* smem, int block,
                                    int grid, int phase, int tid)
 {
   const int nq = lull_pk_sums(a, kind);
   double* s = (double*)smem;
-  int* last = (int*)(s + LULL_PK_MAX_SUMS * LULL_PK_THREADS);
+  int* last = (int*)(s + nq * LULL_PK_THREADS); /* the launch sized smem for nq */
   const int tree_end = 1 + LULL_PK_TREE_PHASES;
   if (phase == 0) {
     double sum[LULL_PK_MAX_SUMS];

@@ -17,7 +17,6 @@ enum
   ALIGN = 256,
 };
 
-static const size_t REDUCE_SMEM = (size_t)LULL_PK_MAX_SUMS * LULL_PK_THREADS * sizeof(double) + 16;
 
 static void axis_plan(int n, lull_dct_axis* axis)
 {
@@ -221,7 +220,8 @@ lull_status lull_pk_launch_kind(const lull_pk_plan* plan, const lull_pk_launcher
   lull_pk_launch l;
   l.kind = kind;
   l.args = *args;
-  l.smem = REDUCE_SMEM;
+  /* a reduction's sums, then its last-block flag (lull_pk_reduce_body) */
+  l.smem = (size_t)lull_pk_sums(args, kind) * LULL_PK_THREADS * sizeof(double) + 16;
   l.grid = plan->grid;
   if (lull_pk_is_dct(kind)) {
     l.args.shape = kind == LULL_PK_DCT_Y_SOLVE ? plan->y_shape : plan->x_shape;

@@ -138,6 +138,11 @@ static const poisson_case POISSON_CASES[] = {
     {"L2 CG 1x5 a=1e-4",    1,   5,  3, INPUT_FULL,   0, 0, 2, 1, 1, 7, 1000, 1e-4f, 0.0f, POISSON_TOL_CG},
     {"L2 CG dct a=1e-6",    24,  16, 3, INPUT_FULL,   0, 0, 2, 1, 2, 7, 40, 1e-6f, 0.0f, POISSON_TOL_CG},
     {"L1 dct-precond a=1e-6", 45, 36, 3, INPUT_FULL,  0, 0, 1, 0, 2, 5, 8,  1e-6f, 0.0f, POISSON_TOL_L1},
+    /* deflated CG past convergence: r.z had counted r's rounding along the
+     * constant (lull_cg_deflated_rz), and the steps grew without bound */
+    {"L2 CG 2x1 past conv", 2,   1,  3, INPUT_FULL,   0, 0, 2, 1, 1, 7, 1000, 0.2f, 0.0f, POISSON_TOL_CG},
+    {"L1 1x3 a=1",          1,   3,  3, INPUT_FULL,   0, 0, 1, 0, 1, 7, 20, 1.0f, 0.0f, POISSON_TOL_L1},
+    {"L2 CG dct 2x1 past conv", 2, 1, 3, INPUT_FULL,  0, 0, 2, 1, 2, 7, 1000, 0.2f, 0.0f, POISSON_TOL_CG},
     /* wide enough that alpha 0.2 is not deflated (lull_cg_deflates): the
      * DCT preconditioner keeps its constant */
     {"L2 CG dct 96x64",     96,  64, 3, INPUT_FULL,   0, 0, 2, 1, 2, 7, 10, 0.2f, 0.0f, POISSON_TOL_CG},

@@ -9,6 +9,8 @@
  *    dense matrix (every tap, every border pixel);
  *  - CG on the screened Poisson system plus that stencil equals a dense
  *    Gaussian-elimination solve;
+ *  - the whole filter run to the float floor (1000 CG iterations,
+ *    cgTolerance 0) ends where its defaults end;
  *  - the weights: w(p, p) = beta, zero outside the image, symmetric colour
  *    distance on a symmetric guide, and a sharp feature edge blocks;
  *  - the choice of candidate: the window count is the number of pixels
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gradient_domain.h"
 #include "gradient_domain_math.h"
 #include "gradient_domain_patch.h"
 #include "gradient_domain_planes.h"
@@ -235,7 +238,12 @@ static void test_stencil_and_cg(void)
     }
   CHECK(worst < 1e-5);
 
-  /* CG with the patch term against a dense solve */
+  /* CG with the patch term against a dense solve, to the tolerance and
+   * (cgTolerance 0) on to the float floor: there deflated CG had counted
+   * r's rounding along the constant, which K (1e-5 from annihilating the
+   * constant, in float) adds to, and its steps grew to 1e32 (a review
+   * helper's finding; lull_cg_deflated_rz) */
+  for (int run = 0; run < 2; ++run) {
   synthetic s;
   synthetic_init(&s, W, H, 0.2f, 0.05f, 12u);
   lull_poisson_system sys = synthetic_system(&s, 0.3f);
@@ -243,7 +251,7 @@ static void test_stencil_and_cg(void)
   lull_poisson_weights_reset(&sys);
   lull_poisson_params p = lull_poisson_default_params();
   p.cg_iterations = 2000;
-  p.cg_tolerance = 1e-7f;
+  p.cg_tolerance = run ? 0.0f : 1e-7f;
   lull_error err = {LULL_OK, ""};
   synthetic_start(&s);
   CHECK_EQ_INT(lull_poisson_cg(&p, &sys, s.x, NULL, NULL, NULL, &err), LULL_OK);
@@ -287,11 +295,13 @@ static void test_stencil_and_cg(void)
       diff = fmax(diff, fabs(M(i, n) / M(i, i) - s.x[c][i]));
 #undef M
     if (!(diff < 1e-4))
-      fprintf(stderr, "channel %d: CG with patch term vs dense %g\n", c, diff);
+      fprintf(stderr, "channel %d, cgTolerance %g: CG with patch term vs dense %g\n", c,
+              (double)p.cg_tolerance, diff);
     CHECK(diff < 1e-4);
   }
   free(m);
   synthetic_free(&s);
+  }
   free(k);
   free(f->coef);
   free(f);
@@ -371,8 +381,104 @@ static void test_choice(void)
   }
 }
 
+/* Packed RGB of three planes. */
+static float* interleaved(float* const planes[3], int n)
+{
+  float* out = malloc((size_t)n * 3 * sizeof(float));
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < 3; ++c)
+      out[(size_t)i * 3 + c] = planes[c][i];
+  return out;
+}
+
+static lull_image packed_view(float* data, int channels, int w, int h)
+{
+  lull_image im;
+  memset(&im, 0, sizeof im);
+  im.data = (unsigned char*)data;
+  im.format = (lull_format)(LULL_FORMAT_FLOAT + channels - 1);
+  im.width = w;
+  im.height = h;
+  im.pixel_stride = (size_t)channels * sizeof(float);
+  im.row_stride = im.pixel_stride * (size_t)w;
+  return im;
+}
+
+/* Root-mean-square error against the truth of GradientDomain (one
+ * candidate) on 16x12 halves, and its largest |value|. */
+static double filter_error(int candidate, int cg_iterations, float cg_tolerance, double* largest)
+{
+  const int w = 16, h = 12, n = w * h;
+  synthetic a, b;
+  synthetic_init(&a, w, h, 0.1f, 0.05f, 41u);
+  synthetic_init(&b, w, h, 0.1f, 0.05f, 42u);
+  float* planes[] = {interleaved(a.b, n),  interleaved(b.b, n),  interleaved(a.gx, n),
+                     interleaved(b.gx, n), interleaved(a.gy, n), interleaved(b.gy, n),
+                     interleaved(a.truth, n)};
+  float* albedo = malloc((size_t)n * 3 * sizeof(float));
+  float* depth = malloc((size_t)n * sizeof(float));
+  float* out = calloc((size_t)n * 3, sizeof(float));
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c < 3; ++c)
+      albedo[3 * i + c] = planes[6][3 * i + c] / 4.0f;
+    depth[i] = 1.0f + 0.01f * (float)(i / w);
+  }
+  lull_gradient_domain_images im;
+  memset(&im, 0, sizeof im);
+  im.color_a = packed_view(planes[0], 3, w, h);
+  im.color_b = packed_view(planes[1], 3, w, h);
+  im.gradient_x_a = packed_view(planes[2], 3, w, h);
+  im.gradient_x_b = packed_view(planes[3], 3, w, h);
+  im.gradient_y_a = packed_view(planes[4], 3, w, h);
+  im.gradient_y_b = packed_view(planes[5], 3, w, h);
+  im.albedo = packed_view(albedo, 3, w, h);
+  im.depth = packed_view(depth, 1, w, h);
+  im.output = packed_view(out, 3, w, h);
+  lull_gradient_domain_params p = lull_gradient_domain_default_params();
+  p.cg_iterations = cg_iterations;
+  p.cg_tolerance = cg_tolerance;
+  p.candidate = candidate;
+  lull_error err = {LULL_OK, ""};
+  CHECK_EQ_INT(lull_gradient_domain_cpu(&p, &im, 2, NULL, &err), LULL_OK);
+  double se = 0.0;
+  *largest = 0.0;
+  for (int i = 0; i < n * 3; ++i) {
+    const double d = (double)out[i] - planes[6][i];
+    se += d * d;
+    *largest = fmax(*largest, fabs(out[i])); /* NaN stays out: caught by the error */
+  }
+  for (size_t k = 0; k < sizeof planes / sizeof planes[0]; ++k)
+    free(planes[k]);
+  free(albedo);
+  free(depth);
+  free(out);
+  synthetic_free(&a);
+  synthetic_free(&b);
+  return sqrt(se / (n * 3));
+}
+
+/* CG run on past convergence (a 16x12 image at alpha 0.2 is deflated,
+ * lull_cg_deflates) stays where the defaults end: it had grown to 1e32
+ * (candidate 1) and 9e29 (candidate 2) after 1000 iterations at
+ * cgTolerance 0 when r.z counted r's rounding along the constant (a review
+ * helper's finding; lull_cg_deflated_rz). */
+static void test_long_cg(void)
+{
+  for (int candidate = 1; candidate <= 2; ++candidate) {
+    double largest_default, largest;
+    const double e_default = filter_error(candidate, 20, 1e-3f, &largest_default);
+    const double e = filter_error(candidate, 1000, 0.0f, &largest);
+    if (!(e < 1.5 * e_default + 1e-3))
+      fprintf(stderr, "candidate %d: RMSE %g after 1000 CG iterations, %g with the defaults\n",
+              candidate, e, e_default);
+    CHECK(e < 1.5 * e_default + 1e-3);
+    CHECK(largest < 1.1 * largest_default);
+  }
+}
+
 int main(void)
 {
+  test_long_cg();
   test_choice();
   test_basis();
   test_gram();

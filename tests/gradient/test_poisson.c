@@ -278,13 +278,21 @@ static void test_constant_mode(void)
   CHECK(lull_cg_deflates(0.0f, 1920, 1080));
   CHECK(lull_cg_deflates(0.03f, 64, 48));
   CHECK(lull_cg_deflates(100.0f, 1, 1));
-  const int sizes[][2] = {{1, 5}, {5, 1}, {2, 4}, {4, 2}, {3, 3}, {64, 48}};
-  static const float alphas[] = {0.0f, 1e-6f, 1e-4f};
+  /* 2x1 to 1x3: r.z counted r's rounding along the constant, which no
+   * deflated direction removes, and CG's steps grew without bound (2x1 at
+   * alpha 0.2 and gradient noise 0.01: 108 for values of 1; 128x96 at
+   * alpha 1e-4: 1e9 after 2000 iterations; a review helper's finding) */
+  const int sizes[][2] = {{1, 5}, {5, 1}, {2, 4}, {4, 2}, {3, 3},  {2, 1},
+                          {1, 2}, {1, 3}, {3, 1}, {64, 48}, {128, 96}};
+  static const float alphas[] = {0.0f, 1e-6f, 1e-4f, 0.01f, 0.2f, 1.0f};
+  static const float noises[] = {0.5f, 0.01f}; /* 0.5: far from integrable */
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
-    for (size_t a = 0; a < sizeof alphas / sizeof alphas[0]; ++a) {
+    for (size_t a = 0; a < sizeof alphas / sizeof alphas[0]; ++a)
+      for (size_t g = 0; g < sizeof noises / sizeof noises[0]; ++g) {
+      if (!lull_cg_deflates(alphas[a] * alphas[a], sizes[k][0], sizes[k][1]))
+        continue; /* CG as before: test_dct_equals_cg */
       synthetic s;
-      /* gradient noise 0.5: far from integrable */
-      synthetic_init(&s, sizes[k][0], sizes[k][1], 0.2f, 0.5f, 60u + (unsigned)k);
+      synthetic_init(&s, sizes[k][0], sizes[k][1], 0.2f, noises[g], 60u + (unsigned)(k + 7 * g));
       lull_poisson_params p = params_l2(LULL_POISSON_SOLVER_DCT);
       p.alpha = alphas[a];
       solve(&s, &p, NULL);
@@ -303,12 +311,13 @@ static void test_constant_mode(void)
           solve(&s, &p, NULL);
           const double d = synthetic_max_diff(&s, s.x, exact);
           if (!(d < 1e-4))
-            fprintf(stderr, "%dx%d alpha %g, preconditioner %d, %d iterations: CG vs DCT %g\n",
-                    s.w, s.h, (double)p.alpha, precond, iterations, d);
+            fprintf(stderr, "%dx%d alpha %g noise %g, preconditioner %d, %d iterations: CG vs DCT %g\n",
+                    s.w, s.h, (double)p.alpha, (double)noises[g], precond, iterations, d);
           CHECK(d < 1e-4);
         }
       /* L1 with each preconditioner: its constant stays near the primal's
-       * (the data rows' weighted median, at most the noise away) */
+       * (the data rows' weighted median: 0.24 away on 3x1 at gradient noise
+       * 0.5; the failures had been 10 to 1e6) */
       for (int precond = 1; precond <= 2; ++precond) {
         p = lull_poisson_default_params();
         p.alpha = alphas[a];
@@ -321,10 +330,10 @@ static void test_constant_mode(void)
             mb += s.b[c][i];
           }
           const double off = fabs(mx - mb) / (s.w * s.h);
-          if (!(off < 0.2))
+          if (!(off < 0.5))
             fprintf(stderr, "%dx%d alpha %g L1, preconditioner %d: mean off by %g\n", s.w, s.h,
                     (double)p.alpha, precond, off);
-          CHECK(off < 0.2);
+          CHECK(off < 0.5);
         }
       }
       synthetic_drop(exact);
