@@ -340,6 +340,11 @@ static void set_param(OIDNFilter filter, const char* name, lull_param_type type,
   }
   if (def->type == LULL_PARAM_BOOL)
     value = value != 0.0; /* oidnSetFilterInt(f, "hdr", 5) is true, as in OIDN */
+  const char* refused = def->accept ? def->accept(&value) : NULL;
+  if (refused) {
+    lull_api_error(filter->device, OIDN_ERROR_INVALID_ARGUMENT, refused);
+    return;
+  }
   lull_device_lock(filter->device);
   if (filter->values[index] != value || isnan(filter->values[index]) != isnan(value)) {
     filter->values[index] = value;
@@ -480,11 +485,11 @@ OIDN_API void oidnCommitFilter(OIDNFilter filter)
   if (!lull_check_filter(filter))
     return;
   OIDNDevice device = filter->device;
+  /* a filter's device was committed when it made the filter; a device
+   * left dirty since (a parameter set after its commit) refuses new
+   * buffers, filters and syncs, but OIDN still commits and runs the
+   * filters it has, and so does lull */
   lull_device_lock(device);
-  if (!lull_device_ready(device)) {
-    lull_device_unlock(device);
-    return;
-  }
   /* as OIDN's commit: it waits for the device's queued work and raises
    * what asynchronous work parked (a cancelled or failed
    * oidnExecuteFilterAsync), without committing then */
@@ -536,11 +541,7 @@ static void execute(OIDNFilter filter, int async)
   if (!lull_check_filter(filter))
     return;
   OIDNDevice device = filter->device;
-  lull_device_lock(device);
-  if (!lull_device_ready(device)) {
-    lull_device_unlock(device);
-    return;
-  }
+  lull_device_lock(device); /* a dirty device runs its filters: oidnCommitFilter */
   if (!filter->committed) {
     lull_device_unlock(device);
     lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "changes to the filter are not committed");

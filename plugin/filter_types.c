@@ -17,14 +17,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <OpenImageDenoise/oidn.h>
+
 #include "../core/atrous.h"
 #include "../core/atrous_tiled.h"
 #include "../core/gaussian.h"
 
-#define BOOL_PARAM(name, def, doc) {name, LULL_PARAM_BOOL, def, 0, 1, 0, 1, doc}
-#define INT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_INT, def, lo, hi, 0, 1, doc}
-#define FLOAT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_FLOAT, def, lo, hi, 0, 1, doc}
-#define READ_ONLY_INT(name, doc) {name, LULL_PARAM_INT, 0, 0, 0, 1, 0, doc}
+#define BOOL_PARAM(name, def, doc) {name, LULL_PARAM_BOOL, def, 0, 1, 0, 1, doc, NULL}
+#define INT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_INT, def, lo, hi, 0, 1, doc, NULL}
+#define FLOAT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_FLOAT, def, lo, hi, 0, 1, doc, NULL}
+#define READ_ONLY_INT(name, doc) {name, LULL_PARAM_INT, 0, 0, 0, 1, 0, doc, NULL}
+
+/* OIDN's quality setter: DEFAULT is stored as HIGH, and a mode other than
+ * FAST, BALANCED or HIGH is an error at once that leaves the filter as it
+ * was (committed, if it was). */
+static const char* accept_quality(double* value)
+{
+  if (*value == OIDN_QUALITY_DEFAULT)
+    *value = OIDN_QUALITY_HIGH;
+  if (*value != OIDN_QUALITY_FAST && *value != OIDN_QUALITY_BALANCED && *value != OIDN_QUALITY_HIGH)
+    return "invalid filter quality mode";
+  return NULL;
+}
+#define QUALITY_PARAM                                                                         \
+  {"quality", LULL_PARAM_INT, OIDN_QUALITY_HIGH, OIDN_QUALITY_DEFAULT, OIDN_QUALITY_HIGH, 0, 1, \
+   "4 fast, 5 balanced, 6 high (0, default, is stored as high)", accept_quality}
 
 static const double AUTO = NAN;
 
@@ -213,9 +230,9 @@ enum
 static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("hdr", 0, "colour is HDR (else LDR in [0, 1], output clamped)"),
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
-    {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
+    {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)", NULL},
     BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
-    INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
+    QUALITY_PARAM,
     INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
@@ -231,20 +248,13 @@ enum
 };
 static const lull_param_def rtlightmap_params[LP_COUNT] = {
     BOOL_PARAM("directional", 0, "directional (spherical-harmonics) lightmap, values in [-1, 1]"),
-    {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)"},
-    INT_PARAM("quality", 6, 0, 6, "0 default (= high), 4 fast, 5 balanced, 6 high"),
+    {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)", NULL},
+    QUALITY_PARAM,
     INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
 
-static lull_status check_quality(double quality, lull_error* err)
-{
-  const int q = (int)quality;
-  if (q != 0 && q != 4 && q != 5 && q != 6)
-    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid filter quality mode");
-  return LULL_OK;
-}
 
 /* OIDN's quality modes trade time for quality; for the à-trous filter that
  * is the number of levels (FAST: 4, a 61-pixel footprint; BALANCED and
@@ -324,9 +334,7 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   const int albedo = config->images[R_ALBEDO].data != NULL;
   const int normal = config->images[R_NORMAL].data != NULL;
   const double* v = config->values;
-  lull_status status = check_quality(v[RP_QUALITY], err);
-  if (status != LULL_OK)
-    return status;
+  lull_status status = LULL_OK;
   if (!config->images[R_OUTPUT].data)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
   if (!color && !albedo && !normal)
@@ -352,9 +360,7 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
 
 static lull_status rtlightmap_check(const lull_filter_config* config, lull_error* err)
 {
-  lull_status status = check_quality(config->values[LP_QUALITY], err);
-  if (status != LULL_OK)
-    return status;
+  lull_status status = LULL_OK;
   if (!config->images[L_OUTPUT].data)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
   if (!config->images[L_COLOR].data)

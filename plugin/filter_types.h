@@ -28,6 +28,11 @@ typedef struct lull_param_def
   int read_only;         /* set is ignored with a warning */
   int needs_commit;      /* 0: takes effect without re-commit (e.g. inputScale) */
   const char* doc;
+  /* NULL, or what the setter does with a value, as OIDN's own setter of
+   * this parameter: NULL to store *value (which it may rewrite), else the
+   * message of the INVALID_ARGUMENT error raised at once, the filter left
+   * as it was (quality: DEFAULT is stored as HIGH) */
+  const char* (*accept)(double* value);
 } lull_param_def;
 
 /* What commit checks and execute runs: plain data, resolved views. */

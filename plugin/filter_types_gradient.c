@@ -16,8 +16,8 @@
 #include "../core/gradient_domain.h"
 #include "../core/poisson.h"
 
-#define INT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_INT, def, lo, hi, 0, 1, doc}
-#define FLOAT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_FLOAT, def, lo, hi, 0, 1, doc}
+#define INT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_INT, def, lo, hi, 0, 1, doc, NULL}
+#define FLOAT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_FLOAT, def, lo, hi, 0, 1, doc, NULL}
 
 static lull_status unsupported(const char* type, lull_error* err)
 {
