@@ -48,6 +48,7 @@ OIDN_API OIDNFilter oidnNewFilter(OIDNDevice device, const char* type)
   atomic_init(&filter->refs, 1);
   filter->device = device;
   filter->type = ft;
+  filter->params_changed = 1;
   for (int i = 0; i < ft->num_params; ++i)
     filter->values[i] = lull_param_initial_value(ft, i);
   atomic_fetch_add(&device->refs, 1);
@@ -350,8 +351,10 @@ static void set_param(OIDNFilter filter, const char* name, lull_param_type type,
     filter->values[index] = value;
     /* a value that needs no commit still gets its range checked by one:
      * inputScale 1e-40 ran unchecked and made every pixel inf */
-    if (def->needs_commit || !param_in_range(def, value))
+    if (def->needs_commit || !param_in_range(def, value)) {
       filter->committed = 0;
+      filter->params_changed = 1;
+    }
   }
   lull_device_unlock(filter->device);
 }
@@ -490,12 +493,16 @@ OIDN_API void oidnCommitFilter(OIDNFilter filter)
    * buffers, filters and syncs, but OIDN still commits and runs the
    * filters it has, and so does lull */
   lull_device_lock(device);
-  /* as OIDN's commit: it waits for the device's queued work and raises
-   * what asynchronous work parked (a cancelled or failed
-   * oidnExecuteFilterAsync), without committing then */
+  /* it waits for the device's queued work; as OIDN's commit, one that
+   * follows a parameter change raises what asynchronous work parked (a
+   * cancelled or failed oidnExecuteFilterAsync), without committing then.
+   * New image pointers alone commit, and the parked error waits for the
+   * next sync: an interactive application that cancelled a frame and
+   * moved on to the next buffers had lost that frame too (a review
+   * helper's finding) */
   lull_device_wait(device);
   lull_error err = {LULL_OK, ""};
-  lull_status status = lull_device_take_parked(device, &err);
+  lull_status status = filter->params_changed ? lull_device_take_parked(device, &err) : LULL_OK;
   if (status != LULL_OK) {
     lull_device_unlock(device);
     lull_api_error_status(device, &err);
@@ -507,6 +514,7 @@ OIDN_API void oidnCommitFilter(OIDNFilter filter)
   if (status == LULL_OK) {
     set_tile_params(filter, &config);
     filter->committed = 1;
+    filter->params_changed = 0;
   } else {
     filter->committed = 0;
   }

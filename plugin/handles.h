@@ -85,6 +85,7 @@ struct OIDNFilterImpl
   lull_filter_image images[LULL_MAX_FILTER_IMAGES];
   double values[LULL_MAX_FILTER_PARAMS];
   int committed;                /* commit succeeded and nothing changed since */
+  int params_changed;           /* a parameter changed since the last commit (or none yet) */
   OIDNProgressMonitorFunction progress_func;
   void* progress_user;
 };

@@ -364,15 +364,52 @@ static void progress(OIDNDevice device, const char* type)
   EXPECT_OK(device);
   oidnSyncDevice(device);
   EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
-  /* a commit waits too, and raises it (as OIDN's commit does) */
+  /* a commit after a parameter change waits too, and raises it without
+   * committing (as OIDN's commit does) */
   memset(&log, 0, sizeof log);
   log.cancel_at = 1;
   oidnExecuteFilterAsync(filter);
   EXPECT_OK(device);
+  const int gaussian = strcmp(type, "Gaussian") == 0; /* it has no hdr */
+  const float sigma = gaussian ? oidnGetFilterFloat(filter, "sigma") : 0.0f;
+  const bool hdr = gaussian ? false : oidnGetFilterBool(filter, "hdr");
+  if (gaussian)
+    oidnSetFilterFloat(filter, "sigma", 2.0f * sigma);
+  else
+    oidnSetFilterBool(filter, "hdr", !hdr);
   oidnCommitFilter(filter);
   EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
   oidnCommitFilter(filter);
   EXPECT_OK(device); /* raised once */
+  if (gaussian)
+    oidnSetFilterFloat(filter, "sigma", sigma);
+  else
+    oidnSetFilterBool(filter, "hdr", hdr);
+  oidnCommitFilter(filter);
+  EXPECT_OK(device);
+  /* one after new image pointers alone commits, and the next sync raises
+   * it: the next frame of an interactive application runs (it had been
+   * refused too; a review helper's finding) */
+  float* next = malloc(3 * N * sizeof(float));
+  memcpy(next, color, 3 * N * sizeof(float));
+  memset(&log, 0, sizeof log);
+  log.cancel_at = 1;
+  oidnExecuteFilterAsync(filter);
+  oidnSetSharedFilterImage(filter, "color", next, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", next, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  EXPECT_OK(device);
+  log.cancel_at = 0;
+  oidnExecuteFilterAsync(filter);
+  EXPECT_OK(device);
+  oidnSyncDevice(device);
+  EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
+  CHECK(memcmp(next, color, 3 * N * sizeof(float)) != 0); /* the second frame ran */
+  oidnSetSharedFilterImage(filter, "color", inplace, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", inplace, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  EXPECT_OK(device);
+  free(next);
   oidnReleaseBuffer(spare);
 
   /* removing the monitor */
