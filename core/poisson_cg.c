@@ -386,11 +386,11 @@ typedef struct cg_setup
   const lull_poisson_dct* dct;
 } cg_setup;
 
-/* z = M^-1 r; returns r.z, r.r, and for the deflation (cg_solve) the
- * data-weighted sum of z and the sum of r, per channel.  Deflated, the DCT preconditioner
- * gives z no constant: the deflated r has none, and dividing the float
- * rounding of its sum by a tiny alpha^2 had made one (L1 at alpha 1e-6:
- * means off by 54). */
+/* z = M^-1 r; returns r.z, r.r, and for the deflation (cg_solve; 0
+ * without it) the data-weighted sum of z and the sum of r, per channel.
+ * Deflated, the DCT preconditioner gives z no constant: the deflated r has
+ * none, and dividing the float rounding of its sum by a tiny alpha^2 had
+ * made one (L1 at alpha 1e-6: means off by 54). */
 static lull_status precondition(const lull_poisson_system* sys, const cg_setup* s, cg_work* work,
                                 double rz[3], double rr[3], double wz[3], double rs[3],
                                 lull_error* err)
@@ -408,7 +408,7 @@ static lull_status precondition(const lull_poisson_system* sys, const cg_setup* 
     const float* r = work->r[c];
     float* z = work->z[c];
     const float* inv = work->inv_diag;
-    const float* wa = sys->wa;
+    const float* wa = s->deflate ? sys->wa : NULL; /* undeflated: no more reads */
     double a = 0.0, b = 0.0, q = 0.0, t = 0.0;
     const int jacobi = s->precond == LULL_POISSON_PRECOND_JACOBI;
 #pragma omp parallel for schedule(static) reduction(+ : a, b, q, t) num_threads(sys->threads)
@@ -417,8 +417,10 @@ static lull_status precondition(const lull_poisson_system* sys, const cg_setup* 
         z[i] = r[i] * inv[i];
       a += (double)r[i] * z[i];
       b += (double)r[i] * r[i];
-      q += (double)wa[i] * z[i];
-      t += r[i];
+      if (wa) {
+        q += (double)wa[i] * z[i];
+        t += r[i];
+      }
     }
     rz[c] = a;
     rr[c] = b;
@@ -496,7 +498,8 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
     for (ptrdiff_t i = 0; i < (ptrdiff_t)n; ++i) {
       r[i] = b[i] - ax[i];
       b2 += (double)b[i] * b[i];
-      ws += (double)wa[i] * ((double)primal[i] - xc[i]);
+      if (s->deflate)
+        ws += (double)wa[i] * ((double)primal[i] - xc[i]);
     }
     rhs2[c] = b2;
     /* the constant's exact solve: x += c, r -= c A 1 */
@@ -581,8 +584,8 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
 
 /* alpha = 0 leaves the solution's constant free: the DCT solve takes the
  * primal's mean, and CG (whose deflated steps keep the start's mean) is
- * shifted to it afterwards, so both solvers give the same image.  CUDA: LULL_PK_MEAN_OFFSET and
- * LULL_PK_SHIFT. */
+ * shifted to it afterwards, so both solvers give the same image.  CUDA:
+ * LULL_PK_MEAN_OFFSET and LULL_PK_SHIFT. */
 static void shift_to_primal_mean(const lull_poisson_system* sys, float* const x[3])
 {
   const size_t n = (size_t)sys->width * (size_t)sys->height;
