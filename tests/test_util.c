@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include <string.h>
+
 int lull_test_failures = 0;
 
 int lull_test_result(const char* name)
@@ -39,4 +41,19 @@ float lull_test_random(unsigned* state)
   x ^= x << 5;
   *state = x;
   return (float)(x >> 8) * (1.0f / 16777216.0f);
+}
+
+lull_image lull_test_float_view(const float* data, int channels, int w, int h)
+{
+  lull_image im;
+  memset(&im, 0, sizeof im);
+  if (!data)
+    return im;
+  im.data = (unsigned char*)data;
+  im.format = (lull_format)(LULL_FORMAT_FLOAT + channels - 1);
+  im.width = w;
+  im.height = h;
+  im.pixel_stride = (size_t)channels * sizeof(float);
+  im.row_stride = im.pixel_stride * (size_t)w;
+  return im;
 }

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "image.h"
+
 extern int lull_test_failures;
 
 #define CHECK(cond)                                                                   \
@@ -45,3 +47,6 @@ double lull_test_max_abs_diff(const float* a, const float* b, size_t n);
 int lull_test_all_finite(const float* a, size_t n);
 /* Deterministic pseudo-random numbers in [0, 1) (xorshift). */
 float lull_test_random(unsigned* state);
+/* A view of packed host floats, `channels` per pixel (data NULL: no image,
+ * all zero). */
+lull_image lull_test_float_view(const float* data, int channels, int w, int h);

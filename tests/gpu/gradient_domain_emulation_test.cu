@@ -57,24 +57,24 @@ static lull_gradient_domain_images images_of(const poisson_data* d, const poisso
   const int w = d->width, h = d->height, ch = d->channels;
   lull_gradient_domain_images im;
   memset(&im, 0, sizeof im);
-  im.color = poisson_float_view(d->color, ch, w, h);
-  im.gradient_x = poisson_float_view(d->gx, ch, w, h);
-  im.gradient_y = poisson_float_view(d->gy, ch, w, h);
-  im.color_a = poisson_float_view(d->color_a, ch, w, h);
-  im.color_b = poisson_float_view(d->color_b, ch, w, h);
-  im.gradient_x_a = poisson_float_view(d->gx_a, ch, w, h);
-  im.gradient_x_b = poisson_float_view(d->gx_b, ch, w, h);
-  im.gradient_y_a = poisson_float_view(d->gy_a, ch, w, h);
-  im.gradient_y_b = poisson_float_view(d->gy_b, ch, w, h);
-  im.output = poisson_float_view(out, ch, w, h);
+  im.color = lull_test_float_view(d->color, ch, w, h);
+  im.gradient_x = lull_test_float_view(d->gx, ch, w, h);
+  im.gradient_y = lull_test_float_view(d->gy, ch, w, h);
+  im.color_a = lull_test_float_view(d->color_a, ch, w, h);
+  im.color_b = lull_test_float_view(d->color_b, ch, w, h);
+  im.gradient_x_a = lull_test_float_view(d->gx_a, ch, w, h);
+  im.gradient_x_b = lull_test_float_view(d->gx_b, ch, w, h);
+  im.gradient_y_a = lull_test_float_view(d->gy_a, ch, w, h);
+  im.gradient_y_b = lull_test_float_view(d->gy_b, ch, w, h);
+  im.output = lull_test_float_view(out, ch, w, h);
   if (which == FEAT_DEPTH) {
-    im.albedo = poisson_float_view(f->albedo, 3, w, h);
-    im.normal = poisson_float_view(f->normal, 3, w, h);
-    im.depth = poisson_float_view(f->depth, 1, w, h);
+    im.albedo = lull_test_float_view(f->albedo, 3, w, h);
+    im.normal = lull_test_float_view(f->normal, 3, w, h);
+    im.depth = lull_test_float_view(f->depth, 1, w, h);
   } else if (which == FEAT_POSITION) {
-    im.normal = poisson_float_view(f->normal, 3, w, h);
-    im.position = poisson_float_view(f->position, 3, w, h);
-    im.feature_variance = poisson_float_view(f->variance, 3, w, h);
+    im.normal = lull_test_float_view(f->normal, 3, w, h);
+    im.position = lull_test_float_view(f->position, 3, w, h);
+    im.feature_variance = lull_test_float_view(f->variance, 3, w, h);
   }
   return im;
 }

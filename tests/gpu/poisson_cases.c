@@ -92,21 +92,6 @@ poisson_agreement poisson_agreement_of(const float* test, const float* ref, size
   return a;
 }
 
-lull_image poisson_float_view(const float* data, int channels, int w, int h)
-{
-  lull_image im;
-  memset(&im, 0, sizeof im);
-  if (!data)
-    return im;
-  im.data = (unsigned char*)data;
-  im.format = (lull_format)(LULL_FORMAT_FLOAT + channels - 1);
-  im.width = w;
-  im.height = h;
-  im.pixel_stride = (size_t)channels * sizeof(float);
-  im.row_stride = im.pixel_stride * (size_t)w;
-  return im;
-}
-
 int poisson_on_progress(void* user, double done)
 {
   poisson_progress_log* log = (poisson_progress_log*)user;

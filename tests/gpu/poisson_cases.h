@@ -39,9 +39,6 @@ typedef struct poisson_agreement
 
 poisson_agreement poisson_agreement_of(const float* test, const float* ref, size_t n);
 
-/* A view of packed host floats (data NULL: no image). */
-lull_image poisson_float_view(const float* data, int channels, int w, int h);
-
 /* A progress monitor that logs its calls and cancels at call cancel_at
  * (-1: never). */
 typedef struct poisson_progress_log

@@ -34,21 +34,21 @@ static lull_poisson_images images_of(const poisson_data* d, int inputs, float* o
   lull_poisson_images im;
   memset(&im, 0, sizeof im);
   if (inputs != INPUT_HALVES) {
-    im.color = poisson_float_view(d->color, ch, w, h);
-    im.gradient_x = poisson_float_view(d->gx, ch, w, h);
-    im.gradient_y = poisson_float_view(d->gy, ch, w, h);
+    im.color = lull_test_float_view(d->color, ch, w, h);
+    im.gradient_x = lull_test_float_view(d->gx, ch, w, h);
+    im.gradient_y = lull_test_float_view(d->gy, ch, w, h);
   }
   if (inputs != INPUT_FULL) {
-    im.color_a = poisson_float_view(d->color_a, ch, w, h);
-    im.color_b = poisson_float_view(d->color_b, ch, w, h);
-    im.gradient_x_a = poisson_float_view(d->gx_a, ch, w, h);
-    im.gradient_x_b = poisson_float_view(d->gx_b, ch, w, h);
-    im.gradient_y_a = poisson_float_view(d->gy_a, ch, w, h);
-    im.gradient_y_b = poisson_float_view(d->gy_b, ch, w, h);
+    im.color_a = lull_test_float_view(d->color_a, ch, w, h);
+    im.color_b = lull_test_float_view(d->color_b, ch, w, h);
+    im.gradient_x_a = lull_test_float_view(d->gx_a, ch, w, h);
+    im.gradient_x_b = lull_test_float_view(d->gx_b, ch, w, h);
+    im.gradient_y_a = lull_test_float_view(d->gy_a, ch, w, h);
+    im.gradient_y_b = lull_test_float_view(d->gy_b, ch, w, h);
   }
-  im.output = poisson_float_view(out, ch, w, h);
+  im.output = lull_test_float_view(out, ch, w, h);
   if (variance_channels)
-    im.output_variance = poisson_float_view(variance, variance_channels, w, h);
+    im.output_variance = lull_test_float_view(variance, variance_channels, w, h);
   return im;
 }
 

@@ -449,7 +449,7 @@ static lull_image device_image(const float* data, int channels, int w, int h, fl
   check_cuda(cudaMalloc((void**)keep, bytes), "cudaMalloc");
   if (data)
     check_cuda(cudaMemcpy(*keep, data, bytes, cudaMemcpyHostToDevice), "upload");
-  return poisson_float_view(*keep, channels, w, h);
+  return lull_test_float_view(*keep, channels, w, h);
 }
 
 /* GradientDomain with its defaults on device images: median of `repeats`

@@ -391,19 +391,6 @@ static float* interleaved(float* const planes[3], int n)
   return out;
 }
 
-static lull_image packed_view(float* data, int channels, int w, int h)
-{
-  lull_image im;
-  memset(&im, 0, sizeof im);
-  im.data = (unsigned char*)data;
-  im.format = (lull_format)(LULL_FORMAT_FLOAT + channels - 1);
-  im.width = w;
-  im.height = h;
-  im.pixel_stride = (size_t)channels * sizeof(float);
-  im.row_stride = im.pixel_stride * (size_t)w;
-  return im;
-}
-
 /* Root-mean-square error against the truth of GradientDomain (one
  * candidate) on 16x12 halves, and its largest |value|. */
 static double filter_error(int candidate, int cg_iterations, float cg_tolerance, double* largest)
@@ -425,15 +412,15 @@ static double filter_error(int candidate, int cg_iterations, float cg_tolerance,
   }
   lull_gradient_domain_images im;
   memset(&im, 0, sizeof im);
-  im.color_a = packed_view(planes[0], 3, w, h);
-  im.color_b = packed_view(planes[1], 3, w, h);
-  im.gradient_x_a = packed_view(planes[2], 3, w, h);
-  im.gradient_x_b = packed_view(planes[3], 3, w, h);
-  im.gradient_y_a = packed_view(planes[4], 3, w, h);
-  im.gradient_y_b = packed_view(planes[5], 3, w, h);
-  im.albedo = packed_view(albedo, 3, w, h);
-  im.depth = packed_view(depth, 1, w, h);
-  im.output = packed_view(out, 3, w, h);
+  im.color_a = lull_test_float_view(planes[0], 3, w, h);
+  im.color_b = lull_test_float_view(planes[1], 3, w, h);
+  im.gradient_x_a = lull_test_float_view(planes[2], 3, w, h);
+  im.gradient_x_b = lull_test_float_view(planes[3], 3, w, h);
+  im.gradient_y_a = lull_test_float_view(planes[4], 3, w, h);
+  im.gradient_y_b = lull_test_float_view(planes[5], 3, w, h);
+  im.albedo = lull_test_float_view(albedo, 3, w, h);
+  im.depth = lull_test_float_view(depth, 1, w, h);
+  im.output = lull_test_float_view(out, 3, w, h);
   lull_gradient_domain_params p = lull_gradient_domain_default_params();
   p.cg_iterations = cg_iterations;
   p.cg_tolerance = cg_tolerance;
