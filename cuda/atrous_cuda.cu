@@ -106,8 +106,6 @@ lull_status lull_atrous_plan_make(const lull_atrous_params* params, const lull_a
   plan->geometry_kind = !has_geometry ? LULL_ATROUS_GEOMETRY_NONE
                         : images->depth.data ? LULL_ATROUS_GEOMETRY_DEPTH
                                              : LULL_ATROUS_GEOMETRY_POSITION;
-  plan->half = params->packed_guides == 2 && plan->packed && plan->variance_mode &&
-               plan->geometry_kind != LULL_ATROUS_GEOMETRY_POSITION;
   scratch_layout s;
   if (!scratch_layout_make(plan, lull_format_channels(images->color.format), &s))
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large");
@@ -220,7 +218,6 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
     la.last = last;
     la.channels = channels;
     la.packed = plan->packed;
-    la.half = plan->half;
     /* Dammertz §2.2: sigma of level i is sigma_0 2^-i */
     const float sigma_c = params->sigma_color * ldexpf(1.0f, -level);
     la.color_scale = -LULL_LOG2E / (sigma_c * sigma_c);

@@ -97,7 +97,6 @@ typedef struct lull_atrous_level_args
   const int* inv_x;        /* position -> original x */
   const int* inv_y;
   int width, height, level, last, channels, packed;
-  int half;                /* the level kernel in fp16 arithmetic (atrous_half.cuh) */
   float sigma_luminance;
   /* the edge-stopping terms as the kernels evaluate them (atrous_common.cuh),
    * as n = -log2(e) E: per tap class (indexed by dx^2 + dy^2 in units of
@@ -164,7 +163,6 @@ lull_atrous_launchers lull_atrous_stream_launchers(cudaStream_t* stream);
 typedef struct lull_atrous_plan
 {
   int width, height, levels, permuted, packed, variance_mode, geometry_kind;
-  int half;       /* packed levels in fp16 arithmetic (atrous_half.cuh) */
   int auto_scale; /* lull_atrous_scale_is_auto */
   size_t scratch_bytes;
 } lull_atrous_plan;

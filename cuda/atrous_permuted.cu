@@ -1,5 +1,4 @@
 /* The permuted-schedule kernels (atrous_permuted.cuh) and their launchers. */
-#include "atrous_half.cuh"
 #include "atrous_permuted.cuh"
 
 /* Blocks per multiprocessor the register budget must allow: the most
@@ -43,21 +42,6 @@ LULL_PERMUTED_KERNEL(permuted_packed_fixed_depth, 0, LULL_ATROUS_GEOMETRY_DEPTH,
 LULL_PERMUTED_KERNEL(permuted_packed_fixed_position, 0, LULL_ATROUS_GEOMETRY_POSITION, 1,
                      PERM_MIN_BLOCKS_PACKED_FIXED)
 
-/* The level kernel in fp16 arithmetic (atrous_half.cuh): a 35.7 KB tile
- * for 128 threads, 6 blocks per multiprocessor in 228 KB (85 registers). */
-#ifndef HALF_MIN_BLOCKS
-  #define HALF_MIN_BLOCKS 6
-#endif
-static __global__ void __launch_bounds__(HALF_THREADS, HALF_MIN_BLOCKS)
-    permuted_half_depth(const lull_atrous_level_args a)
-{
-  __shared__ __align__(16) half_tile s;
-  const lull_thread t = LULL_THREAD_HERE();
-  half_body(&a, &s, 0, t);
-  __syncthreads();
-  half_body(&a, &s, 1, t);
-}
-
 cudaError_t lull_atrous_kernels_configure(void)
 {
   /* the permuted kernels live on shared memory (6-7 tiles of 24-28 KB per
@@ -66,8 +50,7 @@ cudaError_t lull_atrous_kernels_configure(void)
   void* const kernels[] = {(void*)permuted_variance_depth,     (void*)permuted_variance_position,
                            (void*)permuted_fixed_depth,        (void*)permuted_fixed_position,
                            (void*)permuted_packed_depth,       (void*)permuted_packed_position,
-                           (void*)permuted_packed_fixed_depth, (void*)permuted_packed_fixed_position,
-                           (void*)permuted_half_depth};
+                           (void*)permuted_packed_fixed_depth, (void*)permuted_packed_fixed_position};
   for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; ++k) {
     const cudaError_t code = cudaFuncSetAttribute(
         kernels[k], cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
@@ -89,10 +72,7 @@ cudaError_t lull_atrous_permuted_launch(const lull_atrous_level_args* args, int 
   const dim3 grid((unsigned)((args->width + PERM_BW - 1) / PERM_BW),
                   (unsigned)((args->height + PERM_OUT_H - 1) / PERM_OUT_H));
   const int pos = geometry_kind == LULL_ATROUS_GEOMETRY_POSITION;
-  if (args->half && variance_mode && !pos) {
-    const dim3 hgrid(grid.x, (unsigned)((args->height + HALF_OUT_H - 1) / HALF_OUT_H));
-    permuted_half_depth<<<hgrid, dim3(HALF_BW, HALF_BH), 0, stream>>>(*args);
-  } else if (variance_mode && args->packed)
+  if (variance_mode && args->packed)
     (pos ? permuted_packed_position : permuted_packed_depth)<<<grid, block, 0, stream>>>(*args);
   else if (args->packed)
     (pos ? permuted_packed_fixed_position

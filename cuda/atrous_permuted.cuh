@@ -194,43 +194,6 @@ LULL_BODY permuted_moving permuted_moving_fetch(const lull_atrous_level_args* a,
   return m;
 }
 
-/* Stores the filtered pixel (px, py) of this level's layout: in the next
- * layout together with what moves with it, or, in the last level, in the
- * original layout with its albedo multiplied back (§3.3). */
-LULL_BODY void permuted_store(const lull_atrous_level_args* a, int px, int py, float4 out,
-                              const permuted_moving* m, const int geometry_kind,
-                              const int packed)
-{
-  const int w = a->width, h = a->height;
-  if (a->last) {
-    /* §3.3: the original layout, with the (unscaled) albedo multiplied back */
-    float4 g0, g1 = m->g1;
-    if (packed)
-      lull_unpack_guides(m->gp, &g0, &g1);
-    const size_t o =
-        (size_t)LULL_LDG(a->inv_y + py) * (size_t)w + (size_t)LULL_LDG(a->inv_x + px);
-    const float4 rgb = atrous_remodulate(a, out, g1.x, g1.y, g1.z);
-    if (packed)
-      a->final_cp[o] = lull_pack_color(rgb); /* the fourth channel is 0 */
-    else
-      a->final_c[o] = rgb;
-    return;
-  }
-  const size_t o = (size_t)lull_layout_step(py, h, a->level) * (size_t)w +
-                   (size_t)lull_layout_step(px, w, a->level);
-  if (packed) {
-    a->out.cp[o] = lull_pack_color(out);
-    a->out.gp[o] = m->gp;
-  } else {
-    a->out.c[o] = out;
-    a->out.g0[o] = m->g0;
-    a->out.g1[o] = m->g1;
-  }
-  a->out.ig[o] = m->ig;
-  if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
-    a->out.g2[o] = m->g2;
-}
-
 /* Phase 1: the stencil and the scatter to the next layout. */
 LULL_BODY void permuted_filter(const lull_atrous_level_args* a, const permuted_tile* s,
                                lull_thread t, const int variance_mode, const int geometry_kind,
@@ -279,10 +242,40 @@ LULL_UNROLL
                                         geometry_kind, packed);
 
 LULL_UNROLL
-  for (int j = 0; j < PERM_STRIP; ++j)
-    if (px < w && py0 + j < h)
-      permuted_store(a, px, py0 + j, atrous_normalise(&sums[j]), &moving[j], geometry_kind,
-                     packed);
+  for (int j = 0; j < PERM_STRIP; ++j) {
+    const int py = py0 + j;
+    if (px >= w || py >= h)
+      continue;
+    const float4 out = atrous_normalise(&sums[j]);
+    const permuted_moving* m = &moving[j];
+    if (a->last) {
+      /* §3.3: the original layout, with the (unscaled) albedo multiplied back */
+      float4 g0, g1 = m->g1;
+      if (packed)
+        lull_unpack_guides(m->gp, &g0, &g1);
+      const size_t o =
+          (size_t)LULL_LDG(a->inv_y + py) * (size_t)w + (size_t)LULL_LDG(a->inv_x + px);
+      const float4 rgb = atrous_remodulate(a, out, g1.x, g1.y, g1.z);
+      if (packed)
+        a->final_cp[o] = lull_pack_color(rgb); /* the fourth channel is 0 */
+      else
+        a->final_c[o] = rgb;
+      continue;
+    }
+    const size_t o = (size_t)lull_layout_step(py, h, a->level) * (size_t)w +
+                     (size_t)lull_layout_step(px, w, a->level);
+    if (packed) {
+      a->out.cp[o] = lull_pack_color(out);
+      a->out.gp[o] = m->gp;
+    } else {
+      a->out.c[o] = out;
+      a->out.g0[o] = m->g0;
+      a->out.g1[o] = m->g1;
+    }
+    a->out.ig[o] = m->ig;
+    if (geometry_kind == LULL_ATROUS_GEOMETRY_POSITION)
+      a->out.g2[o] = m->g2;
+  }
 }
 
 LULL_BODY void permuted_body(const lull_atrous_level_args* a, permuted_tile* s, int phase,
