@@ -66,8 +66,10 @@ typedef struct lull_atrous_images
 {
   lull_image color;    /* required: 3 or 4 channels (or 1/2, filtered as given) */
   lull_image output;   /* required: same size and channel count as color */
-  lull_image albedo;   /* optional (data == NULL when absent), 3 channels */
-  lull_image normal;   /* optional, 3 channels, any length, [-1,1] */
+  lull_image albedo;   /* optional (data == NULL when absent), 3 channels
+                        * (1 and 2 read by lull_expand_rgb, as OIDN does) */
+  lull_image normal;   /* optional, 3 channels (or 1, 2 as the albedo), any
+                        * length, [-1,1] */
   lull_image depth;    /* optional, 1 channel */
   lull_image position; /* optional, 3 channels; used when depth is absent */
   lull_image variance; /* optional, 1 channel (luminance) or 3 (mean is used) */

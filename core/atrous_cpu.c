@@ -67,10 +67,8 @@ lull_status lull_atrous_validate(const lull_atrous_params* params,
   for (size_t i = 0; i < sizeof optional / sizeof optional[0]; ++i)
     if (optional[i]->data && !same_size(optional[i], color))
       return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "image size mismatch");
-  if (images->albedo.data && lull_format_channels(images->albedo.format) < 3)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "albedo image must have 3 channels");
-  if (images->normal.data && lull_format_channels(images->normal.format) < 3)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "normal image must have 3 channels");
+  /* albedo and normal of 1 or 2 channels read as OIDN reads them
+   * (lull_expand_rgb); a position needs its 3 coordinates */
   if (images->position.data && lull_format_channels(images->position.format) < 3)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "position image must have 3 channels");
   if (params->iterations < 1 || params->iterations > LULL_ATROUS_MAX_ITERATIONS)
@@ -298,9 +296,9 @@ static void prepare_guides(const lull_atrous_images* images, const atrous_setup*
   for (int y = 0; y < h; ++y) {
     const size_t row = (size_t)y * (size_t)w;
     if (s->has_albedo) {
-      float* const a[4] = {lull_plane(pl, P_AR) + row, lull_plane(pl, P_AG) + row,
-                           lull_plane(pl, P_AB) + row, NULL};
-      lull_image_read_row(&images->albedo, y, a, 3);
+      float* const a[3] = {lull_plane(pl, P_AR) + row, lull_plane(pl, P_AG) + row,
+                           lull_plane(pl, P_AB) + row};
+      lull_image_read_row_rgb(&images->albedo, y, a);
       for (int k = 0; k < 3; ++k)
         for (int x = 0; x < w; ++x)
           a[k][x] = (a[k][x] - a[k][x]) == 0.0f ? a[k][x] : 0.0f; /* non-finite: 0 */
@@ -310,8 +308,8 @@ static void prepare_guides(const lull_atrous_images* images, const atrous_setup*
       float* ny = lull_plane(pl, P_NY) + row;
       float* nz = lull_plane(pl, P_NZ) + row;
       float* nm = lull_plane(pl, P_NM) + row;
-      float* const n[4] = {nx, ny, nz, NULL};
-      lull_image_read_row(&images->normal, y, n, 3);
+      float* const n[3] = {nx, ny, nz};
+      lull_image_read_row_rgb(&images->normal, y, n);
       for (int x = 0; x < w; ++x) {
         float v[3] = {nx[x], ny[x], nz[x]};
         for (int k = 0; k < 3; ++k)

@@ -84,6 +84,18 @@ LULL_HD void lull_image_load(const lull_image* image, int x, int y, float out[4]
   }
 }
 
+/* An auxiliary image (albedo, normal) of fewer than 3 channels as RGB, the
+ * way OIDN reads one (1- and 2-channel images since OIDN 2.1): one
+ * channel v is (v, v, v), two (x, y) are (x, y, y).  v holds the loaded
+ * channels; `channels` is the image's count. */
+LULL_HD void lull_expand_rgb(float v[3], int channels)
+{
+  if (channels == 1)
+    v[1] = v[2] = v[0];
+  else if (channels == 2)
+    v[2] = v[1];
+}
+
 /* Stores the first n channels of value into pixel (x, y), n <= channels. */
 LULL_HD void lull_image_store_n(const lull_image* image, int x, int y, const float value[4], int n)
 {

@@ -86,6 +86,21 @@ void lull_image_read_row(const lull_image* image, int y, float* const planes[4],
   }
 }
 
+void lull_image_read_row_rgb(const lull_image* image, int y, float* const planes[3])
+{
+  float* const p[4] = {planes[0], planes[1], planes[2], NULL};
+  lull_image_read_row(image, y, p, 3);
+  const int have = lull_format_channels(image->format);
+  if (have >= 3)
+    return;
+  for (int x = 0; x < image->width; ++x) {
+    float v[3] = {p[0][x], p[1][x], p[2][x]};
+    lull_expand_rgb(v, have);
+    p[1][x] = v[1];
+    p[2][x] = v[2];
+  }
+}
+
 void lull_image_write_row(const lull_image* image, int y, const float* const planes[4],
                           int channels)
 {

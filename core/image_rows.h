@@ -11,6 +11,10 @@
  * skip a channel. */
 void lull_image_read_row(const lull_image* image, int y, float* const planes[4], int channels);
 
+/* Reads row y of an auxiliary image into 3 planes as lull_expand_rgb reads
+ * a pixel of it (1 channel: v, v, v; 2: x, y, y). */
+void lull_image_read_row_rgb(const lull_image* image, int y, float* const planes[3]);
+
 /* Writes the first `channels` planes into row y of image. */
 void lull_image_write_row(const lull_image* image, int y, const float* const planes[4],
                           int channels);

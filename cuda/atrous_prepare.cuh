@@ -182,11 +182,13 @@ LULL_UNROLL
     float2 p = make_float2(0.0f, 0.0f);
     if (q.inside) {
       if (a->has_albedo) {
+        lull_expand_rgb(al[k], lull_format_channels(a->albedo.format));
         g1.x = prepare_finite_or_zero(al[k][0]);
         g1.y = prepare_finite_or_zero(al[k][1]);
         g1.z = prepare_finite_or_zero(al[k][2]);
       }
       if (a->has_normal) {
+        lull_expand_rgb(nv[k], lull_format_channels(a->normal.format));
         float u[3] = {prepare_finite_or_zero(nv[k][0]), prepare_finite_or_zero(nv[k][1]),
                       prepare_finite_or_zero(nv[k][2])};
         n.w = lull_normalize_normal(u); /* the "missing" flag */

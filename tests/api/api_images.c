@@ -1,4 +1,5 @@
-/* Image arguments: formats (FLOAT4/HALF4 with alpha passed through), strides
+/* Image arguments: formats (FLOAT4/HALF4 with alpha passed through; 1- and
+ * 2-channel albedo and normal read as OIDN reads them), strides
  * (default, explicit, too small, padded rows), buffer offsets and bounds,
  * the size limits and their overflow, unsetting with NULL, buffers of
  * another device, in-place filtering, half precision, and that nothing is
@@ -389,6 +390,90 @@ static void half_precision(OIDNDevice device, const char* type)
   free(color);
 }
 
+/* Filtered with the given albedo and normal views; a new output array. */
+static float* run_guided(OIDNDevice device, const char* type, float* color, const void* albedo,
+                         OIDNFormat albedo_format, const void* normal, OIDNFormat normal_format)
+{
+  float* out = api_filled(3 * N, -1.0f);
+  OIDNFilter filter = oidnNewFilter(device, type);
+  oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "albedo", (void*)albedo, albedo_format, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "normal", (void*)normal, normal_format, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", out, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  CHECK_EQ_INT(commit_execute(device, filter), OIDN_ERROR_NONE);
+  oidnReleaseFilter(filter);
+  return out;
+}
+
+/* Albedo and normal of 1 and 2 channels, float and half, as OIDN 2.1+
+ * reads them: one channel v as (v, v, v), two (x, y) as (x, y, y).  The
+ * results must equal those of the expanded 3-channel images bit for bit,
+ * and differ from those of the images padded with zeros (what a reader
+ * without the rule would see). */
+static void aux_channels(OIDNDevice device, const char* type)
+{
+  float* color = api_noisy_image(W, H, 3, 0.4f, 61);
+  float* albedo1 = api_noisy_image(W, H, 1, 0.0f, 62);
+  float* normal2 = api_noisy_image(W, H, 2, 0.0f, 63);
+  /* a step in both guides, so that they shape the result */
+  for (int i = 0; i < N; ++i)
+    if (i % W > W / 2) {
+      albedo1[i] *= 0.25f;
+      normal2[2 * i] = -normal2[2 * i];
+    }
+  unsigned short* albedo1_half = malloc(N * sizeof *albedo1_half);
+  unsigned short* normal2_half = malloc(2 * N * sizeof *normal2_half);
+  api_to_half(albedo1, albedo1_half, N);
+  api_to_half(normal2, normal2_half, 2 * N);
+  api_from_half(albedo1_half, albedo1, N); /* the float runs see the same values */
+  api_from_half(normal2_half, normal2, 2 * N);
+  float* albedo3 = malloc(3 * N * sizeof *albedo3);
+  float* normal3 = malloc(3 * N * sizeof *normal3);
+  float* albedo0 = api_filled(3 * N, 0.0f);
+  float* normal0 = api_filled(3 * N, 0.0f);
+  for (int i = 0; i < N; ++i) {
+    albedo3[3 * i] = albedo3[3 * i + 1] = albedo3[3 * i + 2] = albedo0[3 * i] = albedo1[i];
+    normal3[3 * i] = normal0[3 * i] = normal2[2 * i];
+    normal3[3 * i + 1] = normal3[3 * i + 2] = normal0[3 * i + 1] = normal2[2 * i + 1];
+  }
+  float* expanded = run_guided(device, type, color, albedo3, OIDN_FORMAT_FLOAT3, normal3,
+                               OIDN_FORMAT_FLOAT3);
+  float* padded = run_guided(device, type, color, albedo0, OIDN_FORMAT_FLOAT3, normal0,
+                             OIDN_FORMAT_FLOAT3);
+  float* narrow = run_guided(device, type, color, albedo1, OIDN_FORMAT_FLOAT, normal2,
+                             OIDN_FORMAT_FLOAT2);
+  float* narrow_half = run_guided(device, type, color, albedo1_half, OIDN_FORMAT_HALF,
+                                  normal2_half, OIDN_FORMAT_HALF2);
+  CHECK(lull_test_max_abs_diff(narrow, expanded, 3 * N) == 0.0);
+  CHECK(lull_test_max_abs_diff(narrow_half, expanded, 3 * N) == 0.0);
+  CHECK(lull_test_max_abs_diff(padded, expanded, 3 * N) > 1e-3);
+
+  /* prefiltering a 1-channel albedo (no colour): filtered as given */
+  float* out1 = api_filled(N, -1.0f);
+  OIDNFilter filter = oidnNewFilter(device, type);
+  oidnSetSharedFilterImage(filter, "albedo", albedo1, OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", out1, OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);
+  if (strcmp(type, "RT") == 0) {
+    CHECK_EQ_INT(commit_execute(device, filter), OIDN_ERROR_NONE);
+    CHECK(lull_test_all_finite(out1, N));
+  }
+  oidnReleaseFilter(filter);
+  free(out1);
+  free(narrow_half);
+  free(narrow);
+  free(padded);
+  free(expanded);
+  free(normal0);
+  free(albedo0);
+  free(normal3);
+  free(albedo3);
+  free(normal2_half);
+  free(albedo1_half);
+  free(normal2);
+  free(albedo1);
+  free(color);
+}
+
 void api_test_images(void)
 {
   OIDNDevice device = api_cpu_device();
@@ -399,6 +484,8 @@ void api_test_images(void)
     layouts(device, types[i]);
     half_precision(device, types[i]);
   }
+  aux_channels(device, "RT");
+  aux_channels(device, "ATrous");
   /* the à-trous filters pass alpha through; the Gaussian blurs it */
   alpha(device, "RT");
   alpha(device, "ATrous");
