@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "half.h"
+#include "image.h"
 #include "platform.h"
 
 /* Largest exponent evaluated; exp(-80) is below the smallest normal float. */
@@ -481,7 +482,8 @@ LULL_HD lull_rgbv lull_normalise_sums(float sw, float sr, float sg, float sb, fl
 
 /* An output channel from the filtered linear value v (remodulated): sRGB
  * encoded when the input was sRGB (negatives to 0 first), the input scale
- * undone (inv_scale = 1 / inputScale), clamped to [0, 1] when asked.  srgb
+ * undone (inv_scale = 1 / inputScale) and held in the float range
+ * (lull_hold_in_range), clamped to [0, 1] when asked.  srgb
  * and clamp are the same for a whole image: the CPU calls this in a loop
  * that vectorises with srgb = 0 (powf does not) and hoists the clamp's
  * test. */
@@ -489,7 +491,7 @@ LULL_HD float lull_encode_output(float v, int srgb, float inv_scale, int clamp)
 {
   if (srgb)
     v = lull_linear_to_srgb(v > 0.0f ? v : 0.0f);
-  v *= inv_scale;
+  v = lull_hold_in_range(v * inv_scale);
   if (clamp)
     v = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
   return v;

@@ -123,7 +123,7 @@ lull_status lull_gaussian_cpu(const lull_gaussian_params* params,
         const float inv = m > 0.0f ? 1.0f / m : 0.0f;
         float c[4];
         for (int k = 0; k < 3; ++k)
-          c[k] = lull_plane_c(&a, G_C0 + k)[i] * inv;
+          c[k] = lull_hold_in_range(lull_plane_c(&a, G_C0 + k)[i] * inv);
         c[3] = lull_plane_c(&a, G_ALPHA)[i]; /* pass 2 wrote only blurred planes */
         lull_image_store(&images->output, x, y, c);
       }

@@ -4,6 +4,7 @@
  * API layer passes them through unchanged. */
 #pragma once
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +83,16 @@ LULL_HD void lull_image_load(const lull_image* image, int x, int y, float out[4]
     for (int c = 0; c < n; ++c)
       memcpy(&out[c], p + 4 * c, sizeof(float));
   }
+}
+
+/* An output value held within the float range.  A filter's output is a
+ * weighted mean of its inputs, so it lies within their range, but the
+ * rounding of the mean (and of a scale undone after it) can take a value
+ * at +-FLT_MAX one ulp beyond, to +-inf: a constant FLT_MAX image came out
+ * mostly inf.  NaN stays NaN. */
+LULL_HD float lull_hold_in_range(float v)
+{
+  return v > FLT_MAX ? FLT_MAX : (v < -FLT_MAX ? -FLT_MAX : v);
 }
 
 /* An auxiliary image (albedo, normal) of fewer than 3 channels as RGB, the

@@ -63,7 +63,8 @@ static __global__ void gaussian_pass(const gaussian_args a, int along_x)
     return;
   }
   const float inv = s[3] > 0.0f ? 1.0f / s[3] : 0.0f;
-  const float out[4] = {s[0] * inv, s[1] * inv, s[2] * inv, alpha};
+  const float out[4] = {lull_hold_in_range(s[0] * inv), lull_hold_in_range(s[1] * inv),
+                        lull_hold_in_range(s[2] * inv), alpha};
   lull_cuda_image_store_n(&a.output, x, y, out, lull_format_channels(a.output.format));
 }
 

@@ -365,6 +365,36 @@ static lull_atrous_images scene_images(gpu_scene* s, const float* depth, float**
   return images;
 }
 
+/* A constant image at +-FLT_MAX (no guides): every backend keeps it finite
+ * and constant to rounding (fp16 for packedGuides); the weighted means had
+ * rounded beyond the float range to inf before lull_hold_in_range. */
+static void run_float_max(void)
+{
+  const int w = 45, h = 37;
+  const size_t n = (size_t)w * (size_t)h * 3;
+  float* color = (float*)emu_alloc(n * sizeof(float));
+  double worst = 0.0;
+  for (int sign = -1; sign <= 1; sign += 2) {
+    const float value = (float)sign * FLT_MAX;
+    for (size_t i = 0; i < n; ++i)
+      color[i] = value;
+    lull_atrous_images images;
+    memset(&images, 0, sizeof images);
+    images.color = view(color, 3, w, h);
+    lull_atrous_params params = lull_atrous_default_params();
+    float* out[BACKENDS];
+    run_backends(params, images, w, h, 3, out);
+    for (int k = 0; k < BACKENDS; ++k) {
+      for (size_t i = 0; i < n; ++i)
+        worst = fmax(worst, isfinite(out[k][i]) ? fabs((double)out[k][i] / value - 1.0) : INFINITY);
+      free(out[k]);
+    }
+  }
+  printf("%-20s constant +-FLT_MAX: largest relative change %.2e\n", "float range", worst);
+  CHECK(worst <= 5e-4);
+  free(color);
+}
+
 /* Albedo and normal of 1 and 2 channels (and in fp16), read as OIDN reads
  * them (lull_expand_rgb: v is (v, v, v), (x, y) is (x, y, y)): every
  * backend must give the bits it gives for the expanded 3-channel images,
@@ -970,6 +1000,7 @@ int main(void)
     run_config(&configs[i]);
   run_tiny_geometry_scale();
   run_aux_channels();
+  run_float_max();
   run_tiny_images();
   for (int layout = 0; layout < VIEWS_CASES; ++layout)
     run_views(layout);

@@ -15,6 +15,7 @@
  *   - the Gaussian filter equals the CPU's.
  * atrous_emulation_test.cu checks the same on the CPU, running the kernels'
  * bodies there. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -599,6 +600,40 @@ static void run_aux_channels(OIDNDevice cpu, OIDNDevice gpu)
   gpu_scene_free(&s);
 }
 
+/* A constant image at +-FLT_MAX on the GPU (lull_hold_in_range): finite,
+ * and that constant to float rounding (fp16 for packedGuides), through
+ * ATrous, ATrous packed, RT with hdr and Gaussian. */
+static void run_float_max(OIDNDevice gpu)
+{
+  const int w = 64, h = 48;
+  const size_t n = (size_t)w * (size_t)h * 3;
+  float* color = malloc(n * sizeof(float));
+  float* out = malloc(n * sizeof(float));
+  static const char* const types[4] = {"ATrous", "ATrous", "RT", "Gaussian"};
+  double worst[4] = {0, 0, 0, 0};
+  for (int sign = -1; sign <= 1; sign += 2) {
+    const float value = (float)sign * FLT_MAX;
+    for (size_t i = 0; i < n; ++i)
+      color[i] = value;
+    const gpu_image images[1] = {{"color", color, 3}};
+    for (int t = 0; t < 4; ++t) {
+      const gpu_param params[1] = {{t == 2 ? "hdr" : "packedGuides", 0, t == 1 || t == 2}};
+      CHECK_EQ_INT(gpu_run_filter(gpu, types[t], w, h, images, 1, 3, params, t < 3, out),
+                   OIDN_ERROR_NONE);
+      for (size_t i = 0; i < n; ++i)
+        worst[t] = fmax(worst[t], isfinite(out[i]) ? fabs((double)out[i] / value - 1.0) : INFINITY);
+    }
+  }
+  printf("%-22s largest relative change: ATrous %.1e, packed %.1e, RT %.1e, Gaussian %.1e\n",
+         "constant +-FLT_MAX", worst[0], worst[1], worst[2], worst[3]);
+  CHECK(worst[0] < 1e-6);
+  CHECK(worst[1] < 5e-4);
+  CHECK(worst[2] < 1e-6);
+  CHECK(worst[3] < 1e-6);
+  free(color);
+  free(out);
+}
+
 int main(void)
 {
   OIDNDevice cpu = gpu_new_device(OIDN_DEVICE_TYPE_CPU);
@@ -644,6 +679,7 @@ int main(void)
     run_config(cpu, gpu, &configs[i]);
   run_render(cpu, gpu, "cornell");
   run_aux_channels(cpu, gpu);
+  run_float_max(gpu);
   run_scale_invariance(cpu, gpu);
   run_unaligned(gpu);
   run_in_place(cpu, gpu);
