@@ -110,6 +110,55 @@ def exr_compression(path):
     return header[at + 28] if at >= 0 else None
 
 
+class LayoutRecorder:
+    """Stands in for a panel's UILayout: records what draw() puts in it and
+    checks that every property and operator it names exists in Blender (the
+    panel's code runs only when someone opens it)."""
+
+    def __init__(self, log):
+        self.log = log
+        self.use_property_split = self.use_property_decorate = False
+        self.alert = self.enabled = True
+
+    def _sub(self, *_, **__):
+        return LayoutRecorder(self.log)
+
+    box = column = row = _sub
+
+    def separator(self, *_, **__):
+        pass
+
+    def label(self, text="", **_):
+        self.log["labels"].append(text)
+
+    def prop(self, data, name, **_):
+        self.log["props"].append(name)
+        if name not in data.bl_rna.properties:
+            self.log["errors"].append(f"no property {name} on {data.bl_rna.identifier}")
+
+    def operator(self, idname, **_):
+        self.log["operators"].append(idname)
+        group, op = idname.split(".")
+        if op not in dir(getattr(bpy.ops, group)):
+            self.log["errors"].append(f"no operator {idname}")
+
+
+def draw_panel(addon, filter_type):
+    """RENDER_PT_lull.draw for one filter type, on a recorder."""
+    panel = sys.modules[addon.__name__ + ".panel"].RENDER_PT_lull
+    bpy.context.scene.lull.filter_type = filter_type
+    log = {"props": [], "operators": [], "labels": [], "errors": []}
+
+    class Host:  # draw() reads only self.layout
+        layout = LayoutRecorder(log)
+
+    try:
+        panel.draw(Host(), bpy.context)
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        log["errors"].append(f"{type(e).__name__}: {e}")
+    return log
+
+
 def render_to(scene, path, samples, seed):
     scene.cycles.samples = samples
     scene.cycles.seed = seed
@@ -135,6 +184,29 @@ result["atrous_defaults"] = {
     for prop, name in (("iterations", "iterations"), ("sigma_luminance", "sigmaLuminance"),
                        ("sigma_normal", "sigmaNormal"), ("sigma_depth", "sigmaDepth"),
                        ("sigma_albedo", "sigmaAlbedo"))}
+
+# the panel as Blender would draw it, for both filter types, and with the
+# module missing and a background worker running
+result["panel_draw"] = {t: draw_panel(ADDON, t) for t in ("RT", "ATrous")}
+_loader = sys.modules[ADDON.__name__ + ".loader"]
+_operators = sys.modules[ADDON.__name__ + ".operators"]
+
+
+class _Worker:
+    def status(self):
+        return "2 frames queued"
+
+
+_error, _worker = _loader.error, _operators._auto["worker"]
+PROBLEM = ("the lull module was built for Python 3.11, and this Blender runs another Python, "
+           "so its compiled extension cannot be loaded")
+_loader.error = lambda: PROBLEM
+_operators._auto["worker"] = _Worker()
+try:
+    result["panel_draw"]["problem"] = draw_panel(ADDON, "RT")
+    result["panel_draw"]["problem"]["text"] = PROBLEM
+finally:
+    _loader.error, _operators._auto["worker"] = _error, _worker
 
 # passes, via the add-on's button, on every layer
 for layer in scene.view_layers:

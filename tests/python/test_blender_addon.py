@@ -59,6 +59,28 @@ def test_addon_defaults_are_the_librarys(e2e):
         assert addon == pytest.approx(library), name
 
 
+def test_panel_draws(e2e):
+    # every property and operator the panel names exists, for both filters
+    rt, atrous = e2e["panel_draw"]["RT"], e2e["panel_draw"]["ATrous"]
+    assert rt["errors"] == [] and atrous["errors"] == []
+    assert {"device", "filter_type", "quality", "clean_aux", "auto_denoise"} <= set(rt["props"])
+    assert {"iterations", "sigma_luminance", "sigma_normal", "sigma_depth",
+            "sigma_albedo"} <= set(atrous["props"])
+    assert "quality" not in atrous["props"]
+    assert {"lull.enable_passes", "lull.denoise_render",
+            "lull.denoise_animation"} <= set(rt["operators"])
+    assert any(label.startswith("Passes on 'ViewLayer'") for label in rt["labels"])
+    # the module missing: the reason, wrapped; a background worker: its status
+    problem = e2e["panel_draw"]["problem"]
+    assert problem["errors"] == []
+    labels = problem["labels"]
+    start = labels.index("The lull module is not available:") + 1
+    end = next(i for i, label in enumerate(labels) if label.startswith("Passes on"))
+    assert " ".join(labels[start:end]) == problem["text"]  # wrapped, nothing lost
+    assert end - start > 1 and all(len(label) <= 60 for label in labels[start:end])
+    assert "Background: 2 frames queued" in problem["labels"]
+
+
 def test_enable_passes(e2e):
     assert e2e["passes_enabled"] == {"ViewLayer": True, "Second": True}
     assert e2e["output_format"] in (["OPEN_EXR_MULTILAYER", None],  # Blender < 5.0
