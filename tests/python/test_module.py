@@ -105,6 +105,18 @@ def test_denoise_removes_noise(np, noisy):
     assert err_out < 0.25 * err_in
 
 
+def test_grey_albedo_and_two_channel_normal(np, noisy):
+    # OIDN 2.1+ reads a 1-channel guide v as (v, v, v) and a 2-channel one
+    # (x, y) as (x, y, y); so does lull, from NumPy arrays of those shapes
+    grey = np.ascontiguousarray(noisy["albedo"][..., 1])
+    xy = np.ascontiguousarray(noisy["normal"][..., :2])
+    narrow = lull.denoise(noisy["color"], grey, xy)
+    wide = lull.denoise(noisy["color"], np.repeat(grey[..., None], 3, axis=-1),
+                        np.concatenate([xy, xy[..., 1:]], axis=-1))
+    assert np.array_equal(narrow, wide)
+    assert not np.array_equal(narrow, lull.denoise(noisy["color"]))
+
+
 def test_gaussian_keeps_a_constant_image(np):
     color = np.full((20, 30, 3), 0.25, np.float32)
     out = lull.denoise(color, filter="Gaussian", sigma=3.0)
