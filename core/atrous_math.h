@@ -491,8 +491,8 @@ LULL_HD float lull_encode_output(float v, int srgb, float inv_scale, int clamp)
 {
   if (srgb)
     v = lull_linear_to_srgb(v > 0.0f ? v : 0.0f);
-  v = lull_hold_in_range(v * inv_scale);
-  if (clamp)
-    v = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
-  return v;
+  v *= inv_scale;
+  /* one selection or the other: with both, GCC stopped vectorising the
+   * CPU's clamped (LDR) output loop (1.3 instead of 0.1 ns a value) */
+  return clamp ? (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v)) : lull_hold_in_range(v);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "atrous_math.h"
+#include "gaussian_math.h"
 #include "planes.h"
 #include "threads.h"
 
@@ -104,7 +105,7 @@ lull_status lull_gaussian_cpu(const lull_gaussian_params* params,
         finite &= (c[k] - c[k]) == 0.0f;
       const size_t i = (size_t)y * (size_t)w + (size_t)x;
       for (int k = 0; k < 3; ++k)
-        lull_plane(&a, G_C0 + k)[i] = finite ? c[k] : 0.0f;
+        lull_plane(&a, G_C0 + k)[i] = finite ? lull_gaussian_in(c[k]) : 0.0f;
       lull_plane(&a, G_M)[i] = finite ? 1.0f : 0.0f;
       lull_plane(&a, G_ALPHA)[i] = c[3];
     }
@@ -123,7 +124,7 @@ lull_status lull_gaussian_cpu(const lull_gaussian_params* params,
         const float inv = m > 0.0f ? 1.0f / m : 0.0f;
         float c[4];
         for (int k = 0; k < 3; ++k)
-          c[k] = lull_hold_in_range(lull_plane_c(&a, G_C0 + k)[i] * inv);
+          c[k] = lull_gaussian_out(lull_plane_c(&a, G_C0 + k)[i], inv);
         c[3] = lull_plane_c(&a, G_ALPHA)[i]; /* pass 2 wrote only blurred planes */
         lull_image_store(&images->output, x, y, c);
       }

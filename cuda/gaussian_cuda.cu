@@ -5,6 +5,7 @@
  * component of the working colour. */
 #include <stdlib.h>
 
+#include "../core/gaussian_math.h"
 #include "backend_cuda.h"
 #include "image_access.cuh"
 
@@ -29,7 +30,9 @@ static __global__ void gaussian_load(const gaussian_args a)
   for (int k = 0; k < LULL_MIN(a.channels, 3); ++k)
     finite &= (c[k] - c[k]) == 0.0f;
   const size_t i = (size_t)y * (size_t)a.width + (size_t)x;
-  a.c[0][i] = finite ? make_float4(c[0], c[1], c[2], c[3]) : make_float4(0.0f, 0.0f, 0.0f, c[3]);
+  a.c[0][i] = finite ? make_float4(lull_gaussian_in(c[0]), lull_gaussian_in(c[1]),
+                                   lull_gaussian_in(c[2]), c[3])
+                     : make_float4(0.0f, 0.0f, 0.0f, c[3]);
   a.m[0][i] = finite ? 1.0f : 0.0f;
 }
 
@@ -63,8 +66,8 @@ static __global__ void gaussian_pass(const gaussian_args a, int along_x)
     return;
   }
   const float inv = s[3] > 0.0f ? 1.0f / s[3] : 0.0f;
-  const float out[4] = {lull_hold_in_range(s[0] * inv), lull_hold_in_range(s[1] * inv),
-                        lull_hold_in_range(s[2] * inv), alpha};
+  const float out[4] = {lull_gaussian_out(s[0], inv), lull_gaussian_out(s[1], inv),
+                        lull_gaussian_out(s[2], inv), alpha};
   lull_cuda_image_store_n(&a.output, x, y, out, lull_format_channels(a.output.format));
 }
 

@@ -9,7 +9,8 @@
  *  - NaN and Inf input gives finite output and does not spread;
  *  - the result does not depend on the number of threads, nor on the
  *    colour's scale;
- *  - Gaussian equals a plain reference Gaussian (and passes alpha through);
+ *  - Gaussian equals a plain reference Gaussian (and passes alpha through),
+ *    also next to +-FLT_MAX;
  *  - exp_neg, the one exponential of the filter, matches exp(). */
 #include <float.h>
 #include <math.h>
@@ -235,6 +236,51 @@ static void test_constant_at_float_max(void)
   }
   free(color);
   free(output);
+}
+
+/* The Gaussian near the ends of the float range, at sigma 1.5, where its
+ * row pass had overflowed (a review helper's cases): an image half
+ * +FLT_MAX, half -FLT_MAX must blur without NaN, and a band at FLT_MAX
+ * over zeros must blur to 4 times the blur of the band at FLT_MAX / 4
+ * (the blur is linear; clipped infinities had made the dark side up to
+ * 1000 times too bright). */
+static void test_gaussian_float_range(void)
+{
+  float* color = image_new(3);
+  float* output = image_new(3);
+  float* quarter = image_new(3);
+  for (int pass = 0; pass < 3; ++pass) {
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < W; ++x)
+        for (int c = 0; c < 3; ++c) {
+          float v;
+          if (pass == 0)
+            v = y < H / 2 ? FLT_MAX : -FLT_MAX;
+          else
+            v = y >= 10 && y < 18 ? (pass == 1 ? FLT_MAX : FLT_MAX / 4) : 0.0f;
+          color[((size_t)y * W + (size_t)x) * 3 + (size_t)c] = v;
+        }
+    OIDNFilter f = oidnNewFilter(device, "Gaussian");
+    oidnSetFilterFloat(f, "sigma", 1.5f);
+    oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "output", pass == 2 ? quarter : output, OIDN_FORMAT_FLOAT3, W, H,
+                             0, 0, 0);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    check_no_error("Gaussian at the float range");
+    oidnReleaseFilter(f);
+    if (pass == 0)
+      CHECK(lull_test_all_finite(output, (size_t)W * H * 3));
+  }
+  double worst = 0.0;
+  for (size_t i = 0; i < (size_t)W * H * 3; ++i) {
+    const double expect = 4.0 * quarter[i];
+    worst = fmax(worst, fabs(output[i] - expect) / (fabs(expect) + 1e-30 * FLT_MAX));
+  }
+  CHECK(worst < 1e-5);
+  free(color);
+  free(output);
+  free(quarter);
 }
 
 static void test_normal_edge_does_not_leak(void)
@@ -609,6 +655,7 @@ int main(void)
   test_equals_reference_b3();
   test_constant_stays_constant();
   test_constant_at_float_max();
+  test_gaussian_float_range();
   test_normal_edge_does_not_leak();
   test_non_finite_input();
   test_thread_count_invariance();

@@ -112,41 +112,67 @@ def exr_compression(path):
 
 class LayoutRecorder:
     """Stands in for a panel's UILayout: records what draw() puts in it and
-    checks that every property and operator it names exists in Blender (the
-    panel's code runs only when someone opens it)."""
+    checks it against Blender's own description of UILayout (every keyword
+    and icon name) and of the data (every property) and operators it names
+    (the panel's code runs only when someone opens it)."""
 
-    def __init__(self, log):
-        self.log = log
+    def __init__(self, log, parent=None):
+        self.log, self.parent = log, parent
         self.use_property_split = self.use_property_decorate = False
         self.alert = self.enabled = True
 
-    def _sub(self, *_, **__):
-        return LayoutRecorder(self.log)
+    def _live(self):
+        """Whether items added here are enabled (every enclosing layout is)."""
+        return self.enabled and (self.parent is None or self.parent._live())
 
-    box = column = row = _sub
+    def _check(self, function, kwargs):
+        params = bpy.types.UILayout.bl_rna.functions[function].parameters
+        for key, value in kwargs.items():
+            if key not in params:
+                self.log["errors"].append(f"UILayout.{function}() has no keyword {key}")
+            elif key == "icon" and value not in params["icon"].enum_items.keys():
+                self.log["errors"].append(f"no icon {value}")
 
-    def separator(self, *_, **__):
-        pass
+    def box(self, **kwargs):
+        self._check("box", kwargs)
+        return LayoutRecorder(self.log, self)
 
-    def label(self, text="", **_):
-        self.log["labels"].append(text)
+    def column(self, **kwargs):
+        self._check("column", kwargs)
+        return LayoutRecorder(self.log, self)
 
-    def prop(self, data, name, **_):
+    def row(self, **kwargs):
+        self._check("row", kwargs)
+        return LayoutRecorder(self.log, self)
+
+    def separator(self, **kwargs):
+        self._check("separator", kwargs)
+
+    def label(self, **kwargs):
+        self._check("label", kwargs)
+        self.log["labels"].append(kwargs.get("text", ""))
+
+    def prop(self, data, name, **kwargs):
+        self._check("prop", kwargs)
         self.log["props"].append(name)
         if name not in data.bl_rna.properties:
             self.log["errors"].append(f"no property {name} on {data.bl_rna.identifier}")
 
-    def operator(self, idname, **_):
-        self.log["operators"].append(idname)
+    def operator(self, idname, **kwargs):
+        self._check("operator", kwargs)
+        self.log["operators"].append([idname, self._live()])
         group, op = idname.split(".")
         if op not in dir(getattr(bpy.ops, group)):
             self.log["errors"].append(f"no operator {idname}")
 
 
 def draw_panel(addon, filter_type):
-    """RENDER_PT_lull.draw for one filter type, on a recorder."""
+    """RENDER_PT_lull.draw for one filter type, on a recorder (the scene's
+    filter type is put back afterwards)."""
     panel = sys.modules[addon.__name__ + ".panel"].RENDER_PT_lull
-    bpy.context.scene.lull.filter_type = filter_type
+    settings = bpy.context.scene.lull
+    before = settings.filter_type
+    settings.filter_type = filter_type
     log = {"props": [], "operators": [], "labels": [], "errors": []}
 
     class Host:  # draw() reads only self.layout
@@ -156,6 +182,8 @@ def draw_panel(addon, filter_type):
         panel.draw(Host(), bpy.context)
     except Exception as e:  # noqa: BLE001 - reported to the test
         log["errors"].append(f"{type(e).__name__}: {e}")
+    finally:
+        settings.filter_type = before
     return log
 
 
