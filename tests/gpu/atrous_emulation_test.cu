@@ -408,33 +408,23 @@ static void run_aux_channels(void)
   gpu_scene_make(&s, w, h, 777u);
   float *color, *variance;
   lull_atrous_images images = scene_images(&s, NULL, &color, &variance);
-  float* albedo1 = (float*)emu_alloc(n * sizeof(float));
-  float* albedo3 = (float*)emu_alloc(3 * n * sizeof(float));
-  float* normal2 = (float*)emu_alloc(2 * n * sizeof(float));
-  float* normal3 = (float*)emu_alloc(3 * n * sizeof(float));
+  gpu_narrow_guides g;
+  gpu_narrow_guides_make(&s, &g);
   uint16_t* albedo1_half = (uint16_t*)emu_alloc(n * sizeof(uint16_t));
   uint16_t* normal2_half = (uint16_t*)emu_alloc(2 * n * sizeof(uint16_t));
-  for (size_t i = 0; i < n; ++i) {
-    /* through fp16 first, so that the half views hold the same values */
-    albedo1[i] = lull_half_to_float(lull_float_to_half(s.albedo[3 * i + 1]));
-    albedo1_half[i] = lull_float_to_half(albedo1[i]);
-    albedo3[3 * i] = albedo3[3 * i + 1] = albedo3[3 * i + 2] = albedo1[i];
-    for (int k = 0; k < 2; ++k) {
-      normal2[2 * i + k] = lull_half_to_float(lull_float_to_half(s.normal[3 * i + k]));
-      normal2_half[2 * i + k] = lull_float_to_half(normal2[2 * i + k]);
-      normal3[3 * i + k] = normal2[2 * i + k];
-    }
-    normal3[3 * i + 2] = normal2[2 * i + 1];
-  }
+  for (size_t i = 0; i < n; ++i) /* exact: the values are fp16 already */
+    albedo1_half[i] = lull_float_to_half(g.albedo1[i]);
+  for (size_t i = 0; i < 2 * n; ++i)
+    normal2_half[i] = lull_float_to_half(g.normal2[i]);
   const lull_image narrow[2][2] = {
-      {view(albedo1, 1, w, h), view(normal2, 2, w, h)},
+      {view(g.albedo1, 1, w, h), view(g.normal2, 2, w, h)},
       {view_at((unsigned char*)albedo1_half, 0, LULL_FORMAT_HALF, w, h, 2, 2 * (size_t)w),
        view_at((unsigned char*)normal2_half, 0, LULL_FORMAT_HALF2, w, h, 4, 4 * (size_t)w)}};
   lull_atrous_params params = lull_atrous_default_params();
   params.iterations = 3;
   float* expanded[BACKENDS];
-  images.albedo = view(albedo3, 3, w, h);
-  images.normal = view(normal3, 3, w, h);
+  images.albedo = view(g.albedo3, 3, w, h);
+  images.normal = view(g.normal3, 3, w, h);
   run_backends(params, images, w, h, 3, expanded);
   float* unguided[BACKENDS];
   lull_atrous_images bare = images;
@@ -445,8 +435,8 @@ static void run_aux_channels(void)
   float* albedo0 = (float*)emu_alloc(3 * n * sizeof(float));
   float* normal0 = (float*)emu_alloc(3 * n * sizeof(float));
   for (size_t i = 0; i < 3 * n; ++i) {
-    albedo0[i] = i % 3 == 0 ? albedo3[i] : 0.0f;
-    normal0[i] = i % 3 == 2 ? 0.0f : normal3[i];
+    albedo0[i] = i % 3 == 0 ? g.albedo3[i] : 0.0f;
+    normal0[i] = i % 3 == 2 ? 0.0f : g.normal3[i];
   }
   lull_atrous_images zeros = images;
   zeros.albedo = view(albedo0, 3, w, h);
@@ -478,10 +468,7 @@ static void run_aux_channels(void)
   }
   free(albedo0);
   free(normal0);
-  free(albedo1);
-  free(albedo3);
-  free(normal2);
-  free(normal3);
+  gpu_narrow_guides_free(&g);
   free(albedo1_half);
   free(normal2_half);
   free(color);

@@ -555,20 +555,12 @@ static void run_aux_channels(OIDNDevice cpu, OIDNDevice gpu)
   const size_t n = (size_t)w * (size_t)h;
   gpu_scene s;
   gpu_scene_make(&s, w, h, 777u);
-  float* albedo1 = malloc(n * sizeof(float));
-  float* albedo3 = malloc(3 * n * sizeof(float));
-  float* normal2 = malloc(2 * n * sizeof(float));
-  float* normal3 = malloc(3 * n * sizeof(float));
-  for (size_t i = 0; i < n; ++i) {
-    albedo1[i] = s.albedo[3 * i + 1];
-    albedo3[3 * i] = albedo3[3 * i + 1] = albedo3[3 * i + 2] = albedo1[i];
-    normal2[2 * i] = normal3[3 * i] = s.normal[3 * i];
-    normal2[2 * i + 1] = normal3[3 * i + 1] = normal3[3 * i + 2] = s.normal[3 * i + 1];
-  }
-  const gpu_image narrow[4] = {{"color", s.color, 3}, {"albedo", albedo1, 1},
-                               {"normal", normal2, 2}, {"depth", s.depth, 1}};
-  const gpu_image expanded[4] = {{"color", s.color, 3}, {"albedo", albedo3, 3},
-                                 {"normal", normal3, 3}, {"depth", s.depth, 1}};
+  gpu_narrow_guides g;
+  gpu_narrow_guides_make(&s, &g);
+  const gpu_image narrow[4] = {{"color", s.color, 3}, {"albedo", g.albedo1, 1},
+                               {"normal", g.normal2, 2}, {"depth", s.depth, 1}};
+  const gpu_image expanded[4] = {{"color", s.color, 3}, {"albedo", g.albedo3, 3},
+                                 {"normal", g.normal3, 3}, {"depth", s.depth, 1}};
   float* ref = malloc(3 * n * sizeof(float));
   float* a = malloc(3 * n * sizeof(float));
   float* b = malloc(3 * n * sizeof(float));
@@ -601,10 +593,7 @@ static void run_aux_channels(OIDNDevice cpu, OIDNDevice gpu)
   free(ref);
   free(a);
   free(b);
-  free(albedo1);
-  free(albedo3);
-  free(normal2);
-  free(normal3);
+  gpu_narrow_guides_free(&g);
   gpu_scene_free(&s);
 }
 

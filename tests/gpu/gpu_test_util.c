@@ -205,6 +205,42 @@ void gpu_scene_free(gpu_scene* s)
   free(s->position);
 }
 
+/* v rounded to fp16 and back */
+static float through_half(float v)
+{
+  return lull_half_to_float(lull_float_to_half(v));
+}
+
+void gpu_narrow_guides_make(const gpu_scene* s, gpu_narrow_guides* g)
+{
+  const size_t n = (size_t)s->width * (size_t)s->height;
+  g->albedo1 = malloc(n * sizeof(float));
+  g->albedo3 = malloc(3 * n * sizeof(float));
+  g->normal2 = malloc(2 * n * sizeof(float));
+  g->normal3 = malloc(3 * n * sizeof(float));
+  if (!g->albedo1 || !g->albedo3 || !g->normal2 || !g->normal3) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    g->albedo1[i] = through_half(s->albedo[3 * i + 1]);
+    g->normal2[2 * i] = through_half(s->normal[3 * i]);
+    g->normal2[2 * i + 1] = through_half(s->normal[3 * i + 1]);
+    /* written out, not by lull_expand_rgb: the tests check that rule */
+    g->albedo3[3 * i] = g->albedo3[3 * i + 1] = g->albedo3[3 * i + 2] = g->albedo1[i];
+    g->normal3[3 * i] = g->normal2[2 * i];
+    g->normal3[3 * i + 1] = g->normal3[3 * i + 2] = g->normal2[2 * i + 1];
+  }
+}
+
+void gpu_narrow_guides_free(gpu_narrow_guides* g)
+{
+  free(g->albedo1);
+  free(g->albedo3);
+  free(g->normal2);
+  free(g->normal3);
+}
+
 float* gpu_read_pfm(const char* path, int* width, int* height, int* channels)
 {
   FILE* f = fopen(path, "rb");
