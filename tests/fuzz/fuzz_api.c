@@ -20,7 +20,8 @@
  *     "outputVariance"): every other byte of every arena and buffer is
  *     unchanged (a filter "never writes outside the output it was given");
  *   - a progress callback that cancels gives OIDN_ERROR_CANCELLED or a
- *     finished run, never another error;
+ *     finished run, never another error (but for the refused sync of an
+ *     asynchronous run on a device changed since its commit);
  *   - releasing everything leaves no error and no leak (LeakSanitizer).
  *
  * Shared images are only set when they fit their arena, or when the
@@ -88,6 +89,7 @@ typedef struct image_place
 typedef struct world
 {
   OIDNDevice devices[DEVICES];
+  int device_dirty[DEVICES]; /* a parameter set after the last good commit */
   OIDNBuffer buffers[BUFFERS];
   int buffer_device[BUFFERS];
   OIDNFilter filters[FILTERS];
@@ -397,7 +399,11 @@ static void execute_checked(world* w, int slot, int async)
   const OIDNError code = take_error(device);
   const int cancelled = w->monitored[slot] && w->progress[slot][1] >= 0 &&
                         w->progress[slot][0] > w->progress[slot][1];
-  if (cancelled && code != OIDN_ERROR_NONE && code != OIDN_ERROR_CANCELLED) {
+  /* as in OIDN, a dirty device refuses the sync (INVALID_OPERATION); the
+   * run's own error then waits for a sync on a committed device */
+  const int sync_refused = async && w->device_dirty[w->filter_device[slot]] &&
+                           code == OIDN_ERROR_INVALID_OPERATION;
+  if (cancelled && code != OIDN_ERROR_NONE && code != OIDN_ERROR_CANCELLED && !sync_refused) {
     fprintf(stderr, "fuzz_api: a cancelled run gave error %d\n", (int)code);
     abort();
   }
@@ -596,9 +602,12 @@ static void step(world* w, reader* r)
       static const char* const names[] = {"numThreads", "setAffinity", "bogus"};
       static const int values[] = {0, 1, 2, -1, 1 << 20};
       oidnSetDeviceInt(w->devices[d], names[pick(r, 3)], values[pick(r, 5)]);
-      if (pick(r, 2))
-        oidnCommitDevice(w->devices[d]);
       (void)take_error(w->devices[d]);
+      w->device_dirty[d] = 1; /* any set after a commit, as in OIDN */
+      if (pick(r, 2)) {
+        oidnCommitDevice(w->devices[d]);
+        w->device_dirty[d] = take_error(w->devices[d]) != OIDN_ERROR_NONE;
+      }
       break;
     }
     default: /* retain and release, sync, queries */
