@@ -121,8 +121,8 @@ lull_status lull_gradient_domain_validate(const lull_gradient_domain_params* par
     const lull_image* image;
     const char* name;
     int channels;
-  } features[] = {{&images->albedo, "albedo", 3},
-                  {&images->normal, "normal", 3},
+  } features[] = {{&images->albedo, "albedo", 1}, /* 1 and 2 channels the OIDN way */
+                  {&images->normal, "normal", 1},
                   {&images->depth, "depth", 1},
                   {&images->position, "position", 3},
                   {&images->feature_variance, "featureVariance", 3}};
@@ -281,6 +281,7 @@ static int load_features(const gd_run* r, const lull_gradient_domain_images* im,
         for (int x = 0; x < w; ++x) {
           float v[4], fv[4] = {0, 0, 0, 0};
           lull_image_load(image, x, y, v);
+          lull_expand_rgb(v, lull_format_channels(image->format));
           if (im->feature_variance.data)
             lull_image_load(&im->feature_variance, x, y, fv);
           const size_t i = (size_t)y * (size_t)w + (size_t)x;

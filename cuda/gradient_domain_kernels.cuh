@@ -38,6 +38,7 @@ LULL_BODY void lull_gdk_feature_load_at(const lull_pk_args* a, const lull_pk_pix
   const lull_gdk_args* g = &a->gd;
   float v[4], fv[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   lull_cuda_image_load(&g->feature_image, px->x, px->y, v);
+  lull_expand_rgb(v, lull_format_channels(g->feature_image.format));
   if (g->feature_variance.data)
     lull_cuda_image_load(&g->feature_variance, px->x, px->y, fv);
   const float value = v[g->feature_channel];

@@ -409,7 +409,7 @@ static void run_aux_channels(void)
   float *color, *variance;
   lull_atrous_images images = scene_images(&s, NULL, &color, &variance);
   gpu_narrow_guides g;
-  gpu_narrow_guides_make(&s, &g);
+  gpu_narrow_guides_make(s.albedo, s.normal, (size_t)s.width * (size_t)s.height, &g);
   uint16_t* albedo1_half = (uint16_t*)emu_alloc(n * sizeof(uint16_t));
   uint16_t* normal2_half = (uint16_t*)emu_alloc(2 * n * sizeof(uint16_t));
   for (size_t i = 0; i < n; ++i) /* exact: the values are fp16 already */

@@ -556,7 +556,7 @@ static void run_aux_channels(OIDNDevice cpu, OIDNDevice gpu)
   gpu_scene s;
   gpu_scene_make(&s, w, h, 777u);
   gpu_narrow_guides g;
-  gpu_narrow_guides_make(&s, &g);
+  gpu_narrow_guides_make(s.albedo, s.normal, (size_t)s.width * (size_t)s.height, &g);
   const gpu_image narrow[4] = {{"color", s.color, 3}, {"albedo", g.albedo1, 1},
                                {"normal", g.normal2, 2}, {"depth", s.depth, 1}};
   const gpu_image expanded[4] = {{"color", s.color, 3}, {"albedo", g.albedo3, 3},

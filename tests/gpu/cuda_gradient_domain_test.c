@@ -4,6 +4,8 @@
  *     feature variances, with no features, with non-finite inputs, and a
  *     single candidate: CUDA = CPU up to float rounding and the few
  *     discrete decisions it flips (see MEAN_TOLERANCE);
+ *   - 1- and 2-channel albedo and normal: the expanded guides' result bit
+ *     for bit;
  *   - the gradient scenes (exported by export_gradient_testdata.py with
  *     their features): CUDA = CPU, and relMSE against the scene's
  *     reference within 0.5% of the CPU's;
@@ -39,9 +41,18 @@ enum { FEAT_NONE, FEAT_DEPTH, FEAT_POSITION };
 /* `tiny`: 2 IRLS steps of 3 CG iterations (racecheck) */
 static int few_iterations = 0;
 
+/* The channels of f's albedo, normal and depth images as a run shares
+ * them. */
+typedef struct guide_channels
+{
+  int albedo, normal, depth;
+} guide_channels;
+
+static const guide_channels DEPTH_1 = {3, 3, 1}, DEPTH_3 = {3, 3, 3};
+
 /* Runs GradientDomain on dev; returns the device's error code. */
 static int run(OIDNDevice dev, const poisson_data* d, const poisson_features* f, int which,
-               int depth_channels, int candidate, float* out)
+               guide_channels gc, int candidate, float* out)
 {
   const int ch = d->channels;
   gpu_image images[14] = {{"color", d->color, ch},        {"gradientX", d->gx, ch},
@@ -51,9 +62,9 @@ static int run(OIDNDevice dev, const poisson_data* d, const poisson_features* f,
                           {"gradientYB", d->gy_b, ch}};
   int n = 9;
   if (which == FEAT_DEPTH) {
-    images[n++] = (gpu_image){"albedo", f->albedo, 3};
-    images[n++] = (gpu_image){"normal", f->normal, 3};
-    images[n++] = (gpu_image){"depth", f->depth, depth_channels};
+    images[n++] = (gpu_image){"albedo", f->albedo, gc.albedo};
+    images[n++] = (gpu_image){"normal", f->normal, gc.normal};
+    images[n++] = (gpu_image){"depth", f->depth, gc.depth};
     images[n++] = (gpu_image){"featureVariance", f->variance, 3};
   } else if (which == FEAT_POSITION) {
     images[n++] = (gpu_image){"normal", f->normal, 3};
@@ -68,11 +79,11 @@ static int run(OIDNDevice dev, const poisson_data* d, const poisson_features* f,
 typedef poisson_agreement agreement;
 
 static agreement compare(OIDNDevice cpu, OIDNDevice gpu, const poisson_data* d,
-                         const poisson_features* f, int which, int depth_channels, int candidate,
-                         float* on_cpu, float* on_gpu)
+                         const poisson_features* f, int which, guide_channels gc,
+                         int candidate, float* on_cpu, float* on_gpu)
 {
-  CHECK_EQ_INT(run(cpu, d, f, which, depth_channels, candidate, on_cpu), OIDN_ERROR_NONE);
-  CHECK_EQ_INT(run(gpu, d, f, which, depth_channels, candidate, on_gpu), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(run(cpu, d, f, which, gc, candidate, on_cpu), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(run(gpu, d, f, which, gc, candidate, on_gpu), OIDN_ERROR_NONE);
   const size_t count = (size_t)d->width * (size_t)d->height * (size_t)d->channels;
   CHECK(lull_test_all_finite(on_gpu, count));
   return poisson_agreement_of(on_gpu, on_cpu, count);
@@ -109,7 +120,7 @@ static void run_synthetic(OIDNDevice cpu, OIDNDevice gpu)
     float* a = malloc(count * sizeof(float));
     float* b = malloc(count * sizeof(float));
     const agreement g =
-        compare(cpu, gpu, &d, &f, cases[k].features, 1, cases[k].candidate, a, b);
+        compare(cpu, gpu, &d, &f, cases[k].features, DEPTH_1, cases[k].candidate, a, b);
     check_agreement(cases[k].name, cases[k].w, cases[k].h, &g);
     free(a);
     free(b);
@@ -138,7 +149,7 @@ static void run_scenes(OIDNDevice cpu, OIDNDevice gpu)
     const size_t w = (size_t)d.width, h = (size_t)d.height, count = w * h * 3;
     float* on_cpu = malloc(count * sizeof(float));
     float* on_gpu = malloc(count * sizeof(float));
-    const agreement g = compare(cpu, gpu, &d, &f, FEAT_DEPTH, 3, -1, on_cpu, on_gpu);
+    const agreement g = compare(cpu, gpu, &d, &f, FEAT_DEPTH, DEPTH_3, -1, on_cpu, on_gpu);
     check_agreement(scenes[s], d.width, d.height, &g);
     for (size_t i = 0; i < count; ++i) {
       on_cpu[i] += direct[i];
@@ -157,6 +168,45 @@ static void run_scenes(OIDNDevice cpu, OIDNDevice gpu)
   }
 }
 
+/* 1- and 2-channel albedo and normal, read as OIDN 2.1+ reads them (v as
+ * (v, v, v), (x, y) as (x, y, y)): on the GPU bit for bit the run of the
+ * expanded guides, and the CPU's narrow run within the usual agreement. */
+static void run_narrow_guides(OIDNDevice cpu, OIDNDevice gpu)
+{
+  const int w = 64, h = 48;
+  poisson_data d;
+  poisson_data_make(&d, w, h, 3, 0, 29u);
+  poisson_features f;
+  poisson_features_make(&f, w, h);
+  gpu_narrow_guides g;
+  gpu_narrow_guides_make(f.albedo, f.normal, (size_t)w * (size_t)h, &g);
+  poisson_features narrow = f, expanded = f; /* views: f owns the arrays */
+  narrow.albedo = g.albedo1;
+  narrow.normal = g.normal2;
+  expanded.albedo = g.albedo3;
+  expanded.normal = g.normal3;
+  const guide_channels narrow_channels = {1, 2, 1};
+  const size_t count = (size_t)w * (size_t)h * 3;
+  float* on_cpu = malloc(count * sizeof(float));
+  float* on_gpu = malloc(count * sizeof(float));
+  float* on_gpu_expanded = malloc(count * sizeof(float));
+  const agreement a =
+      compare(cpu, gpu, &d, &narrow, FEAT_DEPTH, narrow_channels, -1, on_cpu, on_gpu);
+  check_agreement("narrow albedo and normal", w, h, &a);
+  CHECK_EQ_INT(run(gpu, &d, &expanded, FEAT_DEPTH, DEPTH_1, -1, on_gpu_expanded),
+               OIDN_ERROR_NONE);
+  const int equal = memcmp(on_gpu, on_gpu_expanded, count * sizeof(float)) == 0;
+  printf("narrow guides on the GPU %s the expanded guides' run\n",
+         equal ? "equal bit for bit" : "DIFFER FROM");
+  CHECK(equal);
+  free(on_gpu_expanded);
+  free(on_gpu);
+  free(on_cpu);
+  gpu_narrow_guides_free(&g);
+  poisson_features_free(&f);
+  poisson_data_free(&d);
+}
+
 /* Two runs equal bit for bit (fixed-order reductions, no atomics in the
  * stencil assembly); a megapixel gives finite output. */
 static void run_repeat_and_large(OIDNDevice gpu, int quick)
@@ -169,8 +219,8 @@ static void run_repeat_and_large(OIDNDevice gpu, int quick)
   const size_t count = (size_t)w * (size_t)h * 3;
   float* a = malloc(count * sizeof(float));
   float* b = malloc(count * sizeof(float));
-  CHECK_EQ_INT(run(gpu, &d, &f, FEAT_DEPTH, 1, -1, a), OIDN_ERROR_NONE);
-  CHECK_EQ_INT(run(gpu, &d, &f, FEAT_DEPTH, 1, -1, b), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(run(gpu, &d, &f, FEAT_DEPTH, DEPTH_1, -1, a), OIDN_ERROR_NONE);
+  CHECK_EQ_INT(run(gpu, &d, &f, FEAT_DEPTH, DEPTH_1, -1, b), OIDN_ERROR_NONE);
   CHECK(lull_test_all_finite(a, count));
   CHECK(memcmp(a, b, count * sizeof(float)) == 0);
   printf("%dx%d: two CUDA runs %s\n", w, h,
@@ -191,7 +241,7 @@ static void run_tiny(OIDNDevice cpu, OIDNDevice gpu)
   poisson_features f;
   poisson_features_make(&f, 12, 10);
   float a[12 * 10 * 3], b[12 * 10 * 3];
-  const agreement g = compare(cpu, gpu, &d, &f, FEAT_DEPTH, 1, -1, a, b);
+  const agreement g = compare(cpu, gpu, &d, &f, FEAT_DEPTH, DEPTH_1, -1, a, b);
   check_agreement("tiny", 12, 10, &g);
   poisson_features_free(&f);
   poisson_data_free(&d);
@@ -215,6 +265,7 @@ int main(int argc, char** argv)
     return lull_test_result("cuda_gradient_domain");
   }
   run_synthetic(cpu, gpu);
+  run_narrow_guides(cpu, gpu);
   if (!quick)
     run_scenes(cpu, gpu);
   run_repeat_and_large(gpu, quick);

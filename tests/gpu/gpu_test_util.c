@@ -211,9 +211,9 @@ static float through_half(float v)
   return lull_half_to_float(lull_float_to_half(v));
 }
 
-void gpu_narrow_guides_make(const gpu_scene* s, gpu_narrow_guides* g)
+void gpu_narrow_guides_make(const float* albedo, const float* normal, size_t n,
+                            gpu_narrow_guides* g)
 {
-  const size_t n = (size_t)s->width * (size_t)s->height;
   g->albedo1 = malloc(n * sizeof(float));
   g->albedo3 = malloc(3 * n * sizeof(float));
   g->normal2 = malloc(2 * n * sizeof(float));
@@ -223,9 +223,9 @@ void gpu_narrow_guides_make(const gpu_scene* s, gpu_narrow_guides* g)
     exit(1);
   }
   for (size_t i = 0; i < n; ++i) {
-    g->albedo1[i] = through_half(s->albedo[3 * i + 1]);
-    g->normal2[2 * i] = through_half(s->normal[3 * i]);
-    g->normal2[2 * i + 1] = through_half(s->normal[3 * i + 1]);
+    g->albedo1[i] = through_half(albedo[3 * i + 1]);
+    g->normal2[2 * i] = through_half(normal[3 * i]);
+    g->normal2[2 * i + 1] = through_half(normal[3 * i + 1]);
     /* written out, not by lull_expand_rgb: the tests check that rule */
     g->albedo3[3 * i] = g->albedo3[3 * i + 1] = g->albedo3[3 * i + 2] = g->albedo1[i];
     g->normal3[3 * i] = g->normal2[2 * i];

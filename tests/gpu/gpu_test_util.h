@@ -96,17 +96,19 @@ void gpu_scene_atrous_inputs(gpu_scene* s, int channels, int ldr, int poison, fl
                              float* variance);
 void gpu_scene_free(gpu_scene* s);
 
-/* A scene's guides narrowed to what OIDN 2.1+ also takes, and expanded back
- * by its rule (lull_expand_rgb's, written out here): albedo1 is the albedo's green channel,
- * albedo3 = (g, g, g); normal2 the normal's (x, y), normal3 = (x, y, y).
- * Rounded to fp16 first, so that half views of albedo1 and normal2 hold the
- * same values.  New arrays, freed by gpu_narrow_guides_free. */
+/* Guides (n pixels of 3-channel albedo and normal) narrowed to what OIDN
+ * 2.1+ also takes, and expanded back by its rule (lull_expand_rgb's,
+ * written out here): albedo1 is the albedo's green channel, albedo3 =
+ * (g, g, g); normal2 the normal's (x, y), normal3 = (x, y, y).  Rounded to
+ * fp16 first, so that half views of albedo1 and normal2 hold the same
+ * values.  New arrays, freed by gpu_narrow_guides_free. */
 typedef struct gpu_narrow_guides
 {
   float *albedo1, *albedo3, *normal2, *normal3;
 } gpu_narrow_guides;
 
-void gpu_narrow_guides_make(const gpu_scene* s, gpu_narrow_guides* g);
+void gpu_narrow_guides_make(const float* albedo, const float* normal, size_t n,
+                            gpu_narrow_guides* g);
 void gpu_narrow_guides_free(gpu_narrow_guides* g);
 
 /* The exported passes of a test render at 4 spp (export_testdata.py):

@@ -6,7 +6,8 @@
  * solves, selection, store) runs through emulating launchers
  * (pk_emulator.cuh) on small synthetic cases: RGB with albedo, normal and
  * depth; RGBA with position and feature variances; one channel without
- * features; non-finite inputs; a single candidate.  Then: progress reaches
+ * features; non-finite inputs; a single candidate; 1- and 2-channel
+ * albedo and normal.  Then: progress reaches
  * 1 and a cancel leaves the output untouched. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,47 @@ static void run_case(const gd_case* c)
   poisson_data_free(&d);
 }
 
+/* 1- and 2-channel albedo and normal (OIDN 2.1+'s reading, v as (v, v, v),
+ * (x, y) as (x, y, y)): bit for bit the emulated run of the expanded
+ * guides, and the CPU's narrow run within TOLERANCE. */
+static void test_narrow_guides(void)
+{
+  const int w = 23, h = 19;
+  poisson_data d;
+  poisson_data_make(&d, w, h, 3, 0, 17u);
+  poisson_features f;
+  poisson_features_make(&f, w, h);
+  gpu_narrow_guides g;
+  gpu_narrow_guides_make(f.albedo, f.normal, (size_t)w * (size_t)h, &g);
+  const size_t count = (size_t)w * (size_t)h * 3;
+  float* out[3];
+  for (int k = 0; k < 3; ++k)
+    out[k] = (float*)malloc(count * sizeof(float));
+  const lull_gradient_domain_params p = case_params(-1);
+  lull_error err = {LULL_OK, ""};
+  for (int k = 0; k < 3; ++k) {
+    lull_gradient_domain_images im = images_of(&d, &f, FEAT_DEPTH, out[k]);
+    im.albedo = k == 1 ? lull_test_float_view(g.albedo3, 3, w, h)
+                       : lull_test_float_view(g.albedo1, 1, w, h);
+    im.normal = k == 1 ? lull_test_float_view(g.normal3, 3, w, h)
+                       : lull_test_float_view(g.normal2, 2, w, h);
+    /* 0: emulated narrow, 1: emulated expanded, 2: the CPU's narrow */
+    CHECK_EQ_INT(k == 2 ? lull_gradient_domain_cpu(&p, &im, 2, NULL, &err)
+                        : run_emulated(&p, &im, NULL, &err),
+                 LULL_OK);
+  }
+  const double diff = poisson_rel_max_diff(out[0], out[2], count);
+  printf("narrow guides: emulated narrow %s expanded; max |emu - cpu| / max |cpu| %.2e\n",
+         memcmp(out[0], out[1], count * sizeof(float)) == 0 ? "equals" : "DIFFERS FROM", diff);
+  CHECK(memcmp(out[0], out[1], count * sizeof(float)) == 0);
+  CHECK(diff <= TOLERANCE);
+  for (int k = 0; k < 3; ++k)
+    free(out[k]);
+  gpu_narrow_guides_free(&g);
+  poisson_features_free(&f);
+  poisson_data_free(&d);
+}
+
 static void test_progress(void)
 {
   poisson_data d;
@@ -188,6 +230,7 @@ int main(void)
 {
   for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; ++k)
     run_case(&CASES[k]);
+  test_narrow_guides();
   test_progress();
   return lull_test_result("gradient_domain_emulation");
 }

@@ -9,13 +9,15 @@
  *    output that still beats the noisy primal;
  *  - images smaller than a patch, down to one pixel, give finite output;
  *  - bad configurations fail at commit with the exact OIDN error codes;
- *  - progress can cancel. */
+ *  - progress can cancel;
+ *  - 1- and 2-channel albedo and normal are read the OIDN way. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <OpenImageDenoise/oidn.h>
 
+#include "half.h"
 #include "oidn_check.h"
 #include "synthetic.h"
 #include "test_util.h"
@@ -264,10 +266,11 @@ static void test_errors(void)
   oidn_share(f, "albedo", big, 3, W + 2, H);
   oidnCommitFilter(f);
   EXPECT_OIDN(device, OIDN_ERROR_INVALID_OPERATION, "feature size");
-  oidn_share(f, "albedo", d.depth, 1, W, H);
-  oidnCommitFilter(f);
-  EXPECT_OIDN(device, OIDN_ERROR_INVALID_OPERATION, "albedo channels");
   oidn_share(f, "albedo", d.albedo, 3, W, H);
+  oidn_share(f, "position", d.albedo, 2, W, H); /* position has no narrow reading */
+  oidnCommitFilter(f);
+  EXPECT_OIDN(device, OIDN_ERROR_INVALID_OPERATION, "position channels");
+  oidnUnsetFilterImage(f, "position");
   oidn_share(f, "featureVariance", d.depth, 1, W, H);
   oidnCommitFilter(f);
   EXPECT_OIDN(device, OIDN_ERROR_INVALID_OPERATION, "featureVariance channels");
@@ -304,6 +307,72 @@ static void test_errors(void)
   oidnReleaseFilter(f);
   free(out);
   free(big);
+  data_free(&d);
+}
+
+/* Runs GradientDomain on d's halves with the given albedo and normal. */
+static float* run_guides(const data* d, const void* albedo, OIDNFormat albedo_format,
+                         const void* normal, OIDNFormat normal_format)
+{
+  float* out = calloc((size_t)W * H * 3, sizeof(float));
+  OIDNFilter f = new_filter("GradientDomain", d, out);
+  oidnSetSharedFilterImage(f, "albedo", (void*)albedo, albedo_format, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(f, "normal", (void*)normal, normal_format, W, H, 0, 0, 0);
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  EXPECT_OIDN(device, OIDN_ERROR_NONE, "GradientDomain guides");
+  oidnReleaseFilter(f);
+  return out;
+}
+
+/* Albedo and normal of 1 and 2 channels, float and half, read as OIDN
+ * 2.1+ reads them (v as (v, v, v), (x, y) as (x, y, y)) and as RT and
+ * ATrous read them: bit for bit the result of the expanded images, and
+ * not that of the images padded with zeros. */
+static void test_narrow_guides(void)
+{
+  data d;
+  data_init(&d, 0.2f, 0.02f);
+  const size_t n = (size_t)W * H;
+  float* albedo1 = malloc(n * sizeof(float));
+  float* normal2 = malloc(2 * n * sizeof(float));
+  uint16_t* albedo1_half = malloc(n * sizeof(uint16_t));
+  uint16_t* normal2_half = malloc(2 * n * sizeof(uint16_t));
+  float* albedo3 = calloc(3 * n, sizeof(float));
+  float* normal3 = calloc(3 * n, sizeof(float));
+  float* albedo0 = calloc(3 * n, sizeof(float));
+  float* normal0 = calloc(3 * n, sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    /* values a half holds exactly, so the half and float runs agree */
+    albedo1[i] = lull_half_to_float(lull_float_to_half(d.albedo[3 * i + 1]));
+    const float x = (int)(i % W) > W / 2 ? 0.6f : -0.6f;
+    normal2[2 * i] = x;
+    normal2[2 * i + 1] = 0.8f;
+    albedo1_half[i] = lull_float_to_half(albedo1[i]);
+    normal2_half[2 * i] = lull_float_to_half(x);
+    normal2_half[2 * i + 1] = lull_float_to_half(0.8f);
+    albedo3[3 * i] = albedo3[3 * i + 1] = albedo3[3 * i + 2] = albedo0[3 * i] = albedo1[i];
+    normal3[3 * i] = normal0[3 * i] = x;
+    normal3[3 * i + 1] = normal3[3 * i + 2] = normal0[3 * i + 1] = 0.8f;
+  }
+  float* expanded = run_guides(&d, albedo3, OIDN_FORMAT_FLOAT3, normal3, OIDN_FORMAT_FLOAT3);
+  float* padded = run_guides(&d, albedo0, OIDN_FORMAT_FLOAT3, normal0, OIDN_FORMAT_FLOAT3);
+  float* narrow = run_guides(&d, albedo1, OIDN_FORMAT_FLOAT, normal2, OIDN_FORMAT_FLOAT2);
+  float* narrow_half =
+      run_guides(&d, albedo1_half, OIDN_FORMAT_HALF, normal2_half, OIDN_FORMAT_HALF2);
+  CHECK(lull_test_max_abs_diff(narrow, expanded, 3 * n) == 0.0);
+  CHECK(lull_test_max_abs_diff(narrow_half, expanded, 3 * n) == 0.0);
+  const double padded_diff = lull_test_max_abs_diff(padded, expanded, 3 * n);
+  if (!(padded_diff > 1e-3))
+    fprintf(stderr, "narrow guides: zero-padded guides only %g from the expanded\n", padded_diff);
+  CHECK(padded_diff > 1e-3);
+  float* all[] = {narrow_half, narrow, padded, expanded, normal0, albedo0, normal3, albedo3};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+    free(all[i]);
+  free(normal2_half);
+  free(albedo1_half);
+  free(normal2);
+  free(albedo1);
   data_free(&d);
 }
 
@@ -344,6 +413,7 @@ int main(void)
   test_constant();
   test_denoises();
   test_errors();
+  test_narrow_guides();
   oidnReleaseDevice(device);
   return lull_test_result("gradient_domain_api");
 }
