@@ -9,6 +9,8 @@ headless), in its own process (test_blender_addon.py starts it):
 4. renders a 2-frame animation as multilayer EXR with automatic denoising
    on (render_write handler + background worker), then runs Denoise
    Animation Frames on the same frames;
+4b. drives both denoise operators' modal paths (invoke, TIMER events, Esc)
+   as Blender's event loop would, with a recording window manager;
 5. writes what it found to a JSON file for the test to judge.
 
     python blender_e2e.py ZIP WORKDIR RESULT.json
@@ -325,6 +327,167 @@ scene.lull.auto_denoise = False
 result["denoise_animation"] = sorted(bpy.ops.lull.denoise_animation())
 result["animation_frames"] = check_frames()
 
+
+# -- the modal paths: invoke, TIMER events and Esc ---------------------------
+# In a window Blender runs these operators modally (a timer, a progress
+# display, Esc); in background mode invoke takes the execute path, which
+# is all the calls above reach.  Here the operators' own functions are
+# driven the way Blender's event loop drives them, with invoke told it has
+# a window, a window manager and a workspace that record what they are
+# asked, and the events made up.
+
+class _WindowManager:
+    def __init__(self):
+        self.timers, self.removed, self.progress, self.handlers = [], [], [], 0
+
+    def event_timer_add(self, step, window=None):
+        self.timers.append(object())
+        return self.timers[-1]
+
+    def event_timer_remove(self, timer):
+        self.removed.append(timer)
+
+    def progress_begin(self, low, high):
+        self.progress.append(["begin", low, high])
+
+    def progress_update(self, value):
+        self.progress.append(["update", value])
+
+    def progress_end(self):
+        self.progress.append(["end"])
+
+    def modal_handler_add(self, op):
+        self.handlers += 1
+
+
+class _Workspace:
+    def __init__(self):
+        self.status = []
+
+    def status_text_set(self, text):
+        self.status.append(text)
+
+
+class _Context:
+    def __init__(self):
+        self.window_manager, self.workspace = _WindowManager(), _Workspace()
+        self.window, self.scene = None, bpy.context.scene
+
+
+class _Event:
+    def __init__(self, kind):
+        self.type, self.value = kind, "PRESS"
+
+
+class _App:  # bpy.app as seen with a window
+    background = False
+
+    def __getattr__(self, name):
+        return getattr(bpy.app, name)
+
+
+class _Bpy:
+    app = _App()
+
+    def __getattr__(self, name):
+        return getattr(bpy, name)
+
+
+def modal_operator(cls):
+    """An object with the operator class's functions (a registered
+    operator class cannot be instantiated outside Blender's calls) whose
+    reports are recorded."""
+    members = {}
+    for klass in reversed(cls.__mro__):
+        if klass.__module__.startswith(ADDON.__name__):
+            members.update({k: v for k, v in vars(klass).items() if not k.startswith("__")})
+    members["report"] = lambda self, level, text: self.reports.append([sorted(level), text])
+    op = type(cls.__name__, (), members)()
+    op.reports = []
+    return op
+
+
+def drive(op, context, timeout=120.0):
+    """invoke, then a non-timer event, then TIMER events until the
+    operator leaves the modal state; returns what each call returned."""
+    returned = {"invoke": sorted(op.invoke(context, _Event("NONE")))}
+    if returned["invoke"] != ["RUNNING_MODAL"]:
+        return returned
+    returned["mouse"] = sorted(op.modal(context, _Event("MOUSEMOVE")))
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = sorted(op.modal(context, _Event("TIMER")))
+        if state != ["RUNNING_MODAL"]:
+            returned["end"] = state
+            break
+        time.sleep(0.02)
+    return returned
+
+
+def modal_log(op, context, returned):
+    wm = context.window_manager
+    return {"returned": returned, "reports": op.reports, "progress": wm.progress,
+            "handlers": wm.handlers, "timers_added": len(wm.timers),
+            "timers_removed": wm.removed == wm.timers, "status": context.workspace.status}
+
+
+_operators.bpy = _Bpy()
+try:
+    # Denoise Animation Frames: to the end, then cancelled at once
+    for frame in (1, 2):
+        os.remove(os.path.splitext(scene.render.frame_path(frame=frame))[0] + "_denoised.exr")
+    ctx = _Context()
+    op = modal_operator(_operators.LULL_OT_denoise_animation)
+    result["modal_animation"] = modal_log(op, ctx, drive(op, ctx))
+    result["modal_animation_frames"] = check_frames()
+    # a second one while frames are being denoised is refused
+    running, _operators._animation["worker"] = _operators._animation["worker"], type(
+        "Busy", (), {"pending": lambda self: 1})()
+    second = modal_operator(_operators.LULL_OT_denoise_animation)
+    result["modal_animation_second"] = [sorted(second.invoke(_Context(), _Event("NONE"))),
+                                        second.reports]
+    _operators._animation["worker"] = running
+    for frame in (1, 2):
+        os.remove(os.path.splitext(scene.render.frame_path(frame=frame))[0] + "_denoised.exr")
+    ctx = _Context()
+    op = modal_operator(_operators.LULL_OT_denoise_animation)
+    invoked = sorted(op.invoke(ctx, _Event("NONE")))
+    escaped = sorted(op.modal(ctx, _Event("ESC")))
+    result["modal_animation_esc"] = modal_log(op, ctx, {"invoke": invoked, "esc": escaped})
+    result["modal_animation_esc"]["worker_idle"] = op._worker.wait(timeout=120)
+    # what the cancel left: the frames finished before it, complete, and
+    # nothing else (no partial or temporary files)
+    left = sorted(set(os.listdir(frames_dir)) - {"f_0001.exr", "f_0002.exr"})
+    result["modal_animation_esc"]["left"] = left
+    result["modal_animation_esc"]["done"] = [os.path.basename(d) for _, d in op._worker.done]
+    result["modal_animation_esc"]["readable"] = all(
+        np.isfinite(lull.read_exr(os.path.join(frames_dir, f))["ViewLayer.Denoised"]).all()
+        for f in left)
+    for f in left:
+        os.remove(os.path.join(frames_dir, f))
+
+    # Denoise Last Render (the last render: frame 2 of the animation)
+    for name in [i.name for i in bpy.data.images if i.name.startswith("lull Denoised ")]:
+        bpy.data.images.remove(bpy.data.images[name])
+    ctx = _Context()
+    op = modal_operator(_operators.LULL_OT_denoise_render)
+    result["modal_render"] = modal_log(op, ctx, drive(op, ctx))
+    result["modal_render_images"] = sorted(i.name for i in bpy.data.images
+                                           if i.name.startswith("lull Denoised "))
+    for name in result["modal_render_images"]:
+        bpy.data.images.remove(bpy.data.images[name])
+    ctx = _Context()
+    op = modal_operator(_operators.LULL_OT_denoise_render)
+    invoked = sorted(op.invoke(ctx, _Event("NONE")))
+    escaped = sorted(op.modal(ctx, _Event("ESC")))
+    result["modal_render_esc"] = modal_log(op, ctx, {"invoke": invoked, "esc": escaped})
+    result["modal_render_esc"]["job_ended"] = op._job.wait(timeout=120)
+    # a later TIMER event does not reach a cancelled operator; nothing shown
+    result["modal_render_esc"]["images"] = sorted(i.name for i in bpy.data.images
+                                                  if i.name.startswith("lull Denoised "))
+finally:
+    _operators.bpy = bpy
+
 # a still (write_still) with automatic denoising: the still is denoised, not
 # an older numbered frame in its place (shot0001.exr had been)
 still_dir = os.path.join(WORK, "still")
@@ -402,7 +565,12 @@ for frame in (1, 2):
     dst = os.path.join(frames_dir, f"f_{frame:04d}_queued.exr")
     operators.auto_worker().submit(src, dst, operators.settings_of(scene))
     queued.append(dst)
-ADDON.unregister()
+import addon_utils  # noqa: E402 - Blender's own module, importable once bpy is
+
+# as Blender disables it (at quit too; unregister() called directly was
+# called again at this process's exit, and failed there)
+addon_utils.disable(ADDON.__name__)
+result["unregistered"] = not hasattr(bpy.types, "RENDER_PT_lull")
 result["queue_kept"] = (operators._auto["worker"].wait(timeout=120)
                         and all(os.path.exists(q) for q in queued))
 

@@ -133,6 +133,7 @@ def test_last_render_saved_losslessly(e2e):
 
 
 def test_disabling_keeps_the_queue(e2e):
+    assert e2e["unregistered"]  # the add-on's unregister() ran
     assert e2e["queue_kept"]
 
 
@@ -163,3 +164,54 @@ def test_stereo_frames(e2e):
 def test_composite_output_is_not_a_view_layer(e2e):
     assert e2e["composite_layer"]  # the file has it ...
     assert e2e["composite_added"] == ["Second.Denoised", "ViewLayer.Denoised"]  # ... left alone
+
+
+def _check_modal_display(log, steps):
+    """The timer, progress display and status text of a modal run: set up
+    by invoke, taken down at the end."""
+    assert log["returned"]["invoke"] == ["RUNNING_MODAL"]
+    assert log["handlers"] == 1 and log["timers_added"] == 1 and log["timers_removed"]
+    assert log["progress"][0] == ["begin", 0, steps] and log["progress"][-1] == ["end"]
+    assert log["status"][-1] is None  # the status text cleared
+
+
+def test_modal_animation_operator(e2e):
+    # invoke, events that are not its timer passed through, TIMER events
+    # until the frames are done
+    log = e2e["modal_animation"]
+    _check_modal_display(log, 2)
+    assert log["returned"]["mouse"] == ["PASS_THROUGH"]
+    assert log["returned"]["end"] == ["FINISHED"]
+    updates = [p[1] for p in log["progress"] if p[0] == "update"]
+    assert updates == sorted(updates) and updates[-1] == 2
+    assert any(s and s.startswith("lull: ") and "(Esc cancels)" in s for s in log["status"])
+    assert log["reports"] == [[["INFO"], "lull: 2 denoised"]]
+    _check_frames(e2e["modal_animation_frames"])
+    # a second one while frames are being denoised is refused
+    refused, reports = e2e["modal_animation_second"]
+    assert refused == ["CANCELLED"] and reports[0][0] == ["WARNING"]
+
+
+def test_modal_animation_esc(e2e):
+    log = e2e["modal_animation_esc"]
+    _check_modal_display(log, 2)
+    assert log["returned"]["esc"] == ["CANCELLED"]
+    assert log["reports"][-1][0] == ["WARNING"] and "cancelled" in log["reports"][-1][1]
+    assert log["worker_idle"]
+    # only frames finished before the Esc are left, complete; no partial or
+    # temporary files
+    assert log["left"] == sorted(log["done"]) and log["readable"]
+
+
+def test_modal_denoise_render(e2e):
+    log = e2e["modal_render"]
+    _check_modal_display(log, 100)
+    assert log["returned"]["mouse"] == ["PASS_THROUGH"]
+    assert log["returned"]["end"] == ["FINISHED"]
+    assert log["reports"][0][0] == ["INFO"]
+    assert e2e["modal_render_images"] == ["lull Denoised Second", "lull Denoised ViewLayer"]
+    esc = e2e["modal_render_esc"]
+    _check_modal_display(esc, 100)
+    assert esc["returned"]["esc"] == ["CANCELLED"]
+    assert esc["reports"] == [[["WARNING"], "lull: denoising cancelled"]]
+    assert esc["job_ended"] and esc["images"] == []
