@@ -424,6 +424,14 @@ def drive(op, context, timeout=120.0):
     return returned
 
 
+def escape(cls):
+    """invoke, then Esc at once; returns the operator and its log."""
+    context, op = _Context(), modal_operator(cls)
+    invoked = sorted(op.invoke(context, _Event("NONE")))
+    escaped = sorted(op.modal(context, _Event("ESC")))
+    return op, modal_log(op, context, {"invoke": invoked, "esc": escaped})
+
+
 def modal_log(op, context, returned):
     wm = context.window_manager
     return {"returned": returned, "reports": op.reports, "progress": wm.progress,
@@ -449,11 +457,7 @@ try:
     _operators._animation["worker"] = running
     for frame in (1, 2):
         os.remove(os.path.splitext(scene.render.frame_path(frame=frame))[0] + "_denoised.exr")
-    ctx = _Context()
-    op = modal_operator(_operators.LULL_OT_denoise_animation)
-    invoked = sorted(op.invoke(ctx, _Event("NONE")))
-    escaped = sorted(op.modal(ctx, _Event("ESC")))
-    result["modal_animation_esc"] = modal_log(op, ctx, {"invoke": invoked, "esc": escaped})
+    op, result["modal_animation_esc"] = escape(_operators.LULL_OT_denoise_animation)
     result["modal_animation_esc"]["worker_idle"] = op._worker.wait(timeout=120)
     # what the cancel left: the frames finished before it, complete, and
     # nothing else (no partial or temporary files)
@@ -476,11 +480,7 @@ try:
                                            if i.name.startswith("lull Denoised "))
     for name in result["modal_render_images"]:
         bpy.data.images.remove(bpy.data.images[name])
-    ctx = _Context()
-    op = modal_operator(_operators.LULL_OT_denoise_render)
-    invoked = sorted(op.invoke(ctx, _Event("NONE")))
-    escaped = sorted(op.modal(ctx, _Event("ESC")))
-    result["modal_render_esc"] = modal_log(op, ctx, {"invoke": invoked, "esc": escaped})
+    op, result["modal_render_esc"] = escape(_operators.LULL_OT_denoise_render)
     result["modal_render_esc"]["job_ended"] = op._job.wait(timeout=120)
     # a later TIMER event does not reach a cancelled operator; nothing shown
     result["modal_render_esc"]["images"] = sorted(i.name for i in bpy.data.images
