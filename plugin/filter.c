@@ -132,8 +132,24 @@ static int image_layout(OIDNDevice device, OIDNFormat format, size_t width, size
 }
 
 /* Looks up an image name; unknown names only warn, as in OIDN. */
+/* Marks the filter as changed since its commit.  As in OIDN, every call
+ * of a setter that gets past its argument checks does this, whatever the
+ * name or value: an unknown name (which only warns), a read-only
+ * parameter, the value it already has, an image that was not set, a data
+ * parameter.  The next execution then fails until a commit; a commit
+ * after changes that are only pointers or inputScale is cheap. */
+static void uncommit(OIDNFilter filter)
+{
+  lull_device_lock(filter->device);
+  filter->committed = 0;
+  lull_device_unlock(filter->device);
+}
+
+/* The image setters' lookup: the index of the image, or -1 (a warning)
+ * for an unknown name; uncommits the filter either way. */
 static int image_index(OIDNFilter filter, const char* name)
 {
+  uncommit(filter);
   const int index = lull_filter_type_image(filter->type, name);
   if (index < 0)
     lull_api_warning(filter->device, "unknown filter image: '%s'", name);
@@ -254,33 +270,37 @@ OIDN_API void oidnUnsetFilterImage(OIDNFilter filter, const char* name)
   if (index < 0)
     return;
   lull_device_lock(filter->device);
-  if (filter->images[index].set)
-    filter->committed = 0;
   image_clear(&filter->images[index]);
   lull_device_unlock(filter->device);
 }
 
 /* lull's filters take no opaque data (OIDN's "weights" are trained network
- * weights): data parameters are unknown names, which only warn. */
+ * weights): data parameters are unknown names, which only warn, and, as
+ * OIDN's data setters do, uncommit the filter. */
+static void data_param(OIDNFilter filter, const char* name)
+{
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  uncommit(filter);
+  lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+}
+
 OIDN_API void oidnSetSharedFilterData(OIDNFilter filter, const char* name, void* hostPtr,
                                       size_t byteSize)
 {
   (void)hostPtr;
   (void)byteSize;
-  if (lull_check_filter(filter) && lull_check_string(filter->device, name))
-    lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+  data_param(filter, name);
 }
 
 OIDN_API void oidnUpdateFilterData(OIDNFilter filter, const char* name)
 {
-  if (lull_check_filter(filter) && lull_check_string(filter->device, name))
-    lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+  data_param(filter, name);
 }
 
 OIDN_API void oidnUnsetFilterData(OIDNFilter filter, const char* name)
 {
-  if (lull_check_filter(filter) && lull_check_string(filter->device, name))
-    lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+  data_param(filter, name);
 }
 
 /* -- parameters -------------------------------------------------------------- */
@@ -331,30 +351,31 @@ static void set_param(OIDNFilter filter, const char* name, lull_param_type type,
     return;
   const int index = param_index(filter, name, type);
   if (index < 0) {
+    uncommit(filter);
     lull_api_warning(filter->device, "unknown filter parameter or type mismatch: '%s'", name);
     return;
   }
   const lull_param_def* def = &filter->type->params[index];
   if (def->read_only) {
+    uncommit(filter);
     lull_api_warning(filter->device, "filter parameter '%s' is read-only", name);
     return;
   }
   if (def->type == LULL_PARAM_BOOL)
     value = value != 0.0; /* oidnSetFilterInt(f, "hdr", 5) is true, as in OIDN */
+  /* a refused value is an error before the setter changes anything, as
+   * OIDN's quality setter throws before it marks the filter */
   const char* refused = def->accept ? def->accept(&value) : NULL;
   if (refused) {
     lull_api_error(filter->device, OIDN_ERROR_INVALID_ARGUMENT, refused);
     return;
   }
   lull_device_lock(filter->device);
+  filter->committed = 0;
   if (filter->values[index] != value || isnan(filter->values[index]) != isnan(value)) {
     filter->values[index] = value;
-    /* a value that needs no commit still gets its range checked by one:
-     * inputScale 1e-40 ran unchecked and made every pixel inf */
-    if (def->needs_commit || !param_in_range(def, value)) {
-      filter->committed = 0;
+    if (def->reconfigures)
       filter->params_changed = 1;
-    }
   }
   lull_device_unlock(filter->device);
 }

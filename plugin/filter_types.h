@@ -26,7 +26,10 @@ typedef struct lull_param_def
   double default_value;  /* NaN allowed for float ("automatic") */
   double min, max;       /* checked at commit; NaN passes when the default is NaN */
   int read_only;         /* set is ignored with a warning */
-  int needs_commit;      /* 0: takes effect without re-commit (e.g. inputScale) */
+  int reconfigures;      /* 1: a change is what OIDN calls a parameter change, after
+                          * which a commit first raises errors parked by
+                          * asynchronous runs; 0: a value a run reads as it is
+                          * (inputScale, like new image pointers) */
   const char* doc;
   /* NULL, or what the setter does with a value, as OIDN's own setter of
    * this parameter: NULL to store *value (which it may rewrite), else the

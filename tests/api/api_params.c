@@ -175,30 +175,60 @@ static void commit_rules(OIDNDevice device)
   oidnUnsetFilterImage(filter, "albedo");
   oidnExecuteFilterAsync(filter);
   EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
-  /* unsetting what is not set, or unknown names, change nothing */
+  /* as in OIDN, every setter call needs a new commit, whatever its name
+   * or value: unsetting what is not set, unknown names, the value a
+   * parameter has, read-only parameters, data parameters, inputScale */
+  static const char* const calls[] = {"unset albedo again", "unset unknown image",
+                                      "set unknown image", "unknown int",
+                                      "type mismatch", "same value", "read-only",
+                                      "data", "update data", "unset data", "inputScale"};
+  unsigned char blob[4] = {0};
+  for (size_t k = 0; k < sizeof calls / sizeof calls[0]; ++k) {
+    oidnCommitFilter(filter);
+    oidnExecuteFilter(filter);
+    EXPECT_OK(device);
+    switch (k) {
+      case 0: oidnUnsetFilterImage(filter, "albedo"); break;
+      case 1: oidnUnsetFilterImage(filter, "noSuchImage"); break;
+      case 2:
+        oidnSetSharedFilterImage(filter, "noSuchImage", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+        break;
+      case 3: oidnSetFilterInt(filter, "noSuchParameter", 3); break;
+      case 4: oidnSetFilterInt(filter, "inputScale", 3); break;
+      case 5: oidnSetFilterBool(filter, "hdr", true); break;
+      case 6: oidnSetFilterInt(filter, "tileOverlap", 32); break;
+      case 7: oidnSetSharedFilterData(filter, "weights", blob, sizeof blob); break;
+      case 8: oidnUpdateFilterData(filter, "weights"); break;
+      case 9: oidnUnsetFilterData(filter, "weights"); break;
+      default: oidnSetFilterFloat(filter, "inputScale", 2.0f); break;
+    }
+    EXPECT_OK(device); /* warnings at most */
+    for (int i = 0; i < W * H * 3; ++i)
+      output[i] = -7.0f;
+    oidnExecuteFilter(filter);
+    if (oidnGetDeviceError(device, NULL) != OIDN_ERROR_INVALID_OPERATION) {
+      fprintf(stderr, "%s: the filter ran without a new commit\n", calls[k]);
+      CHECK(0);
+    }
+    CHECK(output[0] == -7.0f && output[W * H * 3 - 1] == -7.0f); /* untouched */
+  }
+  /* with the new inputScale committed */
   oidnCommitFilter(filter);
-  oidnUnsetFilterImage(filter, "albedo");
-  oidnUnsetFilterImage(filter, "noSuchImage");
-  oidnSetSharedFilterImage(filter, "noSuchImage", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
-  oidnSetFilterInt(filter, "noSuchParameter", 3);
-  oidnExecuteFilter(filter);
-  EXPECT_OK(device);
-  /* inputScale takes effect without a commit (README), but only a valid
-   * one: 1e-40 had run unchecked and made every pixel inf */
-  oidnSetFilterFloat(filter, "inputScale", 2.0f);
   oidnExecuteFilter(filter);
   EXPECT_OK(device);
   CHECK(lull_test_all_finite(output, W * H * 3));
-  for (int i = 0; i < W * H * 3; ++i)
-    output[i] = -7.0f;
+  /* an out-of-range inputScale: the commit says why */
   oidnSetFilterFloat(filter, "inputScale", 1e-40f);
-  oidnExecuteFilter(filter);
-  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
-  CHECK(output[0] == -7.0f && output[W * H * 3 - 1] == -7.0f); /* untouched */
   oidnCommitFilter(filter);
   EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "inputScale");
+  oidnExecuteFilter(filter);
+  EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
   oidnSetFilterFloat(filter, "inputScale", NAN);
   oidnCommitFilter(filter);
+  oidnExecuteFilter(filter);
+  EXPECT_OK(device);
+  /* the progress monitor is no parameter: it needs no commit (as in OIDN) */
+  oidnSetFilterProgressMonitorFunction(filter, NULL, NULL);
   oidnExecuteFilter(filter);
   EXPECT_OK(device);
   /* a failed commit leaves the filter uncommitted */
