@@ -224,6 +224,14 @@ def test_array_errors_name_the_image(np, noisy):
         lull.denoise(color, out=read_only)
     with pytest.raises(ValueError, match="'output'.*overlapping"):
         lull.denoise(color, out=_zero_stride_output(np, color.shape))
+    # rows that overlap without a zero stride (each row 12 bytes after the
+    # last, a row 3 pixels of 12 bytes long) alias too
+    h, w = color.shape[:2]
+    base = np.zeros(h * 3 + w * 3 + 8, np.float32)
+    rows = np.lib.stride_tricks.as_strided(base, shape=color.shape, strides=(12, 12, 4),
+                                           writeable=True)
+    with pytest.raises(ValueError, match="'output'.*overlapping"):
+        lull.denoise(color, out=rows)
     with pytest.raises(ValueError, match="unknown image 'colour'"):
         with lull.Device("cpu") as device, device.new_filter("RT") as f:
             f.set_image("colour", color)
@@ -391,6 +399,40 @@ def test_progress_numpy_false_cancels(np, noisy):
     with pytest.raises(lull.Error) as info:
         lull.denoise(noisy["color"], filter="ATrous", progress=lambda done: np.float32(done) < 0)
     assert info.value.code == lull.ERROR_CANCELLED
+
+
+def test_exception_at_the_last_report_leaves_any_layout_alike(np, noisy):
+    # the library ignores a cancel at the last report (the run has ended),
+    # so its output is written; a strided output, which the module copies
+    # back, had kept its old values where a contiguous one was overwritten
+    def at_end(done):
+        if done >= 1.0:
+            raise RuntimeError("at the end")
+
+    color = noisy["color"]
+    contiguous = color.copy()
+    backing = color[::-1].copy()
+    strided = backing[::-1]  # the same values, negative row stride
+    for out in (contiguous, strided):
+        with pytest.raises(RuntimeError, match="at the end"):
+            lull.denoise(out, filter="ATrous", out=out, progress=at_end)
+    assert not np.array_equal(contiguous, color)  # denoised in place
+    assert np.array_equal(strided, contiguous)
+
+
+def test_names_with_a_nul_are_refused(np):
+    # C would cut them at the NUL: "ATrous\0x" had made an ATrous filter
+    with pytest.raises(ValueError, match="NUL"):
+        lull.filter_params("RT\0x")
+    with lull.Device("cpu") as device:
+        with pytest.raises(ValueError, match="NUL"):
+            device.new_filter("ATrous\0junk")
+        with device.new_filter("ATrous") as f:
+            with pytest.raises(ValueError, match="NUL"):
+                f["iterations\0junk"] = 3
+            with pytest.raises(ValueError, match="NUL"):
+                f.get("iterations\0junk")
+            assert f["iterations"] != 3
 
 
 def test_progress_exception_propagates(noisy):

@@ -120,6 +120,35 @@ int lull_py_binding_set_geometry(lull_py_binding* b, int ndim, const Py_ssize_t*
   return 1;
 }
 
+/* Whether distinct elements of the view share bytes (zero strides, or
+ * strides smaller than the span of the axes inside them): taken in order
+ * of their strides, each axis must step past everything the axes inside
+ * it cover. */
+static int self_overlapping(const lull_py_binding* b)
+{
+  Py_ssize_t stride[3] = {b->row_stride, b->pixel_stride, b->channel_stride};
+  Py_ssize_t count[3] = {b->height, b->width, b->channels};
+  for (int i = 0; i < 3; ++i)
+    stride[i] = stride[i] < 0 ? -stride[i] : stride[i];
+  for (int i = 1; i < 3; ++i) /* insertion sort of three */
+    for (int j = i; j > 0 && stride[j] < stride[j - 1]; --j) {
+      const Py_ssize_t s = stride[j], c = count[j];
+      stride[j] = stride[j - 1];
+      count[j] = count[j - 1];
+      stride[j - 1] = s;
+      count[j - 1] = c;
+    }
+  Py_ssize_t span = b->item_size;
+  for (int i = 0; i < 3; ++i) {
+    if (count[i] <= 1)
+      continue;
+    if (stride[i] < span)
+      return 1;
+    span += stride[i] * (count[i] - 1);
+  }
+  return 0;
+}
+
 int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, int output)
 {
   *b = (lull_py_binding){0};
@@ -159,12 +188,12 @@ int lull_py_binding_init(lull_py_binding* b, PyObject* obj, const char* name, in
     return fail(b, PyExc_TypeError, "unexpected item size %zd", b->view.itemsize);
   if (!lull_py_binding_set_geometry(b, b->view.ndim, b->view.shape, b->view.strides))
     return fail(b, PyExc_ValueError, "%s", b->geometry_error);
-  if (output && !b->direct) {
-    /* an output view that aliases itself (zero strides) cannot be written */
-    if (b->view.strides[0] == 0 || b->view.strides[1] == 0 ||
-        (b->view.ndim == 3 && b->channels > 1 && b->view.strides[2] == 0))
-      return fail(b, PyExc_ValueError, "the output array has overlapping elements (zero strides)");
-  }
+  /* an output view that aliases itself (zero strides, or as_strided's
+   * overlapping rows) cannot be written: the result would depend on the
+   * order the copy-back visits its elements */
+  if (output && !b->direct && self_overlapping(b))
+    return fail(b, PyExc_ValueError,
+                "the output array has overlapping elements (its strides alias)");
   b->set = 1;
   return 1;
 }

@@ -50,7 +50,7 @@ static int tuple_of_sizes(const lull_py_binding* b, PyObject* value, const char*
  * and '|' as NumPy writes native order); sets b->item_size. */
 static int interface_dtype(lull_py_binding* b, PyObject* typestr)
 {
-  const char* type = PyUnicode_Check(typestr) ? PyUnicode_AsUTF8(typestr) : NULL;
+  const char* type = PyUnicode_Check(typestr) ? lull_py_name(typestr) : NULL;
   if (!type) {
     PyErr_Clear();
     return lull_py_binding_raise(b, PyExc_TypeError, "typestr must be a string");

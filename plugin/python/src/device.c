@@ -47,7 +47,7 @@ static int parse_type(PyObject* arg, OIDNDeviceType* type, int* physical_id)
                     "device must be 'cpu', 'cuda', 'default' or a physical device id");
     return 0;
   }
-  const char* s = PyUnicode_AsUTF8(arg);
+  const char* s = lull_py_name(arg);
   if (!s)
     return 0;
   static const struct { const char* name; OIDNDeviceType type; } names[] = {
@@ -160,7 +160,7 @@ static PyObject* device_new_filter(lull_py_device* self, PyObject* arg)
 {
   if (!device_open(self))
     return NULL;
-  const char* type = PyUnicode_AsUTF8(arg);
+  const char* type = lull_py_name(arg);
   if (!type)
     return NULL;
   return lull_py_filter_new(self, type);
@@ -184,7 +184,7 @@ static PyObject* device_get(lull_py_device* self, PyObject* arg)
 {
   if (!device_open(self))
     return NULL;
-  const char* name = PyUnicode_AsUTF8(arg);
+  const char* name = lull_py_name(arg);
   if (!name)
     return NULL;
   const int value = oidnGetDeviceInt(self->handle, name);

@@ -13,6 +13,17 @@ PyObject* lull_py_error_create(PyObject* module)
   return PyErr_NewExceptionWithDoc("lull.Error", error_doc, NULL, NULL);
 }
 
+const char* lull_py_name(PyObject* arg)
+{
+  Py_ssize_t size = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(arg, &size);
+  if (s && strlen(s) != (size_t)size) {
+    PyErr_Format(PyExc_ValueError, "name %R contains a NUL character", arg);
+    return NULL;
+  }
+  return s;
+}
+
 PyObject* lull_py_raise(const lull_py_state* state, int code, const char* message)
 {
   if (!message || !*message)

@@ -224,7 +224,7 @@ static int add_passes(lull_io_image* image, PyObject* passes, int replace)
       ok = 0;
     }
     for (int k = 0; ok && k < c; ++k) {
-      channel_names[k] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(names_seq, k));
+      channel_names[k] = lull_py_name(PySequence_Fast_GET_ITEM(names_seq, k));
       if (!channel_names[k] || strlen(channel_names[k]) >= 32) {
         if (channel_names[k])
           PyErr_Format(PyExc_ValueError, "channel name of pass '%s' is too long", label);

@@ -82,7 +82,11 @@ static void binding_release(lull_py_binding* b)
 static int busy_check(lull_py_filter* f)
 {
   if (f->busy) {
-    PyErr_SetString(PyExc_RuntimeError, "the filter is executing in another thread");
+    PyErr_SetString(PyExc_RuntimeError,
+                    device_of(f)->callback_thread == PyThread_get_thread_ident()
+                        ? "the filter is executing: its progress callback cannot change or "
+                          "execute it"
+                        : "the filter is executing in another thread");
     return 0;
   }
   return 1;
@@ -171,6 +175,13 @@ static PyObject* filter_set_image(lull_py_filter* f, PyObject* args)
   /* "output", "outputVariance": images the filter writes, copied back */
   if (!lull_py_binding_init_image(&b, array, name, strncmp(name, "output", 6) == 0))
     return NULL;
+  /* reading an array's interface can run Python code (a PyTorch tensor's
+   * __cuda_array_interface__), and with it other threads: the filter may
+   * have been closed or begun executing since the checks above */
+  if (!lull_py_filter_open(f) || !busy_check(f)) {
+    lull_py_binding_clear(&b);
+    return NULL;
+  }
   /* images of one filter share a size: say which ones differ, now */
   for (int i = 0; i < LULL_PY_MAX_IMAGES; ++i) {
     const lull_py_binding* other = &f->images[i];
@@ -212,7 +223,7 @@ static PyObject* filter_set_image(lull_py_filter* f, PyObject* args)
 
 static PyObject* filter_get_image(lull_py_filter* f, PyObject* arg)
 {
-  const char* name = PyUnicode_AsUTF8(arg);
+  const char* name = lull_py_name(arg);
   if (!name || !lull_py_filter_open(f))
     return NULL;
   const int index = image_index(f, name);
@@ -313,18 +324,27 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
   if (!lull_py_filter_open(f) || !busy_check(f))
     return NULL;
   lull_py_state* state = lull_py_state_of((PyObject*)f);
-  /* CUDA arrays: their producers' pending work first (the wait releases
-   * the GIL, so the filter is busy meanwhile) */
+  /* CUDA arrays: their producers' pending work first.  The filter is busy
+   * from here to the end: the stream wait and the device wait release the
+   * GIL, and no other thread may begin running or changing this filter
+   * meanwhile (busy had been cleared between the two waits) */
   f->busy = 1;
-  const int waited = lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES);
-  f->busy = 0;
-  /* (the wait released the GIL: another thread may have begun executing) */
-  if (!waited || !lull_py_filter_open(f) || !stage_inputs(f, state))
+  int ready = lull_py_bindings_wait_streams(f->images, LULL_PY_MAX_IMAGES) &&
+              lull_py_device_wait_idle(device_of(f), 1);
+  if (ready && !f->handle) {
+    PyErr_SetString(PyExc_ValueError, "the filter is closed");
+    ready = 0;
+  }
+  if (!ready || !stage_inputs(f, state)) {
+    f->busy = 0;
     return NULL;
+  }
   if (f->dirty) {
     oidnCommitFilter(f->handle);
-    if (!lull_py_check(state, f->device))
+    if (!lull_py_check(state, f->device)) {
+      f->busy = 0;
       return NULL;
+    }
     f->dirty = 0;
   }
   progress_context ctx = {f, NULL, NULL, NULL};
@@ -350,8 +370,14 @@ static PyObject* filter_execute(lull_py_filter* f, PyObject* unused)
   f->busy = 0;
   oidnSetFilterProgressMonitorFunction(f->handle, NULL, NULL);
   if (ctx.exc_type) {
-    /* the callback raised (or Ctrl-C): that exception, not "cancelled" */
-    (void)oidnGetDeviceError(f->device, NULL);
+    /* the callback raised (or Ctrl-C): that exception, not "cancelled".
+     * A run that ended anyway (the library ignores a cancel at the last
+     * report) wrote its output: copied outputs are copied back too, so
+     * the caller's array holds the same whatever its layout (a strided
+     * output had kept its old values where a contiguous one was
+     * overwritten) */
+    if (oidnGetDeviceError(f->device, NULL) == OIDN_ERROR_NONE && !unstage_outputs(f, state))
+      PyErr_Clear(); /* the callback's exception is the one to raise */
     PyErr_Restore(ctx.exc_type, ctx.exc_value, ctx.exc_tb);
     return NULL;
   }
@@ -373,7 +399,7 @@ static PyObject* filter_set(lull_py_filter* f, PyObject* args)
 
 static PyObject* filter_get(lull_py_filter* f, PyObject* arg)
 {
-  const char* name = PyUnicode_AsUTF8(arg);
+  const char* name = lull_py_name(arg);
   if (!name || !lull_py_filter_open(f))
     return NULL;
   return lull_py_param_get(f, name);
@@ -398,7 +424,7 @@ static int filter_ass_subscript(lull_py_filter* f, PyObject* key, PyObject* valu
     PyErr_SetString(PyExc_TypeError, "filter parameters cannot be deleted");
     return -1;
   }
-  const char* name = PyUnicode_AsUTF8(key);
+  const char* name = lull_py_name(key);
   if (!name || !lull_py_filter_open(f) || !busy_check(f))
     return -1;
   return lull_py_param_set(f, name, value) ? 0 : -1;

@@ -37,7 +37,7 @@ static int known_type(const char* type)
 static PyObject* filter_params(PyObject* module, PyObject* arg)
 {
   (void)module;
-  const char* type = PyUnicode_AsUTF8(arg);
+  const char* type = lull_py_name(arg);
   if (!type || !known_type(type))
     return NULL;
   const int n = lullGetFilterParamCount(type);
@@ -57,7 +57,7 @@ static PyObject* filter_params(PyObject* module, PyObject* arg)
 static PyObject* filter_images(PyObject* module, PyObject* arg)
 {
   (void)module;
-  const char* type = PyUnicode_AsUTF8(arg);
+  const char* type = lull_py_name(arg);
   if (!type || !known_type(type))
     return NULL;
   const int n = lullGetFilterImageCount(type);

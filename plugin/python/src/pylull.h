@@ -37,6 +37,11 @@ PyObject* lull_py_raise(const lull_py_state* state, int code, const char* messag
  * raises it; returns 0 when an error was raised, 1 when there was none. */
 int lull_py_check(const lull_py_state* state, OIDNDevice device);
 
+/* A str argument as the C string the library takes; NULL (TypeError, or
+ * ValueError for an embedded NUL, which C would have cut the name at:
+ * "ATrous\0x" had made an ATrous filter) when it cannot be one. */
+const char* lull_py_name(PyObject* arg);
+
 /* -- arrays.c -------------------------------------------------------------- */
 
 /* One image argument of a filter: the exporter's buffer (held while bound,
