@@ -55,6 +55,11 @@ int lull_io_temp_create(lull_io_temp_file* file, const char* path, char* err, si
   struct stat st;
   if (stat(file->final_path, &st) == 0 && S_ISDIR(st.st_mode))
     return lull_io_fail(err, err_size, path, "is a directory");
+  /* the rename would replace a device, FIFO or socket by a plain file (as
+   * root, -o /dev/null deleted /dev/null) */
+  if (stat(file->final_path, &st) == 0 && !S_ISREG(st.st_mode))
+    return lull_io_fail(err, err_size, path,
+                        "is not a regular file (a device, FIFO or socket); write to a file");
 
   char dir[sizeof file->final_path];
   directory_of(file->final_path, dir, sizeof dir);

@@ -232,7 +232,12 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
     base += size_t(part.spec.nchannels);
   }
 
-  // Pixels, one part at a time, scattered into the passes.
+  // Pixels, one part at a time, scattered into the passes.  The reader's
+  // error slot is emptied first (the loop over the parts above ended with a
+  // failed seek): some readers report damage there and still return true
+  // (a truncated TIFF strip, a JPEG that ends early: filled with black or
+  // grey), so a read counts as failed when it left any error.
+  (void)in->geterror();
   std::vector<int> all_half(size_t(image->num_passes), 1);
   size_t channel_base = 0;
   int bits = 0;
@@ -266,7 +271,7 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
                                   spec.y + y1, 0, 1, 0, int(n), TypeDesc::UNKNOWN, buffer.data())
                  : in->read_scanlines(int(s), 0, spec.y + y0, spec.y + y1, 0, 0, int(n),
                                       TypeDesc::UNKNOWN, buffer.data());
-      if (!ok)
+      if (!ok || in->has_error())
         return fail(err, err_size, path, in->geterror());
       size_t offset = 0;  // of the channel in a pixel of the file
       for (size_t c = 0; c < n; ++c) {
