@@ -79,6 +79,10 @@ void cli_error(const char* format, ...)
 #endif
   ;
 
+/* s with its control characters (newlines, escape sequences) as '?', in
+ * place: names and attributes read from a file reach the terminal. */
+char* cli_printable(char* s);
+
 /* -- params.c -------------------------------------------------------------------- */
 
 /* A filter parameter from the command line, before typing. */
@@ -129,8 +133,9 @@ typedef struct cli_target
  * "Combined", else the unnamed pass; NULL when none. */
 const lull_io_pass* cli_color_pass(const lull_io_image* image, const char* layer,
                                    const char* view);
-/* The colour passes of a file (one per layer and view; only `layer` and
- * `view` when not NULL/empty; `pass` overrides the name looked for).
+/* The colour passes of a file (one per layer and view; only `layer` when
+ * not NULL, "" being the unnamed layer, and only `view` when not NULL or
+ * empty; `pass` overrides the name looked for).
  * Returns the number found (0 with err filled when none). */
 int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
                      const char* view, const char* pass, cli_target* targets, int max,

@@ -50,28 +50,35 @@ int cli_compare_main(int argc, char** argv)
   const char* view = NULL;
   const char* png = NULL;
   int count = 0;
+  int options_done = 0; /* after "--", every argument is a file */
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     const char** target = NULL;
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(usage_text, stdout);
-      return CLI_OK;
+    if (!options_done) {
+      if (strcmp(arg, "--") == 0) {
+        options_done = 1;
+        continue;
+      }
+      if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+        fputs(usage_text, stdout);
+        return CLI_OK;
+      }
+      if (strcmp(arg, "--pass") == 0)
+        target = &pass;
+      else if (strcmp(arg, "--layer") == 0)
+        target = &layer;
+      else if (strcmp(arg, "--view") == 0)
+        target = &view;
+      else if (strcmp(arg, "--png") == 0)
+        target = &png;
     }
-    if (strcmp(arg, "--pass") == 0)
-      target = &pass;
-    else if (strcmp(arg, "--layer") == 0)
-      target = &layer;
-    else if (strcmp(arg, "--view") == 0)
-      target = &view;
-    else if (strcmp(arg, "--png") == 0)
-      target = &png;
     if (target) {
       if (i + 1 >= argc || !argv[i + 1][0]) { /* "--png ''": an unset variable */
         cli_error("%s needs a value", arg);
         return CLI_USAGE;
       }
       *target = argv[++i];
-    } else if (arg[0] == '-' && arg[1]) {
+    } else if (!options_done && arg[0] == '-' && arg[1]) {
       cli_error("unknown option %s (lull compare --help)", arg);
       return CLI_USAGE;
     } else if (count < 2) {

@@ -20,7 +20,8 @@ typedef struct cli_denoise_options
   int num_params;
   cli_source sources[CLI_MAX_SOURCES];
   int num_sources;
-  char layer[LULL_IO_NAME_SIZE];       /* only this layer ("" = all) */
+  char layer[LULL_IO_NAME_SIZE];       /* only this layer, when layer_given */
+  int layer_given;                     /* --layer given ("" is the unnamed layer) */
   char view[LULL_IO_NAME_SIZE];        /* only this view of a stereo file ("" = all) */
   char color_pass[LULL_IO_NAME_SIZE];  /* overrides Noisy Image / Combined */
   char output_pass[LULL_IO_NAME_SIZE]; /* "Denoised" */

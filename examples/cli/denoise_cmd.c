@@ -331,6 +331,7 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
   } else if (IS("--side-by-side")) {
     return !(v = VALUE()) || copy(o->side_by_side, sizeof o->side_by_side, v, flag);
   } else if (IS("--layer")) {
+    o->layer_given = 1;
     return !(v = VALUE()) || copy(o->layer, sizeof o->layer, v, flag);
   } else if (IS("--view")) {
     return !(v = VALUE()) || copy(o->view, sizeof o->view, v, flag);
@@ -383,9 +384,17 @@ static int parse(parsed_args* a, int argc, char** argv)
   a->options.hdr_mode = -1;
   a->options.repeat = 1;
   a->threads = a->affinity = a->verbose = -1;
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--") == 0) {
+      /* the end of the options: a file named "-x.exr" follows */
+      for (++i; i < argc; ++i)
+        if (set_input(a, argv[i], "input"))
+          return 1;
+      break;
+    }
     if (parse_option(a, argc, argv, &i))
       return 1;
+  }
   return 0;
 }
 
@@ -661,7 +670,11 @@ static int run(parsed_args* a)
       ++failed;
       continue;
     }
-    if (p.sequence && !o->overwrite && cli_output_is_newer(files->output, files->input)) {
+    /* up to date: the output, and the side-by-side picture when one is
+     * asked for (one that failed to be written after its output had been
+     * left missing for good) */
+    if (p.sequence && !o->overwrite && cli_output_is_newer(files->output, files->input) &&
+        (!files->side_by_side[0] || cli_output_is_newer(files->side_by_side, files->input))) {
       ++skipped;
       if (!progress.tty)
         cli_progress_message(&progress, 0, "%s: up to date, skipped", files->output);

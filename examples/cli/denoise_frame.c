@@ -5,6 +5,7 @@
  * progress monitor that can cancel, and error checks after each step. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -64,11 +65,28 @@ static OIDNFormat format_of(int channels, int half)
   return (OIDNFormat)((half ? OIDN_FORMAT_HALF : OIDN_FORMAT_FLOAT) + channels - 1);
 }
 
-/* A buffer holding the colour channels (not alpha) of a pass. */
+/* A value as -t half stores it: finite values beyond half's range held at
+ * +-65504 (counted in *clamped), not turned into infinities, which the
+ * filter then treats as missing (a highlight of 1e6 came out black). */
+static uint16_t to_half_held(float v, size_t* clamped)
+{
+  if (v > 65504.0f && v <= FLT_MAX) {
+    v = 65504.0f;
+    ++*clamped;
+  } else if (v < -65504.0f && v >= -FLT_MAX) {
+    v = -65504.0f;
+    ++*clamped;
+  }
+  return lull_float_to_half(v);
+}
+
+/* A buffer holding the colour channels (not alpha) of a pass; *clamped
+ * counts the values -t half had to hold at its range. */
 static int upload(OIDNDevice device, const lull_io_pass* pass, int width, int height, int half,
-                  device_image* out)
+                  device_image* out, size_t* clamped)
 {
   memset(out, 0, sizeof *out);
+  *clamped = 0;
   int color[3], alpha;
   const int n = cli_pass_channels(pass, color, &alpha);
   if (n == 0)
@@ -101,7 +119,7 @@ static int upload(OIDNDevice device, const lull_io_pass* pass, int width, int he
       const float v = pass->data[i * (size_t)pass->channels + (size_t)color[k]];
       unsigned char* dst = packed + i * out->pixel_stride + (size_t)k * element;
       if (half) {
-        const uint16_t h = lull_float_to_half(v);
+        const uint16_t h = to_half_held(v, clamped);
         memcpy(dst, &h, sizeof h);
       } else {
         memcpy(dst, &v, sizeof v);
@@ -197,6 +215,17 @@ static void add_note(char* notes, size_t size, const char* note)
 {
   const size_t used = strlen(notes);
   snprintf(notes + used, size - used, "; %s", note);
+}
+
+/* Says how many values of an image -t half held at its range. */
+static void note_clamped(char* notes, size_t size, const char* image, size_t clamped)
+{
+  if (clamped == 0)
+    return;
+  char note[160];
+  snprintf(note, sizeof note, "%zu %s values beyond half's range held at +-65504 (-t half)",
+           clamped, image);
+  add_note(notes, size, note);
 }
 
 /* The pass that feeds filter image `name` for a target, NULL when none;
@@ -312,10 +341,12 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
              color->name, n);
     goto done;
   }
-  if (upload(device, color, width, height, options->half, &images[num_images])) {
+  size_t clamped = 0;
+  if (upload(device, color, width, height, options->half, &images[num_images], &clamped)) {
     snprintf(err, err_size, "%s: cannot allocate the colour buffer", context);
     goto done;
   }
+  note_clamped(s->notes[t], sizeof s->notes[t], "colour", clamped);
   set_image(filter, "color", &images[num_images++], width, height);
 
   /* every other image the filter accepts, from the file's passes */
@@ -352,10 +383,11 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
                owner->width, owner->height, width, height);
       goto done;
     }
-    if (upload(device, pass, width, height, options->half, &images[num_images])) {
+    if (upload(device, pass, width, height, options->half, &images[num_images], &clamped)) {
       snprintf(err, err_size, "%s: cannot allocate the %s buffer", context, name);
       goto done;
     }
+    note_clamped(s->notes[t], sizeof s->notes[t], name, clamped);
     set_image(filter, name, &images[num_images++], width, height);
     const size_t used = strlen(s->guides[t]);
     snprintf(s->guides[t] + used, sizeof s->guides[t] - used, "%s%s", used ? ", " : "", name);
@@ -654,7 +686,8 @@ static int load(const cli_denoise_options* options, const cli_frame_files* files
 {
   if (lull_io_read(files->input, &s->input, err, err_size))
     return 1;
-  s->num_targets = cli_find_targets(&s->input, files->input, options->layer, options->view,
+  s->num_targets = cli_find_targets(&s->input, files->input,
+                                    options->layer_given ? options->layer : NULL, options->view,
                                     options->color_pass,
                                     s->targets, CLI_MAX_TARGETS, err, err_size);
   if (s->num_targets == 0)

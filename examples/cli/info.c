@@ -33,7 +33,9 @@ static void print_pass(const lull_io_pass* p, const char* integer_storage)
              p->channel_names[c][0] ? p->channel_names[c] : "-");
   }
   const char* storage = p->display ? integer_storage : p->half ? "half" : "float";
-  printf("    %-24s %-10s %s\n", p->name[0] ? p->name : "(colour)", names, storage);
+  char name[LULL_IO_NAME_SIZE];
+  snprintf(name, sizeof name, "%s", p->name[0] ? p->name : "(colour)");
+  printf("    %-24s %-10s %s\n", cli_printable(name), cli_printable(names), storage);
 }
 
 static int print_file(const char* path)
@@ -59,8 +61,11 @@ static int print_file(const char* path)
     if (!first_of_group(&image, i))
       continue;
     const lull_io_pass* head = &image.passes[i];
-    printf("  layer '%s'%s%s%s\n", head->layer, head->view[0] ? " view '" : "", head->view,
-           head->view[0] ? "'" : "");
+    char layer[LULL_IO_NAME_SIZE], view[LULL_IO_NAME_SIZE];
+    snprintf(layer, sizeof layer, "%s", head->layer);
+    snprintf(view, sizeof view, "%s", head->view);
+    printf("  layer '%s'%s%s%s\n", cli_printable(layer), view[0] ? " view '" : "",
+           cli_printable(view), view[0] ? "'" : "");
     for (int k = i; k < image.num_passes; ++k)
       if (same_group(head, &image.passes[k]))
         print_pass(&image.passes[k], info.bits > 8 ? "16-bit" : "8-bit");
@@ -68,7 +73,7 @@ static int print_file(const char* path)
   for (int i = 0; i < info.attributes; ++i) {
     char name[128], value[256];
     if (lull_io_get_attribute(&image, i, name, sizeof name, value, sizeof value) == 0)
-      printf("  %s = %s\n", name, value);
+      printf("  %s = %s\n", cli_printable(name), cli_printable(value));
   }
   lull_io_free(&image);
   return CLI_OK;
@@ -77,7 +82,12 @@ static int print_file(const char* path)
 int cli_info_main(int argc, char** argv)
 {
   int status = CLI_OK, files = 0;
+  int first_file = 1; /* after "--", every argument is a file */
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--") == 0) {
+      first_file = i + 1;
+      break;
+    }
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       fputs(usage_text, stdout);
       return CLI_OK;
@@ -87,9 +97,13 @@ int cli_info_main(int argc, char** argv)
       return CLI_USAGE;
     }
   }
-  for (int i = 1; i < argc; ++i, ++files)
+  for (int i = 1; i < argc; ++i) {
+    if (i < first_file && strcmp(argv[i], "--") == 0)
+      continue;
+    ++files;
     if (print_file(argv[i]) != CLI_OK)
       status = CLI_FAILED;
+  }
   if (files == 0) {
     cli_error("info needs a file (lull info --help)");
     return CLI_USAGE;

@@ -24,12 +24,14 @@ static const char usage_text[] =
     "lull COMMAND --help says more.  lull --version prints the version.\n";
 
 /* A command that writes files, run with the stop signals blocked and
- * polled (signals.c); interrupted, it ends by the signal that stopped it. */
+ * polled (signals.c); a stop signal still pending when it returns ends the
+ * process by that signal: also one that came after the last poll, while
+ * the last output was being written (it had exited 0, and a script or a
+ * farm manager took the stopped run for a finished one). */
 static int run_writing(int (*command)(int, char**), int argc, char** argv)
 {
   const int status = command(argc, argv);
-  if (status == CLI_INTERRUPTED)
-    cli_end_by_signal();
+  cli_end_by_signal();
   return status;
 }
 

@@ -54,9 +54,10 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
                      char* err, size_t err_size)
 {
   int count = 0;
+  const int want_layer = layer != NULL;
   layer = layer ? layer : "";
   view = view ? view : "";
-  const int want_layer = *layer != '\0', want_view = *view != '\0';
+  const int want_view = *view != '\0';
   if (!image->passes)
     return snprintf(err, err_size, "%s: no passes", path), 0;
   /* every layer and view that has a colour pass, in file order */

@@ -28,6 +28,14 @@ void cli_error(const char* format, ...)
   va_end(args);
 }
 
+char* cli_printable(char* s)
+{
+  for (char* c = s; *c; ++c)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
+  return s;
+}
+
 void cli_progress_init(cli_progress* progress, int quiet, int total)
 {
   memset(progress, 0, sizeof *progress);
@@ -93,7 +101,8 @@ void cli_progress_message(cli_progress* progress, int is_error, const char* form
   va_start(args, format);
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
-  cli_error("%s", message);
+  /* one line whatever a file's layer and pass names hold */
+  cli_error("%s", cli_printable(message));
   if (redraw)
     draw(progress);
 }

@@ -32,6 +32,10 @@ void cli_block_signals(void)
   sigset_t set;
   stop_signals(&set);
   sigprocmask(SIG_BLOCK, &set, NULL);
+  /* past the file-size limit (ulimit -f) a write then fails with EFBIG
+   * and the output's temporary file is removed; by default SIGXFSZ ended
+   * the process there and left the partial temporary file behind */
+  signal(SIGXFSZ, SIG_IGN);
 }
 
 void cli_end_by_signal(void)

@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli_test_util.h"
 #include "test_util.h"
@@ -143,6 +144,32 @@ static void test_patterns_and_resume(const char* dir)
    * usage error) */
   snprintf(none, sizeof none, "%s/no_such_folder/####.pfm", dir);
   EXPECT(1, "denoise", none, "-o", out);
+}
+
+/* Resume counts a frame done only when its side-by-side picture is there
+ * too: one whose picture failed after its output was written had been
+ * skipped as up to date, the picture never made. */
+static void test_side_by_side_resume(const char* dir)
+{
+#if defined(LULL_IO_HAS_OIIO)
+  char in[1200], out[1200], sbs[1200], blocker[1200];
+  snprintf(in, sizeof in, "%s/in/####.pfm", dir);
+  snprintf(out, sizeof out, "%s/sbs_out/####.pfm", dir);
+  snprintf(sbs, sizeof sbs, "%s/sbs/####.png", dir);
+  snprintf(blocker, sizeof blocker, "%s/sbs/0001.png", dir);
+  char folder[1200];
+  snprintf(folder, sizeof folder, "%s/sbs", dir);
+  CHECK_EQ_INT(cli_scratch("sequence/sbs", folder, sizeof folder), 0);
+  CHECK_EQ_INT(mkdir(blocker, 0777), 0); /* frame 1's picture cannot be written */
+  EXPECT(1, "denoise", in, "-o", out, "--frames", "1-2", "--side-by-side", sbs);
+  CHECK(cli_said(dir, "stderr.txt", "2 frames: 1 denoised, 0 up to date (skipped), 1 failed"));
+  CHECK_EQ_INT(rmdir(blocker), 0);
+  EXPECT(0, "denoise", in, "-o", out, "--frames", "1-2", "--side-by-side", sbs);
+  CHECK(cli_said(dir, "stderr.txt", "2 frames: 1 denoised, 1 up to date (skipped), 0 failed"));
+  CHECK(cli_file_exists(blocker));
+#else
+  (void)dir;
+#endif
 }
 
 static void test_shards(const char* dir)
@@ -291,6 +318,7 @@ int main(void)
       return 1;
   }
   test_patterns_and_resume(dir);
+  test_side_by_side_resume(dir);
   test_shards(dir);
   test_interrupt(dir);
   test_ignored_signal(dir);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli_test_util.h"
@@ -377,6 +378,26 @@ static void test_info_layers(const char* dir)
   free(out);
 }
 
+/* Names from a file reach the terminal without their control characters
+ * (an escape sequence in a layer name had coloured and broken the lines). */
+static void test_info_printable(const char* dir)
+{
+  enum { W = 4, H = 3, N = W * H };
+  float plane[N] = {0};
+  const fixture_channel channels[] = {{"L\x1b[31mX\nY.Combined.R", 1, 0, plane},
+                                      {"L\x1b[31mX\nY.Combined.G", 1, 0, plane},
+                                      {"L\x1b[31mX\nY.Combined.B", 1, 0, plane}};
+  static const char* const parts[] = {"L\x1b[31mX\nY.Combined"};
+  char path[1200];
+  cli_path(path, sizeof path, dir, "escape.exr");
+  CHECK_EQ_INT(fixture_write_exr(path, W, H, channels, 3, parts, 1, NULL, NULL), 0);
+  EXPECT(0, "info", path);
+  char* out = cli_slurp(dir, "stdout.txt");
+  CHECK(out && strchr(out, '\x1b') == NULL);
+  CHECK(out && strstr(out, "layer 'L?[31mX?Y'") != NULL);
+  free(out);
+}
+
 static void test_fallback_guides(const char* dir, const cli_scene* scene)
 {
   char in[1200], out[1200];
@@ -463,6 +484,36 @@ static void test_input_paths_agree(const char* dir, const cli_scene* scene)
 
 /* -- failures leave the output alone ----------------------------------------------------------- */
 
+/* A new copy of the scene's noisy colour (RGB floats). */
+static float* noisy_copy(const cli_scene* scene)
+{
+  const size_t bytes = (size_t)scene->width * (size_t)scene->height * 3 * sizeof(float);
+  float* data = malloc(bytes);
+  if (!data) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  memcpy(data, scene->noisy, bytes);
+  return data;
+}
+
+/* Writes RGB floats of the scene's size as a plain image: 0 or non-zero. */
+static int write_rgb(const char* path, const cli_scene* scene, const float* data)
+{
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  image.width = scene->width;
+  image.height = scene->height;
+  static const char* const rgb[] = {"R", "G", "B"};
+  lull_io_add_pass(&image, "", "", 3, rgb, data);
+  char err[512];
+  const int status = lull_io_write(path, &image, 0, err, sizeof err);
+  if (status)
+    fprintf(stderr, "%s\n", err);
+  lull_io_free(&image);
+  return status;
+}
+
 static void test_failures_keep_output(const char* dir, const cli_scene* scene)
 {
   char keep[1200], copy[1200], c[1200], bad_pfm[1200], small[1200], nan_pfm[1200];
@@ -512,20 +563,11 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
   CHECK(cli_said(dir, "stderr.txt", "out.pfm"));
   EXPECT(1, "denoise", c, "-o", dir);
   /* NaN and infinity in the colour: no crash, a finite or reported result */
-  float* data = malloc((size_t)scene->width * (size_t)scene->height * 3 * sizeof(float));
-  memcpy(data, scene->noisy, (size_t)scene->width * (size_t)scene->height * 3 * sizeof(float));
+  float* data = noisy_copy(scene);
   data[10] = NAN;
   data[200] = INFINITY;
   data[300] = -INFINITY;
-  lull_io_image image;
-  memset(&image, 0, sizeof image);
-  image.width = scene->width;
-  image.height = scene->height;
-  static const char* const rgb[] = {"R", "G", "B"};
-  lull_io_add_pass(&image, "", "", 3, rgb, data);
-  char err[512];
-  CHECK_EQ_INT(lull_io_write(nan_pfm, &image, 0, err, sizeof err), 0);
-  lull_io_free(&image);
+  CHECK_EQ_INT(write_rgb(nan_pfm, scene, data), 0);
   free(data);
   char nan_out[1200];
   cli_path(nan_out, sizeof nan_out, dir, "nan_out.pfm");
@@ -553,6 +595,95 @@ static void test_failures_keep_output(const char* dir, const cli_scene* scene)
   EXPECT(1, "info", bad_exr);
 #endif
   CHECK_EQ_INT(cli_temp_files(dir), 0);
+}
+
+/* -t half holds colour beyond half's range at 65504 and says so (it had
+ * become inf, which the filter drops: a highlight of 1e6 came out black). */
+static void test_half_range(const char* dir, const cli_scene* scene)
+{
+  float* data = noisy_copy(scene);
+  for (int y = 10; y < 20; ++y)
+    for (int x = 10; x < 20; ++x)
+      for (int c = 0; c < 3; ++c)
+        data[((size_t)y * (size_t)scene->width + (size_t)x) * 3 + (size_t)c] = 1e6f;
+  char bright[1200], out[1200];
+  cli_path(bright, sizeof bright, dir, "bright.pfm");
+  cli_path(out, sizeof out, dir, "bright_half.pfm");
+  CHECK_EQ_INT(write_rgb(bright, scene, data), 0);
+  free(data);
+  EXPECT(0, "denoise", bright, "-o", out, "-t", "half");
+  CHECK(cli_said(dir, "stderr.txt", "300 colour values beyond half's range"));
+  lull_io_image result = cli_read(out);
+  const float v = result.passes ? result.passes[0].data[((size_t)15 * scene->width + 15) * 3] : 0;
+  if (!(v > 60000.0f))
+    fprintf(stderr, "-t half: the highlight came out %g\n", (double)v);
+  CHECK(v > 60000.0f && v <= 65504.0f);
+  lull_io_free(&result);
+}
+
+/* Past the file-size limit (ulimit -f) the write fails and says so, the old
+ * output stays and no temporary file is left (SIGXFSZ had killed the tool
+ * and left its partial temporary file). */
+static void test_file_size_limit(const char* dir, const cli_scene* scene)
+{
+  char c[1200], keep[1200], copy[1200];
+  cli_path(c, sizeof c, dir, "fsize_in.pfm");
+  cli_path(keep, sizeof keep, dir, "fsize_out.pfm");
+  cli_path(copy, sizeof copy, dir, "fsize_copy.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", c), 0);
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "clean", keep), 0);
+  CHECK_EQ_INT(cli_copy_file(keep, copy), 0);
+  struct rlimit old, small;
+  CHECK_EQ_INT(getrlimit(RLIMIT_FSIZE, &old), 0);
+  small = old;
+  small.rlim_cur = 16384; /* the 64x48 output is 36 KB */
+  CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const int pid = cli_start(tool, dir, ARGS("denoise", c, "-o", keep, "--quiet"));
+  CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &old), 0);
+  CHECK_EQ_INT(cli_wait(pid), 1);
+  CHECK(cli_said(dir, "stderr.txt", "fsize_out.pfm"));
+  CHECK(cli_same_bytes(keep, copy));
+  CHECK_EQ_INT(cli_temp_files(dir), 0);
+}
+
+/* "--" ends the options: a file whose name starts with '-' follows. */
+static void test_end_of_options(const char* dir, const cli_scene* scene)
+{
+  char dashed[1200], out[1200], here[1200];
+  cli_path(dashed, sizeof dashed, dir, "-dashed.pfm");
+  cli_path(out, sizeof out, dir, "dashed_out.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", dashed), 0);
+  CHECK(getcwd(here, sizeof here) != NULL);
+  CHECK_EQ_INT(chdir(dir), 0);
+  const int unknown = cli_run(tool, dir, ARGS("denoise", "-dashed.pfm", "-o", out));
+  const int ended = cli_run(tool, dir, ARGS("denoise", "-o", out, "--", "-dashed.pfm"));
+  const int info = cli_run(tool, dir, ARGS("info", "--", "-dashed.pfm"));
+  const int compare = cli_run(tool, dir, ARGS("compare", "--", "-dashed.pfm", "-dashed.pfm"));
+  CHECK_EQ_INT(chdir(here), 0);
+  CHECK_EQ_INT(unknown, 2); /* an unknown option without "--" */
+  CHECK_EQ_INT(ended, 0);
+  CHECK(cli_file_exists(out));
+  CHECK_EQ_INT(info, 0);
+  CHECK_EQ_INT(compare, 0);
+}
+
+/* --layer "" is the unnamed layer, not every layer (an unset $LAYER had
+ * denoised them all). */
+static void test_unnamed_layer(const char* dir, const cli_scene* scene)
+{
+#if defined(LULL_IO_HAS_OIIO)
+  char exr[1200], out[1200];
+  cli_path(out, sizeof out, dir, "unnamed_out.exr");
+  CHECK_EQ_INT(write_view_layer_exr(dir, scene, "named_only.exr", 0, exr, sizeof exr), 0);
+  EXPECT(1, "denoise", exr, "--layer", "", "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "no layer ''"));
+  CHECK(!cli_file_exists(out));
+#endif
+  char plain[1200], plain_out[1200];
+  cli_path(plain, sizeof plain, dir, "unnamed.pfm");
+  cli_path(plain_out, sizeof plain_out, dir, "unnamed_out.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", plain), 0);
+  EXPECT(0, "denoise", plain, "--layer", "", "-o", plain_out);
 }
 
 /* -- inputs are never replaced; odd arguments ------------------------------------------------ */
@@ -771,10 +902,15 @@ int main(void)
 #if defined(LULL_IO_HAS_OIIO)
   test_multilayer(dir, &scene);
   test_info_layers(dir);
+  test_info_printable(dir);
   test_input_paths_agree(dir, &scene);
   test_fallback_guides(dir, &scene);
 #endif
   test_failures_keep_output(dir, &scene);
+  test_half_range(dir, &scene);
+  test_file_size_limit(dir, &scene);
+  test_end_of_options(dir, &scene);
+  test_unnamed_layer(dir, &scene);
   test_inputs_kept(dir, &scene);
   test_compare(dir, &scene);
   cli_scene_free(&scene);
