@@ -18,9 +18,11 @@
 // channel's view is the part's, given to the grouping (channel_names.c)
 // apart from its name, so the passes come apart by view; a new pass of a
 // view gets a part of its own in the same style.
+#include <OpenImageIO/filesystem.h>
 #include <OpenImageIO/imageio.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -587,26 +589,58 @@ int write_single(ImageOutput* out, const char* temp, const char* path,
   return 0;
 }
 
+// Writes all of bytes to fd: 0, or an error (ENOSPC, EFBIG) in err.
+int write_all(int fd, const std::vector<unsigned char>& bytes, const char* path, char* err,
+              size_t err_size)
+{
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return lull_io_fail(err, err_size, path, "cannot write: %s",
+                          std::strerror(n < 0 ? errno : EIO));
+    done += size_t(n);
+  }
+  return 0;
+}
+
 int write_file(const char* path, const lull_io_image* image, int srgb, char* err,
                size_t err_size)
 {
   // The format comes from the destination's name; the pixels go to a
-  // temporary file next to it (see atomic_file.c).
+  // temporary file next to it (see atomic_file.c).  (The memory a single
+  // image is encoded into, below, outlives the writer that uses it.)
+  std::vector<unsigned char> bytes;
+  OIIO::Filesystem::IOVecOutput proxy(bytes);
   auto out = ImageOutput::create(path);
   if (!out)
     return fail(err, err_size, path, "cannot write this format: " + OIIO::geterror());
   lull_io_temp_file temp;
   if (lull_io_temp_create(&temp, path, err, err_size))
     return 1;
-  close(temp.fd);  // OpenImageIO opens the file by name
-  temp.fd = -1;
+  // A single image is encoded in memory and written here, with every write
+  // checked: libjpeg ends the process when its own write fails (a full
+  // disk: exit(1), the temporary file left, a sequence's other frames
+  // abandoned).  EXR files, of many passes, go to the file by name
+  // (OpenEXR reports a failed write as an error).
+  const bool exr = std::string(out->format_name()) == "openexr";
+  const bool in_memory = !exr && out->supports("ioproxy");
+  if (in_memory) {
+    out->set_ioproxy(&proxy);
+  } else {
+    close(temp.fd);  // OpenImageIO opens the file by name
+    temp.fd = -1;
+  }
   int status;
   try {
-    status = std::string(out->format_name()) == "openexr"
-                 ? write_exr(out.get(), temp.temp_path, path, image, srgb, err, err_size)
+    status = exr ? write_exr(out.get(), temp.temp_path, path, image, srgb, err, err_size)
                  : write_single(out.get(), temp.temp_path, path, image, srgb, err, err_size);
     if (!status && !out->close())
       status = fail(err, err_size, path, out->geterror());
+    if (!status && in_memory)
+      status = write_all(temp.fd, bytes, path, err, err_size);
   } catch (...) {
     lull_io_temp_discard(&temp);
     throw;

@@ -4,10 +4,12 @@
 #define _XOPEN_SOURCE 700
 
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -865,6 +867,45 @@ static void test_truncated_tiff_and_jpeg(const char* dir)
   cli_scene_free(&scene);
 }
 
+/* A write that fails part-way (here past the file-size limit; a full disk
+ * alike) is an error that leaves the old file and no temporary one: libjpeg
+ * had ended the process from inside OpenImageIO (exit 1, the temporary
+ * file left behind). */
+static void test_failed_write(const char* dir)
+{
+  cli_scene scene;
+  CHECK_EQ_INT(cli_scene_make(&scene, 256, 192, 6, 0.5f), 0);
+  static const char* const names[] = {"limit.jpg", "limit.png", "limit.tif"};
+  for (int k = 0; k < 3; ++k) {
+    char path[1200], copy[1200], err[512] = "";
+    cli_path(path, sizeof path, dir, names[k]);
+    cli_path(copy, sizeof copy, dir, "limit_copy");
+    CHECK_EQ_INT(cli_scene_write_plain(&scene, "clean", path), 0);
+    CHECK_EQ_INT(cli_copy_file(path, copy), 0);
+    lull_io_image image;
+    memset(&image, 0, sizeof image);
+    image.width = scene.width;
+    image.height = scene.height;
+    static const char* const rgb[] = {"R", "G", "B"};
+    lull_io_add_pass(&image, "", "", 3, rgb, scene.noisy);
+    struct rlimit old, small;
+    CHECK_EQ_INT(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 4096; /* the noisy image encodes to far more */
+    void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
+    const int status = lull_io_write(path, &image, 1, err, sizeof err);
+    CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, handler);
+    CHECK(status != 0);
+    CHECK(strstr(err, names[k]) != NULL);
+    CHECK(cli_same_bytes(path, copy));
+    CHECK_EQ_INT(cli_temp_files(dir), 0);
+    lull_io_free(&image);
+  }
+  cli_scene_free(&scene);
+}
+
 static void test_corrupt_exr(const char* dir)
 {
   cli_scene scene;
@@ -944,6 +985,7 @@ int main(void)
   test_atomic(dir);
   test_shifted_parts(dir);
   test_truncated_tiff_and_jpeg(dir);
+  test_failed_write(dir);
   test_corrupt_exr(dir);
 #else
   /* without OpenImageIO: a clear error for other formats */
