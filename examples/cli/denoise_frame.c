@@ -734,9 +734,18 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
       const lull_io_pass* color = &s->input.passes[s->color_index[t]];
       gains &= color->layer[0] || color->name[0];
     }
+    lull_io_file_info info;
+    lull_io_get_file_info(&s->input, &info);
     if (!gains) {
       snprintf(err, err_size, "%s: -o would replace its colour: choose another file",
                files->input);
+      status = CLI_FAILED;
+    } else if (info.mip_levels > 1) {
+      /* only the first level is read, so the rewrite would lose the rest */
+      snprintf(err, err_size,
+               "%s has %d resolution levels (a texture), which -o onto it would drop: choose "
+               "another file",
+               files->input, info.mip_levels);
       status = CLI_FAILED;
     }
   }

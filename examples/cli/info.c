@@ -51,9 +51,12 @@ static int print_file(const char* path)
   int channels = 0;
   for (int i = 0; i < image.num_passes; ++i)
     channels += image.passes[i].channels;
-  printf("%s: %s, %d x %d, %d part%s, %d channel%s, %d-bit %s\n", path, info.format, image.width,
+  printf("%s: %s, %d x %d, %d part%s, %d channel%s, %d-bit %s", path, info.format, image.width,
          image.height, info.parts, info.parts == 1 ? "" : "s", channels, channels == 1 ? "" : "s",
          info.bits, info.integer ? "integer (display-encoded)" : "float");
+  if (info.mip_levels > 1) /* only the first is read */
+    printf(", %d resolution levels (the first read)", info.mip_levels);
+  printf("\n");
   /* one heading per layer and view, in the order they first appear, with
    * all their passes under it: in a multi-part file the parts of layers
    * may interleave (A's colour, B's colour, A's normal) */

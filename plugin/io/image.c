@@ -42,6 +42,7 @@ lull_io_metadata* lull_io_metadata_new(const char* format)
   if (meta) {
     snprintf(meta->info.format, sizeof meta->info.format, "%s", format);
     meta->info.parts = 1;
+    meta->info.mip_levels = 1;
   }
   return meta;
 }

@@ -142,6 +142,7 @@ typedef struct lull_io_file_info
   int integer;     /* pixels were stored as integers: display-encoded values in [0, 1] */
   int bits;        /* bits per channel of the widest channel */
   int attributes;  /* number of metadata attributes (lull_io_get_attribute) */
+  int mip_levels;  /* resolution levels of the most in a part (1: none; only level 0 is read) */
 } lull_io_file_info;
 
 void lull_io_get_file_info(const lull_io_image* image, lull_io_file_info* info);

@@ -161,6 +161,15 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   }
   if (state->parts.empty())
     return fail(err, err_size, path, in->geterror());
+  // MIP or RIP levels (a texture): only level 0 is read, so a rewrite of
+  // the file would drop the others
+  int mip_levels = 1;
+  for (size_t s = 0; s < state->parts.size(); ++s) {
+    int m = 1;
+    while (m < 64 && in->seek_subimage(int(s), m))
+      ++m;
+    mip_levels = std::max(mip_levels, m);
+  }
   const ImageSpec& first = state->parts[0].spec;
   for (const Part& part : state->parts) {
     const ImageSpec& spec = part.spec;
@@ -303,6 +312,7 @@ int read_file(const char* path, lull_io_image* image, char* err, size_t err_size
   if (!meta)
     return lull_io_fail(err, err_size, path, "out of memory");
   meta->info.parts = int(state->parts.size());
+  meta->info.mip_levels = mip_levels;
   meta->info.bits = bits;
   meta->info.integer = integer && !exr;  // EXR integers are ids, not display values
   for (int p = 0; p < image->num_passes; ++p)

@@ -3,6 +3,7 @@
 
 #include <OpenImageIO/imageio.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -97,6 +98,30 @@ extern "C" int fixture_write_shifted_parts(const char* path, int width, int heig
       !out->open(path, specs[1], ImageOutput::AppendSubimage) ||
       !out->write_image(OIIO::TypeFloat, grey.data()))
     return 1;
+  return out->close() ? 0 : 1;
+}
+
+extern "C" int fixture_write_mipmapped(const char* path, int width, int height)
+{
+  auto out = ImageOutput::create(path);
+  if (!out || !out->supports("mipmap"))
+    return 1;
+  ImageSpec spec(width, height, 3, OIIO::TypeHalf);
+  spec.channelnames = {"ViewLayer.Combined.R", "ViewLayer.Combined.G", "ViewLayer.Combined.B"};
+  spec.tile_width = spec.tile_height = 16;
+  spec.attribute("textureformat", "Plain Texture");  // what makes OpenEXR MIP-map
+  std::vector<float> ramp(size_t(width) * size_t(height) * 3);
+  for (size_t i = 0; i < ramp.size(); ++i)
+    ramp[i] = float(i % 97) / 97.0f;
+  if (!out->open(path, spec) || !out->write_image(OIIO::TypeFloat, ramp.data()))
+    return 1;
+  while (spec.width > 1 || spec.height > 1) {
+    spec.width = std::max(spec.width / 2, 1);
+    spec.height = std::max(spec.height / 2, 1);
+    if (!out->open(path, spec, ImageOutput::AppendMIPLevel) ||
+        !out->write_image(OIIO::TypeFloat, ramp.data()))
+      return 1;
+  }
   return out->close() ? 0 : 1;
 }
 

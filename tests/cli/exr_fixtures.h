@@ -46,6 +46,9 @@ int fixture_attribute(const char* path, const char* name, char* value, size_t si
 /* Writes a two-part EXR of one size: "ViewLayer.Combined" RGB at the
  * origin and "ViewLayer.Denoising Albedo" RGB at (dx, dy): 0 or non-zero. */
 int fixture_write_shifted_parts(const char* path, int width, int height, int dx, int dy);
+/* Writes a tiled, MIP-mapped EXR (a texture) with "ViewLayer.Combined"
+ * RGB, a grey ramp, at every level down to 1 x 1: 0 or non-zero. */
+int fixture_write_mipmapped(const char* path, int width, int height);
 /* Writes a 16-bit PNG of `channels` interleaved values in [0, 1]: 0 or
  * non-zero. */
 int fixture_write_png16(const char* path, int width, int height, int channels,

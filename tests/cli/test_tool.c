@@ -398,6 +398,25 @@ static void test_info_printable(const char* dir)
   free(out);
 }
 
+/* A texture (MIP levels) may not be denoised onto itself: only its first
+ * level is read, and the rewrite had dropped the others; to another file
+ * it is denoised.  info says how many levels there are. */
+static void test_mip_levels_kept(const char* dir)
+{
+  char path[1200], copy[1200], out[1200];
+  cli_path(path, sizeof path, dir, "texture.exr");
+  cli_path(copy, sizeof copy, dir, "texture_copy.exr");
+  cli_path(out, sizeof out, dir, "texture_out.exr");
+  CHECK_EQ_INT(fixture_write_mipmapped(path, 64, 32), 0);
+  CHECK_EQ_INT(cli_copy_file(path, copy), 0);
+  EXPECT(1, "denoise", path, "-o", path);
+  CHECK(cli_said(dir, "stderr.txt", "7 resolution levels"));
+  CHECK(cli_same_bytes(path, copy));
+  EXPECT(0, "denoise", path, "-o", out);
+  EXPECT(0, "info", path);
+  CHECK(cli_said(dir, "stdout.txt", "7 resolution levels"));
+}
+
 static void test_fallback_guides(const char* dir, const cli_scene* scene)
 {
   char in[1200], out[1200];
@@ -903,6 +922,7 @@ int main(void)
   test_multilayer(dir, &scene);
   test_info_layers(dir);
   test_info_printable(dir);
+  test_mip_levels_kept(dir);
   test_input_paths_agree(dir, &scene);
   test_fallback_guides(dir, &scene);
 #endif

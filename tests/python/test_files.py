@@ -128,6 +128,20 @@ def test_stereo_views(np, tmp_path):
         lull.write_exr(tmp_path / "flat.exr", passes)
 
 
+def test_add_passes_refuses_a_texture(np, tmp_path):
+    # only the first resolution level is read: add_passes would have
+    # dropped the others, in place too
+    import shutil
+    src = tmp_path / "texture.exr"
+    shutil.copyfile(DATA / "texture" / "mipmapped.exr", src)
+    before = src.read_bytes()
+    passes = lull.read_exr(src)
+    assert passes["ViewLayer.Combined"].shape == (4, 8, 3)
+    with pytest.raises(ValueError, match="4 resolution levels"):
+        lull.add_passes(src, src, {"ViewLayer.Denoised": passes["ViewLayer.Combined"]})
+    assert src.read_bytes() == before
+
+
 def test_add_passes_to_an_8bit_file(np, tmp_path):
     """add_passes from a PNG into an EXR: the PNG's colour becomes linear
     (an EXR holds linear values), the passes added keep the caller's values

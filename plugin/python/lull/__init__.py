@@ -362,5 +362,7 @@ def add_passes(src, dst, passes, *, channel_names=None, half=None):
     channel and the file's metadata are kept exactly, and so is its
     compression but for lossy codecs (DWAA, DWAB, B44: ZIP, so that copied
     passes do not change); the colour of an 8/16-bit `src` (display values)
-    becomes linear in a float `dst` (EXR); the write is atomic."""
+    becomes linear in a float `dst` (EXR); the write is atomic.  A texture
+    (MIP levels) is refused with ValueError: only its first level is read,
+    so the copy would lack the others."""
     _lull._add_passes(_os.fspath(src), _os.fspath(dst), _pass_tuples(passes, channel_names, half))

@@ -316,7 +316,19 @@ PyObject* lull_py_add_passes(PyObject* module, PyObject* args)
     return NULL;
   lull_io_image image;
   PyObject* result = NULL;
-  if (read_file(module, PyBytes_AS_STRING(src_obj), &image) && add_passes(&image, passes, 1))
+  lull_io_file_info info;
+  int ok = read_file(module, PyBytes_AS_STRING(src_obj), &image);
+  lull_io_get_file_info(&image, &info);
+  if (ok && info.mip_levels > 1) {
+    /* only the first level is read: the copy would lack the others, and
+     * dst = src would lose them */
+    PyErr_Format(PyExc_ValueError,
+                 "%s has %d resolution levels (a texture); add_passes would keep only the "
+                 "first: use read_exr and write_exr",
+                 PyBytes_AS_STRING(src_obj), info.mip_levels);
+    ok = 0;
+  }
+  if (ok && add_passes(&image, passes, 1))
     result = write_checked(module, PyBytes_AS_STRING(dst_obj), &image, 0);
   lull_io_free(&image);
   Py_DECREF(src_obj);
