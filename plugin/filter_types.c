@@ -335,10 +335,11 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   const int normal = config->images[R_NORMAL].data != NULL;
   const double* v = config->values;
   lull_status status = LULL_OK;
-  if (!config->images[R_OUTPUT].data)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
+  /* the input first, then the output, as OIDN checks them */
   if (!color && !albedo && !normal)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
+  if (!config->images[R_OUTPUT].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
   if ((color && normal && !albedo) || (!color && albedo && normal))
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "unsupported combination of input features");
   if (v[RP_HDR] != 0 && v[RP_SRGB] != 0)
@@ -361,10 +362,10 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
 static lull_status rtlightmap_check(const lull_filter_config* config, lull_error* err)
 {
   lull_status status = LULL_OK;
-  if (!config->images[L_OUTPUT].data)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
   if (!config->images[L_COLOR].data)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
+  if (!config->images[L_OUTPUT].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
   status = check_sizes(config, L_IMAGES, err);
   if (status != LULL_OK)
     return status;

@@ -102,6 +102,14 @@ static void argument_errors(OIDNDevice device)
   EXPECT_OK(device);
   oidnCommitFilter(filter);
   EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "output image not specified");
+  /* neither: OIDN names the input first */
+  static const char* const oidn_types[] = {"RT", "RTLightmap"};
+  for (int k = 0; k < 2; ++k) {
+    OIDNFilter empty = oidnNewFilter(device, oidn_types[k]);
+    oidnCommitFilter(empty);
+    EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "input image not specified");
+    oidnReleaseFilter(empty);
+  }
 
   /* buffer-backed images: the region must lie inside the buffer */
   const size_t bytes = 12 * N;
