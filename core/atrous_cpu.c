@@ -103,7 +103,9 @@ lull_status lull_atrous_input_scale(const lull_atrous_params* params, const lull
   const int channels = LULL_MIN(lull_format_channels(color->format), 3);
   unsigned long long sum = 0, count = 0;
   int failed = 0;
-#pragma omp parallel num_threads(lull_thread_count(num_threads)) reduction(+ : sum, count, failed)
+  float largest = 0.0f; /* the largest finite magnitude */
+#pragma omp parallel num_threads(lull_thread_count(num_threads)) \
+    reduction(+ : sum, count, failed) reduction(max : largest)
   {
     float* row = malloc((size_t)w * 3 * sizeof(float));
     failed = row == NULL;
@@ -114,14 +116,18 @@ lull_status lull_atrous_input_scale(const lull_atrous_params* params, const lull
       float* const planes[4] = {row, row + w, row + 2 * (size_t)w, NULL};
       lull_image_read_row(color, y, planes, channels);
       for (int c = 0; c < channels; ++c)
-        for (int x = 0; x < w; ++x)
-          lull_auto_scale_add(planes[c][x], &sum, &count);
+        for (int x = 0; x < w; ++x) {
+          const float v = planes[c][x];
+          lull_auto_scale_add(v, &sum, &count);
+          if (isfinite(v))
+            largest = fmaxf(largest, fabsf(v));
+        }
     }
     free(row);
   }
   if (failed)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-  *scale = lull_auto_scale(sum, count);
+  *scale = lull_auto_scale(sum, count, largest);
   return LULL_OK;
 }
 

@@ -257,7 +257,17 @@ LULL_HD float lull_demodulation_albedo(float albedo)
  * for a difference of an ulp or two in the unit normal. */
 LULL_HD float lull_normalize_normal(float n[3])
 {
-  const float len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+  float len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+  if (len2 > 3.40282347e38f) {
+    /* finite components beyond ~1e19, whose squares overflowed: the
+     * normal had come out (0, 0, 0) yet present, and every tap's normal
+     * weight hit the floor.  Scaled down first (exactly: a power of two;
+     * then 3 (FLT_MAX 2^-66)^2 < FLT_MAX) */
+    n[0] *= 0x1p-66f;
+    n[1] *= 0x1p-66f;
+    n[2] *= 0x1p-66f;
+    len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+  }
   if (len2 > 1e-12f) {
 #if defined(__CUDA_ARCH__)
     const float inv = rsqrtf(len2);
@@ -371,7 +381,13 @@ LULL_HD float lull_prepare_color_channel(float v, float input_scale, int srgb)
  * the same scale, and since multiplying by a power of two is exact, the
  * result for the colour 2^j c is 2^j times the result for c, bit for bit,
  * over the whole float range (tests: atrous_scale).  Both backends count
- * the same values, as integers, so they pick the same s. */
+ * the same values, as integers, so they pick the same s.
+ *
+ * The geometric mean alone let a wide range clip: with most of an image at
+ * 1e-20 and a few pixels at 1, the mean's scale took those above 1e15,
+ * where the clamp made them nearly black (0.0004 for 1).  So s is lowered
+ * until the largest finite magnitude stays below 2^49 (< 1e15); a power of
+ * two still, so the result stays exactly scale-equivariant. */
 
 /* Adds colour value v to the counts: its biased exponent field (0 for a
  * subnormal) when v is finite and non-zero. */
@@ -384,13 +400,19 @@ LULL_HD void lull_auto_scale_add(float v, unsigned long long* sum, unsigned long
   }
 }
 
-/* s from the counts: 2^(127 - mean exponent field), k in [-126, 126] so
+/* s from the counts: 2^(127 - mean exponent field), at most 2^(175 - e)
+ * for the exponent field e of the largest finite magnitude (a value below
+ * 2^(e - 126) then stays below 2^49 < LULL_COLOR_MAX), k in [-126, 126] so
  * that s and 1 / s are normal floats; 1 when no value counted. */
-LULL_HD float lull_auto_scale(unsigned long long sum, unsigned long long count)
+LULL_HD float lull_auto_scale(unsigned long long sum, unsigned long long count,
+                              float max_magnitude)
 {
   if (count == 0u)
     return 1.0f;
-  const int k = 127 - (int)(sum / count);
+  int k = 127 - (int)(sum / count);
+  const int e = (int)((lull_float_bits(max_magnitude) & 0x7fffffffu) >> 23);
+  if (e > 0 && e < 255 && 175 - e < k)
+    k = 175 - e;
   return lull_pow2(k < -126 ? -126 : (k > 126 ? 126 : k));
 }
 
@@ -417,7 +439,8 @@ LULL_HD void lull_footprint_neighbours(int x, int y, int w, int h, int xs[4], in
  * by the squared luminance of the albedo.  The image is in the colour
  * image's units, so the colour's scale s (inputScale) applies squared,
  * as (var s) s: var s^2 may be a float where s^2 is not.  Non-finite or
- * negative: 0. */
+ * negative input: 0 (unknown); a finite one whose scaled value overflows:
+ * FLT_MAX (it had become 0, so more variance meant less filtering). */
 LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float a_g, float a_b,
                                       float s)
 {
@@ -429,8 +452,12 @@ LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float
     const float la = lull_luminance(a_r, a_g, a_b);
     var = c[0] / (la * la);
   }
+  const int finite =
+      (c[0] - c[0]) == 0.0f && (nc < 3 || ((c[1] - c[1]) == 0.0f && (c[2] - c[2]) == 0.0f));
   var = var * s * s;
-  return (var - var) == 0.0f && var > 0.0f ? var : 0.0f;
+  if (!finite || !(var > 0.0f))
+    return 0.0f;
+  return var > 3.40282347e38f ? 3.40282347e38f : var;
 }
 
 /* -- per-pixel steps of the levels, around the taps ------------------------ */

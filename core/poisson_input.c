@@ -211,12 +211,11 @@ void lull_poisson_store_variance(const lull_image* output, int channels, const f
       float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       float sum = 0.0f;
       for (int c = 0; c < channels; ++c) {
-        const float d = a[c][i] - b[c][i];
-        v[c] = 0.25f * d * d; /* two-buffer variance of the mean (§3.2.5) */
-        sum += v[c];
+        v[c] = lull_poisson_two_buffer_variance(a[c][i], b[c][i]);
+        sum += v[c] / (float)channels;
       }
       if (mean)
-        v[0] = sum / (float)channels;
+        v[0] = sum;
       lull_image_store(output, px, y, v);
     }
 }

@@ -35,6 +35,17 @@ LULL_HD float lull_poisson_half_mean(float a, float b)
   return 0.5f * a + 0.5f * b;
 }
 
+/* The two-buffer variance of that mean, Var[(a + b) / 2] ~ ((a - b) / 2)^2
+ * (§3.2.5), from halved values and held at FLT_MAX: the difference and its
+ * square overflowed for halves ~1e20 apart, and a firefly of 1e25 made the
+ * whole outputVariance inf. */
+LULL_HD float lull_poisson_two_buffer_variance(float a, float b)
+{
+  const float h = 0.5f * a - 0.5f * b;
+  const float v = h * h;
+  return v > 3.40282347e38f ? 3.40282347e38f : v;
+}
+
 /* (A^T W^2 b)_i: alpha^2 b plus the weighted divergence of the gradients,
  * (H^T g)_i = g_{i-1} - g_i. */
 LULL_HD float lull_poisson_rhs(float alpha2, float wa, float b, float wx_left, float dx_left,

@@ -601,7 +601,8 @@ LULL_BODY void prepare_bound_finish(const lull_atrous_prepare_args* a, unsigned 
                                     unsigned long long count, float m, float mv)
 {
   lull_atrous_color_stats* st = a->stats;
-  const float s = a->auto_scale ? lull_auto_scale(sum, count) : a->input_scale;
+  /* with the automatic scale, m is the colour's largest finite magnitude */
+  const float s = a->auto_scale ? lull_auto_scale(sum, count, m) : a->input_scale;
   st->scale = s;
   st->inv_scale = 1.0f / s; /* exact for the automatic scale, a power of two */
   if (a->auto_scale) {

@@ -486,13 +486,12 @@ LULL_BODY void lull_pk_store_at(const lull_pk_args* a, const lull_pk_pixel* px)
   LULL_UNROLL for (int c = 0; c < 3; ++c) {
     if (c >= nc)
       break;
-    const float d = a->buf.xa[c][i] - a->buf.xb[c][i];
-    s[c] = 0.25f * d * d;
-    total += s[c];
+    s[c] = lull_poisson_two_buffer_variance(a->buf.xa[c][i], a->buf.xb[c][i]);
+    total += s[c] / (float)nc; /* divided first: three FLT_MAX stay finite */
   }
   const int vc = lull_format_channels(a->output_variance.format);
   if (vc == 1)
-    s[0] = total / (float)nc;
+    s[0] = total;
   lull_cuda_image_store_n(&a->output_variance, px->x, px->y, s, vc);
 }
 

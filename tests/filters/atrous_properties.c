@@ -283,6 +283,28 @@ static void test_gaussian_float_range(void)
   free(quarter);
 }
 
+/* The mean red of column x of an RGB output. */
+static double column_mean(const float* output, int x)
+{
+  double sum = 0;
+  for (int y = 0; y < H; ++y)
+    sum += output[3 * ((size_t)y * W + (size_t)x)];
+  return sum / H;
+}
+
+/* Runs f (committed now) and checks the dark column next to the edge keeps
+ * the dark side's mean, 0.1. */
+static void check_dark_column(OIDNFilter f, const float* output, const char* what)
+{
+  oidnCommitFilter(f);
+  oidnExecuteFilter(f);
+  check_no_error(what);
+  const double dark = column_mean(output, W / 2 - 1);
+  if (!(fabs(dark - 0.1) < 0.01))
+    fprintf(stderr, "%s: the dark column is %g\n", what, dark);
+  CHECK(fabs(dark - 0.1) < 0.01);
+}
+
 static void test_normal_edge_does_not_leak(void)
 {
   unsigned seed = 5;
@@ -309,15 +331,8 @@ static void test_normal_edge_does_not_leak(void)
   check_no_error("normal edge");
   /* the column next to the edge keeps the mean of its own side: a leak of
    * the bright side (10x brighter) would raise it far above 0.1 */
-  double dark = 0, bright = 0;
-  for (int y = 0; y < H; ++y) {
-    dark += output[3 * ((size_t)y * W + (size_t)(W / 2 - 1))];
-    bright += output[3 * ((size_t)y * W + (size_t)(W / 2))];
-  }
-  dark /= H;
-  bright /= H;
-  CHECK(fabs(dark - 0.1) < 0.01);
-  CHECK(fabs(bright - 1.0) < 0.1);
+  CHECK(fabs(column_mean(output, W / 2 - 1) - 0.1) < 0.01);
+  CHECK(fabs(column_mean(output, W / 2) - 1.0) < 0.1);
 
   /* a tiny sigmaNormal keeps the edge too, with unit normals whose dot
    * rounds off 1 (that noise alone had rejected every tap, so all weights
@@ -337,28 +352,31 @@ static void test_normal_edge_does_not_leak(void)
     oidnSetFilterFloat(f, "sigmaAlbedo", k < 2 ? 0.3f : tiny[k - 2]);
     if (k >= 2)
       oidnSetSharedFilterImage(f, "albedo", normal, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
-    oidnCommitFilter(f);
-    oidnExecuteFilter(f);
-    check_no_error("tiny sigma");
-    double near = 0;
-    for (int y = 0; y < H; ++y)
-      near += output[3 * ((size_t)y * W + (size_t)(W / 2 - 1))];
-    if (!(fabs(near / H - 0.1) < 0.01))
-      fprintf(stderr, "sigma %s %g: the dark column is %g\n", k < 2 ? "normal" : "albedo",
-              (double)tiny[k % 2], near / H);
-    CHECK(fabs(near / H - 0.1) < 0.01);
+    char what[64];
+    snprintf(what, sizeof what, "sigma %s %g", k < 2 ? "normal" : "albedo", (double)tiny[k % 2]);
+    check_dark_column(f, output, what);
   }
   oidnUnsetFilterImage(f, "albedo");
   oidnSetFilterFloat(f, "sigmaNormal", 0.5f);
+
+  /* normals of length 1e20, finite: their squares had overflowed, the
+   * normal became (0, 0, 0) yet present, every weight fell to the floor
+   * and the filter blurred across the edge (0.1 became ~0.5) */
+  float* long_normal = image_new(3);
+  for (size_t i = 0; i < (size_t)W * H * 3; ++i)
+    long_normal[i] = normal[i] * 1e20f;
+  oidnSetFilterFloat(f, "sigmaNormal", 0.1f);
+  oidnSetSharedFilterImage(f, "normal", long_normal, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  check_dark_column(f, output, "normals of length 1e20");
+  oidnSetSharedFilterImage(f, "normal", normal, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetFilterFloat(f, "sigmaNormal", 0.5f);
+  free(long_normal);
 
   /* and the same without normals does leak, so the check can fail */
   oidnUnsetFilterImage(f, "normal");
   oidnCommitFilter(f);
   oidnExecuteFilter(f);
-  double leaked = 0;
-  for (int y = 0; y < H; ++y)
-    leaked += output[3 * ((size_t)y * W + (size_t)(W / 2 - 1))];
-  CHECK(leaked / H > 0.11);
+  CHECK(column_mean(output, W / 2 - 1) > 0.11);
   oidnReleaseFilter(f);
   free(color);
   free(normal);
@@ -633,6 +651,85 @@ static void test_scale_invariance(void)
     free(all[i]);
 }
 
+/* A wide range under the automatic scale: most of the image at 1e-20 and
+ * a band at 1.  The geometric mean's scale alone took the band past the
+ * 1e15 clamp, and it came out 0.0004; the scale is now lowered until the
+ * largest value fits, and the band stays near 1 (0.98 with inputScale 1). */
+static void test_wide_range_not_clipped(void)
+{
+  const size_t n = (size_t)W * H * 3;
+  float* color = malloc(n * sizeof(float));
+  float* output = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i)
+    color[i] = i / 3 / W >= H - 4 ? 1.0f : 1e-20f;
+  static const float scales[] = {NAN, 1.0f};
+  float band[2];
+  for (int k = 0; k < 2; ++k) {
+    OIDNFilter f = oidnNewFilter(device, "ATrous");
+    oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetFilterFloat(f, "inputScale", scales[k]);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    check_no_error("wide range");
+    oidnReleaseFilter(f);
+    band[k] = output[((size_t)(H - 1) * W + W / 2) * 3];
+  }
+  if (!(band[0] > 0.9f))
+    fprintf(stderr, "wide range: the band came out %g (inputScale 1: %g)\n", (double)band[0],
+            (double)band[1]);
+  CHECK(band[0] > 0.9f && band[0] < 1.1f);
+  CHECK(fabsf(band[0] - band[1]) < 0.02f);
+  free(color);
+  free(output);
+}
+
+/* More variance never means less filtering: a block whose given variance,
+ * times the automatic scale squared, passes FLT_MAX had its variance taken
+ * as 0 and was left unfiltered (std 0.287 where 1e10 gave 0.033). */
+static void test_huge_variance(void)
+{
+  unsigned seed = 44;
+  const size_t n = (size_t)W * H * 3;
+  float* color = malloc(n * sizeof(float));
+  float* variance = malloc(n * sizeof(float));
+  float* output = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i)
+    color[i] = 1e-12f * (0.5f + lull_test_random(&seed)); /* scale ~2^40 */
+  double spread[2];
+  static const float given[2] = {1e10f, 1e16f};
+  for (int k = 0; k < 2; ++k) {
+    for (size_t i = 0; i < n; ++i)
+      variance[i] = 1e-26f;
+    for (int y = 10; y < 26; ++y)
+      for (int x = 10; x < 26; ++x)
+        for (int c = 0; c < 3; ++c)
+          variance[((size_t)y * W + (size_t)x) * 3 + (size_t)c] = given[k];
+    OIDNFilter f = oidnNewFilter(device, "ATrous");
+    oidnSetSharedFilterImage(f, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "variance", variance, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    check_no_error("huge variance");
+    oidnReleaseFilter(f);
+    double sum = 0, sum2 = 0;
+    for (int y = 14; y < 22; ++y)
+      for (int x = 14; x < 22; ++x) {
+        const double v = output[((size_t)y * W + (size_t)x) * 3] * 1e12;
+        sum += v;
+        sum2 += v * v;
+      }
+    spread[k] = sqrt(fmax(sum2 / 64 - (sum / 64) * (sum / 64), 0.0));
+  }
+  if (!(spread[1] <= spread[0] * 1.05))
+    fprintf(stderr, "variance 1e16 (scaled): std %g, 1e10: %g\n", spread[1], spread[0]);
+  CHECK(spread[1] <= spread[0] * 1.05);
+  free(color);
+  free(variance);
+  free(output);
+}
+
 static void test_exp_neg(void)
 {
   double max_rel = 0;
@@ -660,6 +757,8 @@ int main(void)
   test_non_finite_input();
   test_thread_count_invariance();
   test_scale_invariance();
+  test_wide_range_not_clipped();
+  test_huge_variance();
   test_gaussian_reference();
   oidnReleaseDevice(device);
   return lull_test_result("atrous_properties");

@@ -195,6 +195,22 @@ static void test_halves(void)
   }
   CHECK(worst < 1e-6);
 
+  /* halves far apart (one firefly of 1e25): the variance stays finite, in
+   * both layouts (the difference's square overflowed, and the firefly's
+   * spread made every pixel's variance inf) */
+  ca[3 * (5 * W + 5)] = 1e25f;
+  for (int k = 0; k < 2; ++k) {
+    oidn_share(f, "outputVariance", k ? variance1 : variance, k ? 1 : 3, W, H);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    EXPECT_OIDN(device, OIDN_ERROR_NONE, "a firefly");
+    const int finite = lull_test_all_finite(k ? variance1 : variance, (size_t)W * H * (k ? 1 : 3));
+    if (!finite)
+      fprintf(stderr, "a firefly of 1e25: %d-channel outputVariance not finite\n", k ? 1 : 3);
+    CHECK(finite);
+    CHECK(lull_test_all_finite(output, (size_t)W * H * 3));
+  }
+
   /* halves near FLT_MAX are finite: their mean too (it overflowed to inf,
    * which counted as missing, and the output came out 0) */
   for (int i = 0; i < W * H * 3; ++i) {
