@@ -246,24 +246,54 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
   lull_cuda_backend* cuda = as_cuda(backend);
   lull_cuda_scope scope;
   lull_status status = lull_cuda_enter(cuda, &scope, err);
-  if (status == LULL_OK) {
-    if (call->atrous_params)
-      status = lull_cuda_atrous(cuda, call->atrous_params, call->atrous_images, call->schedule,
-                                progress, err);
-    else if (call->poisson_params)
-      status = lull_cuda_poisson(cuda, call->poisson_params, call->poisson_images, progress, err);
-    else if (call->gd_params)
-      status = lull_cuda_gradient_domain(cuda, call->gd_params, call->gd_images, progress, err);
-    else
-      status =
-          lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, err);
-    if (status == LULL_OK && !async) {
-      const cudaError_t code = cudaStreamSynchronize(cuda->stream);
-      if (code != cudaSuccess)
-        status = lull_cuda_fail(err, code, "CUDA error in the filter");
-    }
-    lull_cuda_leave(&scope);
+  if (status != LULL_OK)
+    return status;
+  /* A run started from the progress monitor of another run of this device
+   * (the README lets a monitor call the API) must not carve the outer
+   * run's scratch, which the outer run's remaining levels still use, nor
+   * free it by growing it: the nested run gets a block of its own, freed
+   * when it ends, and the outer one is put back. */
+  void* outer_scratch = cuda->scratch;
+  const size_t outer_bytes = cuda->scratch_bytes;
+  const int nested = cuda->runs > 0;
+  if (nested) {
+    cuda->scratch = NULL;
+    cuda->scratch_bytes = 0;
   }
+  ++cuda->runs;
+  if (call->atrous_params)
+    status = lull_cuda_atrous(cuda, call->atrous_params, call->atrous_images, call->schedule,
+                              progress, err);
+  else if (call->poisson_params)
+    status = lull_cuda_poisson(cuda, call->poisson_params, call->poisson_images, progress, err);
+  else if (call->gd_params)
+    status = lull_cuda_gradient_domain(cuda, call->gd_params, call->gd_images, progress, err);
+  else
+    status = lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, err);
+  if (status == LULL_OK && !async) {
+    const cudaError_t code = cudaStreamSynchronize(cuda->stream);
+    if (code != cudaSuccess)
+      status = lull_cuda_fail(err, code, "CUDA error in the filter");
+  } else if (status != LULL_OK && !async) {
+    /* a blocking call that fails or is cancelled returns with nothing of it
+     * left on the stream: a tile's copy into the output, or kernels reading
+     * the inputs, had still been queued (the output changed after the call
+     * had said CANCELLED) */
+    if (cudaStreamSynchronize(cuda->stream) != cudaSuccess)
+      (void)cudaGetLastError(); /* the run's own error is the one reported */
+  }
+  --cuda->runs;
+  if (nested) {
+    /* the nested run's kernels are ordered before the outer run's next
+     * ones on the stream, but its block is freed now: wait for them */
+    if (cudaStreamSynchronize(cuda->stream) != cudaSuccess)
+      (void)cudaGetLastError();
+    if (cuda->scratch)
+      (void)cudaFree(cuda->scratch);
+    cuda->scratch = outer_scratch;
+    cuda->scratch_bytes = outer_bytes;
+  }
+  lull_cuda_leave(&scope);
   return status;
 }
 

@@ -22,6 +22,10 @@ typedef struct lull_cuda_backend
    * still queued; growing it synchronises first. */
   void* scratch;
   size_t scratch_bytes;
+  /* Runs in progress: more than one when a progress monitor runs a filter
+   * of the same device (the device's lock is recursive), which then gets
+   * scratch of its own (backend_cuda.cu, run_filter). */
+  int runs;
   int kernels_configured; /* lull_atrous_kernels_configure ran (first ATrous run) */
   struct lull_atrous_graphs* atrous_graphs; /* atrous_graph.h; NULL until used */
 } lull_cuda_backend;

@@ -3,7 +3,9 @@
  * address and with a user stream, buffer storage kinds, shared buffers and
  * images from cudaMalloc pointers, host pointers the GPU cannot reach,
  * commit rules, in-place filtering, asynchronous execution and copies,
- * cancellation, and out-of-memory errors. */
+ * cancellation (nothing left queued after a cancelled blocking call), a
+ * progress monitor running another filter of the device, and
+ * out-of-memory errors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +270,152 @@ static void check_formats_stream_cancel(void)
   free(back);
 }
 
+/* An ATrous filter of a scene's colour in device buffers (*color, *out). */
+static OIDNFilter atrous_on_buffers(OIDNDevice d, const gpu_scene* s, OIDNBuffer* color,
+                                    OIDNBuffer* out)
+{
+  const size_t bytes = (size_t)s->width * (size_t)s->height * 3 * sizeof(float);
+  *color = oidnNewBufferWithStorage(d, bytes, OIDN_STORAGE_DEVICE);
+  *out = oidnNewBufferWithStorage(d, bytes, OIDN_STORAGE_DEVICE);
+  oidnWriteBuffer(*color, 0, bytes, s->color);
+  OIDNFilter f = oidnNewFilter(d, "ATrous");
+  oidnSetFilterImage(f, "color", *color, OIDN_FORMAT_FLOAT3, (size_t)s->width,
+                     (size_t)s->height, 0, 0, 0);
+  oidnSetFilterImage(f, "output", *out, OIDN_FORMAT_FLOAT3, (size_t)s->width,
+                     (size_t)s->height, 0, 0, 0);
+  oidnCommitFilter(f);
+  return f;
+}
+
+/* The output buffer's floats (new memory). */
+static float* read_floats(OIDNBuffer b)
+{
+  const size_t bytes = oidnGetBufferSize(b);
+  float* v = malloc(bytes);
+  oidnReadBuffer(b, 0, bytes, v);
+  return v;
+}
+
+typedef struct nested_call
+{
+  OIDNFilter inner;
+  int calls;
+} nested_call;
+
+static bool run_inner_once(void* user, double done)
+{
+  nested_call* n = user;
+  (void)done;
+  if (n->calls++ == 1) /* within the outer run, between its levels */
+    oidnExecuteFilter(n->inner);
+  return true;
+}
+
+/* A progress monitor that runs another filter of the same device (which
+ * the README allows): both results as from runs of their own.  All runs
+ * of a device had carved one scratch block, so the inner run overwrote the
+ * outer one's levels, and an inner run needing more freed the block the
+ * outer run went on using. */
+static void check_nested_runs(OIDNDevice d)
+{
+  gpu_scene small, large;
+  gpu_scene_make(&small, 160, 120, 21u);
+  gpu_scene_make(&large, 512, 384, 22u); /* more scratch than the outer run holds */
+  OIDNBuffer sc, so, lc, lo;
+  OIDNFilter outer = atrous_on_buffers(d, &small, &sc, &so);
+  OIDNFilter inner = atrous_on_buffers(d, &large, &lc, &lo);
+  oidnExecuteFilter(inner);
+  float* inner_alone = read_floats(lo);
+  oidnExecuteFilter(outer);
+  float* outer_alone = read_floats(so);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  /* a fresh device, so that the outer run holds the smaller block */
+  const size_t small_bytes = (size_t)small.width * (size_t)small.height * 3 * sizeof(float);
+  const size_t large_bytes = (size_t)large.width * (size_t)large.height * 3 * sizeof(float);
+  OIDNDevice fresh = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
+  oidnCommitDevice(fresh);
+  OIDNBuffer fsc, fso, flc, flo;
+  OIDNFilter f_outer = atrous_on_buffers(fresh, &small, &fsc, &fso);
+  OIDNFilter f_inner = atrous_on_buffers(fresh, &large, &flc, &flo);
+  nested_call n = {f_inner, 0};
+  oidnSetFilterProgressMonitorFunction(f_outer, run_inner_once, &n);
+  oidnExecuteFilter(f_outer);
+  CHECK_EQ_INT(oidnGetDeviceError(fresh, NULL), OIDN_ERROR_NONE);
+  CHECK(n.calls > 2);
+  float* outer_nested = read_floats(fso);
+  float* inner_nested = read_floats(flo);
+  const int outer_same = memcmp(outer_nested, outer_alone, small_bytes) == 0;
+  const int inner_same = memcmp(inner_nested, inner_alone, large_bytes) == 0;
+  printf("nested runs: outer %s, inner %s\n", outer_same ? "as alone" : "DIFFERS",
+         inner_same ? "as alone" : "DIFFERS");
+  CHECK(outer_same);
+  CHECK(inner_same);
+  free(outer_nested);
+  free(inner_nested);
+  free(outer_alone);
+  free(inner_alone);
+  OIDNBuffer buffers[] = {sc, so, lc, lo, fsc, fso, flc, flo};
+  for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; ++i)
+    oidnReleaseBuffer(buffers[i]);
+  oidnReleaseFilter(outer);
+  oidnReleaseFilter(inner);
+  oidnReleaseFilter(f_outer);
+  oidnReleaseFilter(f_inner);
+  oidnReleaseDevice(fresh);
+  gpu_scene_free(&small);
+  gpu_scene_free(&large);
+}
+
+typedef struct cancel_at
+{
+  int at, calls;
+} cancel_at;
+
+static bool cancel_at_call(void* user, double done)
+{
+  cancel_at* c = user;
+  (void)done;
+  return ++c->calls < c->at;
+}
+
+/* A blocking execution that is cancelled returns with none of its work
+ * left on the stream (a tile's copy into the output and the next tile's
+ * kernels had still been queued, so the output changed after the call). */
+static void check_cancel_leaves_nothing_queued(void)
+{
+  cudaStream_t stream = NULL;
+  CHECK_EQ_INT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const int id = 0;
+  OIDNDevice d = oidnNewCUDADevice(&id, &stream, 1);
+  oidnCommitDevice(d);
+  gpu_scene s;
+  gpu_scene_make(&s, 1024, 768, 23u);
+  OIDNBuffer c, o;
+  OIDNFilter f = atrous_on_buffers(d, &s, &c, &o);
+  for (int tiled = 0; tiled < 2; ++tiled) {
+    oidnSetFilterInt(f, "maxMemoryMB", tiled ? 12 : -1);
+    for (int at = 1; at <= 6; ++at) {
+      cancel_at cancel = {at, 0};
+      oidnSetFilterProgressMonitorFunction(f, cancel_at_call, &cancel);
+      oidnCommitFilter(f);
+      oidnExecuteFilter(f);
+      const int queued = cudaStreamQuery(stream) != cudaSuccess;
+      const OIDNError e = oidnGetDeviceError(d, NULL);
+      if (queued || e != OIDN_ERROR_CANCELLED)
+        printf("cancel at report %d (%s): %s, error %d\n", at, tiled ? "tiled" : "untiled",
+               queued ? "work still queued" : "stream idle", (int)e);
+      CHECK(!queued);
+      CHECK_EQ_INT(e, OIDN_ERROR_CANCELLED);
+    }
+  }
+  oidnReleaseFilter(f);
+  oidnReleaseBuffer(c);
+  oidnReleaseBuffer(o);
+  oidnReleaseDevice(d);
+  cudaStreamDestroy(stream);
+  gpu_scene_free(&s);
+}
+
 /* An application capturing its stream into a graph of its own gets the
  * filter's kernels in it (the library then launches them one by one
  * instead of its cached graph, cuda/atrous_graph.cu): replaying that graph
@@ -340,6 +488,8 @@ int main(void)
   check_shared_inplace_async(d);
   check_formats_stream_cancel();
   check_application_capture();
+  check_nested_runs(d);
+  check_cancel_leaves_nothing_queued();
   oidnReleaseDevice(d);
   return lull_test_result("cuda_api");
 }
