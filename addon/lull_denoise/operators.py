@@ -207,6 +207,16 @@ class _Progress:
             context.workspace.status_text_set(None)
 
 
+def _report_unguided(op, unguided):
+    """The warning for view layers denoised without guides (no Denoising
+    Data), as both denoise operators give it."""
+    names = list(dict.fromkeys(unguided))  # once each: frames repeat their layers
+    if names:
+        op.report({"WARNING"}, "lull: no Denoising Data in view layer(s) "
+                  f"{', '.join(names)}: denoised from the colour alone (Enable "
+                  "Passes on each layer, then render again)")
+
+
 class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
     """Denoise the last render with lull and show the result as a new image
     (one per view layer); Esc cancels"""
@@ -297,21 +307,21 @@ class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
             show_image(context, images[0])
         self.report({"INFO"}, f"lull: denoised {len(images)} image(s) in "
                               f"{job.seconds:.2f} s ({', '.join(i.name for i in images)})")
-        if job.unguided:
-            self.report({"WARNING"}, "lull: no Denoising Data in view layer(s) "
-                        f"{', '.join(job.unguided)}: denoised from the colour alone (Enable "
-                        "Passes on each layer, then render again)")
+        _report_unguided(self, job.unguided)
         return {"FINISHED"}
 
     @staticmethod
     def _load(name, path):
-        """A packed image of the file (the temporary file may vanish later)."""
+        """A packed image of the file (the temporary file may vanish later).
+        An earlier result of that name is replaced where it is used (an
+        image node, an editor): removed alone, it had left them empty."""
+        image = bpy.data.images.load(path, check_existing=False)
+        image.pack()
         old = bpy.data.images.get(name)
         if old is not None:
+            old.user_remap(image)
             bpy.data.images.remove(old)
-        image = bpy.data.images.load(path, check_existing=False)
         image.name = name
-        image.pack()
         return image
 
 
@@ -367,8 +377,12 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
         if problem:
             self.report({"ERROR"}, f"lull: {problem}")
             return None
-        jobs = [(p, output_path(context.scene, p)) for _, p in frame_files(context.scene)
-                if os.path.exists(p)]
+        try:
+            jobs = [(p, output_path(context.scene, p)) for _, p in frame_files(context.scene)
+                    if os.path.exists(p)]
+        except ValueError as e:  # the suffix
+            self.report({"ERROR"}, f"lull: {e}")
+            return None
         if not jobs:
             self.report({"ERROR"}, "lull: no rendered frames found at "
                         f"{context.scene.render.frame_path(frame=context.scene.frame_start)}")
@@ -387,9 +401,11 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
             self.report({"ERROR"}, f"lull: device '{settings.device}': {e}")
             return {"CANCELLED"}
         failed = []
+        unguided = []
         for src, dst in jobs:
             try:
-                pipeline.denoise_file(lull, src, dst, settings, device=device)
+                pipeline.denoise_file(lull, src, dst, settings, device=device,
+                                      unguided=unguided)
             except (ValueError, KeyError, lull.Error) as e:
                 failed.append(f"{os.path.basename(src)}: {e}")
         done = len(jobs) - len(failed)
@@ -398,6 +414,7 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
                         + "; ".join(failed))
         else:
             self.report({"INFO"}, f"lull: denoised {done} frame(s)")
+        _report_unguided(self, unguided)
         return {"FINISHED"}
 
     def invoke(self, context, event):
@@ -438,6 +455,7 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
             self._finish(context)
             level = {"WARNING"} if self._worker.failed else {"INFO"}
             self.report(level, f"lull: {self._worker.status()}")
+            _report_unguided(self, self._worker.unguided)
             return {"FINISHED"}
         return {"RUNNING_MODAL"}
 
@@ -499,6 +517,12 @@ def on_render_write(scene, *_):
     if lull is None:
         print("lull: the lull module is not available; frame not denoised")
         return
+    if not settings.in_place:
+        try:
+            pipeline.check_suffix(settings.suffix)
+        except ValueError as e:
+            print(f"lull: {e}; frame not denoised")
+            return
     for src in written_paths(scene, _auto["render_started"]):
         if bpy.app.background:
             # batch: at once, in the render's thread, with the result in the log

@@ -18,7 +18,8 @@ from . import passes as cycles_passes
 class Settings:
     """What to run: a filter type, a device and filter parameters."""
 
-    def __init__(self, filter_type="RT", device="default", params=None, view_layers=None):
+    def __init__(self, filter_type="RT", device="default", params=None, view_layers=None,
+                 aovs=None):
         self.filter_type = filter_type
         self.device = device
         self.params = dict(params or {})
@@ -26,10 +27,13 @@ class Settings:
         # also holds the compositor's output as a "layer" (Composite), which
         # has no guides and is not a render to denoise
         self.view_layers = tuple(view_layers) if view_layers is not None else None
+        # {view layer: names of its AOVs}: Blender's passes named by the
+        # user, which the Denoised pass must never replace
+        self.aovs = {layer: tuple(names) for layer, names in (aovs or {}).items()}
 
     def __repr__(self):
         return (f"Settings({self.filter_type!r}, {self.device!r}, {self.params!r}, "
-                f"{self.view_layers!r})")
+                f"{self.view_layers!r}, {self.aovs!r})")
 
 
 class Cancelled(Exception):
@@ -50,27 +54,91 @@ def read_views(lull, files):
             merged = lull.Passes(width=passes.width, height=passes.height,
                                  views=[v for v, _ in files])
         for key, array in passes.items():
-            merged[f"{key}.{view}"] = array
-            merged.channel_names[f"{key}.{view}"] = passes.channel_names.get(key)
-            merged.half[f"{key}.{view}"] = passes.half.get(key, False)
+            # a view's file saved with its view in it (EXR Interleave on)
+            # reads as "Layer.Pass.left" already: ".left" again had hidden
+            # every pass
+            name = key if view in passes.views and key.endswith("." + view) else f"{key}.{view}"
+            merged[name] = array
+            merged.channel_names[name] = passes.channel_names.get(key)
+            merged.half[name] = passes.half.get(key, False)
     return merged
 
 
+def check_suffix(suffix):
+    """Raises ValueError for a suffix that gives no copy of a file name: an
+    empty one (the copy would be the rendered file itself) or one with a
+    path separator (a file in a folder that may not exist)."""
+    if not suffix:
+        raise ValueError("the Suffix is empty, which names the rendered file itself: set a "
+                         "suffix, or turn on Into the Same File")
+    if any(sep and sep in suffix for sep in ("/", os.sep, os.altsep)):
+        raise ValueError(f"the Suffix '{suffix}' holds a path separator: it is appended to "
+                         "the file name, and can name no folder")
+
+
 def denoised_path(src, suffix="_denoised"):
-    """frames/0001.exr -> frames/0001_denoised.exr"""
-    stem, ext = os.path.splitext(src)
-    return stem + suffix + (ext or ".exr")
+    """frames/0001.exr -> frames/0001_denoised.exr; a file named only by its
+    extension (a still's output path left a folder, "/tmp/": /tmp/.exr)
+    -> /tmp/_denoised.exr."""
+    check_suffix(suffix)
+    folder, name = os.path.split(src)
+    stem, ext = os.path.splitext(name)
+    if not ext and stem.startswith(".") and "." not in stem[1:]:
+        stem, ext = "", stem  # splitext(".exr") is (".exr", ""): a hidden file's name
+    return os.path.join(folder, stem + suffix + (ext or ".exr"))
+
+
+# The compositor's output in a multilayer EXR: a "layer" of its own, not a
+# view layer (it has no guides, and is the render after the compositor).
+COMPOSITE_LAYER = "Composite"
 
 
 def _targets(passes, settings):
     """The (view layer, view) pairs of `passes` to denoise."""
-    targets = cycles_passes.targets(passes)
+    found = cycles_passes.targets(passes)
+    targets = found
     if settings.view_layers is not None:
-        targets = [t for t in targets if t[0] in settings.view_layers]
+        targets = [t for t in found if t[0] in settings.view_layers]
+        if not targets:
+            # no layer of the scene's name: a view layer renamed since the
+            # render, or the render of another scene; every layer of the
+            # file then, but the compositor's output
+            targets = [t for t in found if t[0] != COMPOSITE_LAYER]
     if not targets:
+        layers = []
+        for key in passes:
+            layer = cycles_passes.split_key(passes, key)[0]
+            if layer not in layers:
+                layers.append(layer)
+        have = ", ".join(f"'{layer}'" for layer in layers if layer) or "none"
         raise ValueError("no Combined pass of a view layer found (is this a Cycles multilayer "
-                         "EXR?)")
+                         f"EXR? the file's layers: {have})")
     return targets
+
+
+def _check_replaceable(passes, targets, settings):
+    """Raises ValueError when a Denoised pass to write would replace a pass
+    of that name in the file that lull may not have written (the user's AOV
+    named "Denoised": add_passes replaces a pass of the same name, and "Into
+    the Same File" had lost it).  The file holds no record of who wrote a
+    pass (lull.add_passes writes no header attribute), so lull's own, from
+    an earlier run and replaced, is told by the scene: Blender writes a pass
+    of that name only for an AOV of that name, so in a view layer of the
+    scene without one it is lull's.  In a layer the scene does not have,
+    lull cannot tell, and the pass is kept as for an AOV."""
+    for layer, view in targets:
+        key = cycles_passes.output_key(layer, view)
+        if key not in passes:
+            continue
+        if settings.view_layers is None or layer not in settings.view_layers:
+            why = (f"lull cannot tell it wrote it (view layer '{layer}' is not the scene's: "
+                   "the pass may be an AOV)")
+        elif cycles_passes.OUTPUT_PASS in settings.aovs.get(layer, ()):
+            why = (f"it is the AOV '{cycles_passes.OUTPUT_PASS}' of view layer '{layer}' "
+                   "(rename the AOV and render again)")
+        else:
+            continue
+        raise ValueError(f"the file already has a pass '{key}', not replaced: {why}")
 
 
 def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=None,
@@ -113,15 +181,20 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
     return results
 
 
-def denoise_file(lull, src, dst, settings, device=None, progress=None, cancel=None):
+def denoise_file(lull, src, dst, settings, device=None, progress=None, cancel=None,
+                 unguided=None):
     """Reads src, denoises every view layer and writes src's passes plus the
     denoised ones to dst (atomically; dst may be src).  Returns the list of
-    keys written."""
+    keys written; a pass of the output's name that lull did not write is
+    never replaced (ValueError, nothing written).  unguided: as
+    denoise_passes."""
     passes = lull.read_exr(src)
-    results = denoise_passes(lull, passes, settings, device, progress, cancel)
+    targets = _targets(passes, settings)
+    _check_replaceable(passes, targets, settings)
+    results = denoise_passes(lull, passes, settings, device, progress, cancel, unguided)
     half = {}
     names = {}
-    for layer, view in _targets(passes, settings):
+    for layer, view in targets:
         key = cycles_passes.output_key(layer, view)
         color = cycles_passes.color_key(passes, layer, view)
         half[key] = passes.half.get(color, False)
@@ -203,6 +276,7 @@ class Worker:
         self._thread = None
         self.done = []      # (src, dst)
         self.failed = []    # (src, message)
+        self.unguided = []  # layers without Denoising Data (denoise_passes)
         self.current = None
         self.fraction = 0.0
 
@@ -233,7 +307,7 @@ class Worker:
             self.current, self.fraction = src, 0.0
             try:
                 denoise_file(self.lull, src, dst, settings, progress=self._progress,
-                             cancel=self._cancel)
+                             cancel=self._cancel, unguided=self.unguided)
                 self.done.append((src, dst))
             except Cancelled:
                 self.failed.append((src, "cancelled"))

@@ -62,7 +62,9 @@ def settings_of(scene):
                   "sigmaNormal": s.sigma_normal, "sigmaDepth": s.sigma_depth,
                   "sigmaAlbedo": s.sigma_albedo}
     return Settings(s.filter_type, s.device, params,
-                    view_layers=[layer.name for layer in scene.view_layers])
+                    view_layers=[layer.name for layer in scene.view_layers],
+                    aovs={layer.name: [aov.name for aov in getattr(layer, "aovs", ())]
+                          for layer in scene.view_layers})
 
 
 def output_path(scene, src):

@@ -286,6 +286,33 @@ for layer in scene.view_layers:
     layers[layer.name] = entry
 result["layers"] = layers
 
+# again, with the first result in use (an image node): the node shows the
+# new result (the old image had been removed, leaving its users empty)
+user = bpy.data.materials.new("uses the result")
+user.use_nodes = True
+texture = user.node_tree.nodes.new("ShaderNodeTexImage")
+texture.image = bpy.data.images["lull Denoised ViewLayer"]
+first_result = linear_pixels(texture.image).copy()
+scene.cycles.seed = 2  # another render: another result
+bpy.ops.render.render()
+result["denoise_render_again"] = sorted(bpy.ops.lull.denoise_render())
+result["result_in_use"] = [getattr(texture.image, "name", None), texture.image is not None and
+                           not np.array_equal(linear_pixels(texture.image), first_result)]
+result["result_images"] = sorted(i.name for i in bpy.data.images
+                                 if i.name.startswith("lull Denoised "))
+bpy.data.materials.remove(user)
+
+# view layers renamed since the render: the file's layers are denoised
+# (there had been none of the scene's names in the file: an error)
+for layer in scene.view_layers:
+    layer.name = "Renamed " + layer.name
+try:
+    result["renamed_layers"] = sorted(bpy.ops.lull.denoise_render())
+except RuntimeError as e:
+    result["renamed_layers"] = str(e)
+for layer in scene.view_layers:
+    layer.name = layer.name[len("Renamed "):]
+
 # automatic denoising of written frames, then the animation operator
 frames_dir = os.path.join(WORK, "frames")
 scene.render.filepath = os.path.join(frames_dir, "f_####")
@@ -500,6 +527,55 @@ scene.lull.auto_denoise = True
 bpy.ops.render.render(write_still=True)
 scene.lull.auto_denoise = False
 result["still_files"] = sorted(os.listdir(still_dir))
+# the output path a folder (Blender's default "/tmp/"): the still is
+# ".exr", its copy "_denoised.exr" (it had been ".exr_denoised.exr")
+folder_dir = os.path.join(WORK, "folder")
+os.makedirs(folder_dir, exist_ok=True)
+scene.render.filepath = folder_dir + os.sep
+scene.lull.auto_denoise = True
+bpy.ops.render.render(write_still=True)
+scene.lull.auto_denoise = False
+result["folder_still_files"] = sorted(os.listdir(folder_dir))
+scene.render.filepath = os.path.join(frames_dir, "f_####")
+
+# a user's AOV named "Denoised" is never replaced (Into the Same File had
+# lost it: the frame fails, named); lull's own pass, from an earlier run
+# into the same file, is; Denoise Animation Frames names a layer without
+# Denoising Data, as Denoise Last Render does; an empty suffix is refused
+# (the copy had been the rendered file itself)
+aov_dir = os.path.join(WORK, "aov")
+scene.render.filepath = os.path.join(aov_dir, "a_####")
+scene.frame_start = scene.frame_end = 1
+main_layer = scene.view_layers["ViewLayer"]
+aov = main_layer.aovs.add()
+aov.name = "Denoised"
+bpy.ops.render.render(animation=True)
+aov_src = scene.render.frame_path(frame=1)
+user_pass = lull.read_exr(aov_src)["ViewLayer.Denoised"]
+
+
+def denoise_animation_execute():
+    """Denoise Animation Frames' execute (what a script or background mode
+    runs), its reports recorded."""
+    op = modal_operator(_operators.LULL_OT_denoise_animation)
+    return [sorted(op.execute(_Context())), op.reports]
+
+
+scene.lull.in_place = True
+result["aov_run"] = denoise_animation_execute()
+result["aov_kept"] = bool(np.array_equal(lull.read_exr(aov_src)["ViewLayer.Denoised"],
+                                         user_pass))
+main_layer.aovs.remove(aov)
+scene.view_layers["Second"].cycles.denoising_store_passes = False
+bpy.ops.render.render(animation=True)  # the frame again, without the AOV
+result["in_place_runs"] = [denoise_animation_execute() for _ in range(2)]
+result["in_place_passes"] = sorted(k for k in lull.read_exr(aov_src) if "Denoised" in k)
+scene.view_layers["Second"].cycles.denoising_store_passes = True
+scene.lull.in_place = False
+scene.lull.suffix = ""
+result["empty_suffix"] = denoise_animation_execute()
+result["empty_suffix_files"] = sorted(os.listdir(aov_dir))
+scene.lull.suffix = "_denoised"
 scene.render.filepath = os.path.join(frames_dir, "f_####")
 
 # stereo: a file a view (Blender's default) gets each view denoised, at once
@@ -533,6 +609,20 @@ result["views_format_kept"] = scene.render.image_settings.views_format
 result["stereo_last_render_images"] = sorted(i.name for i in bpy.data.images
                                              if i.name.startswith("lull Denoised ")
                                              and i.name.endswith(")"))
+# the output's EXR Interleave on, views a file each: each view's file
+# names its view ("ViewLayer.Combined.left"), which had been given again
+scene.render.image_settings.views_format = "INDIVIDUAL"
+scene.render.image_settings.use_exr_interleave = True
+for name in result["stereo_last_render_images"]:
+    bpy.data.images.remove(bpy.data.images[name])
+try:
+    result["stereo_interleaved"] = sorted(bpy.ops.lull.denoise_render())
+except RuntimeError as e:
+    result["stereo_interleaved"] = str(e)
+result["stereo_interleaved_images"] = sorted(i.name for i in bpy.data.images
+                                             if i.name.startswith("lull Denoised ")
+                                             and i.name.endswith(")"))
+scene.render.image_settings.use_exr_interleave = False
 scene.render.image_settings.views_format = "INDIVIDUAL"
 scene.render.use_multiview = False
 

@@ -100,6 +100,93 @@ def test_stereo_views(np, addon, tmp_path):
     assert sorted(merged) == ["L.Combined.left", "L.Combined.right"]
     np.testing.assert_array_equal(merged["L.Combined.right"], 2 * a)
     assert passes.targets(merged) == [("L", "left"), ("L", "right")]
+    # a file a view that names its view (the render result saved with EXR
+    # Interleave on: "L.Combined.left", views ("left",)) is not given the
+    # view twice ("L.Combined.left.left" had left no Combined pass)
+
+    class ViewFiles:  # lull, reading such files
+        Passes = lull.Passes
+
+        @staticmethod
+        def read_exr(path):
+            view = os.path.basename(path)
+            return lull.Passes({f"L.Combined.{view}": a, "L.Extra": g}, views=[view])
+
+    merged = pipeline.read_views(ViewFiles, [("left", "/x/left"), ("right", "/x/right")])
+    assert sorted(merged) == ["L.Combined.left", "L.Combined.right", "L.Extra.left",
+                              "L.Extra.right"]
+    assert passes.targets(merged) == [("L", "left"), ("L", "right")]
+
+
+def test_renamed_view_layers(np, addon):
+    """A view layer renamed since the render (or a render of another scene):
+    no layer of the file has a name of the scene's, so every layer of the
+    file is denoised but the compositor's output; and with none, the error
+    names the layers the file has."""
+    _, pipeline = addon
+    rng = np.random.default_rng(4)
+    a = rng.random((8, 8, 4), dtype=np.float32)
+    data = {"L.Combined": a, "M.Noisy Image": a, "Composite.Combined": a}
+    renamed = pipeline.Settings("RT", "cpu", view_layers=["Renamed"])
+    assert sorted(pipeline.denoise_passes(lull, data, renamed)) == ["L.Denoised", "M.Denoised"]
+    # a layer of the scene's name in the file: only the scene's, as before
+    kept = pipeline.Settings("RT", "cpu", view_layers=["M", "Other"])
+    assert list(pipeline.denoise_passes(lull, data, kept)) == ["M.Denoised"]
+    with pytest.raises(ValueError, match="the file's layers: 'Composite', 'X'"):
+        pipeline.denoise_passes(lull, {"Composite.Combined": a, "X.Depth": a[..., 0]}, renamed)
+
+
+def test_denoised_pass_of_the_user_kept(np, addon, tmp_path):
+    """A pass of the output's name that lull did not write (an AOV named
+    "Denoised") is never replaced: add_passes replaces a pass of the same
+    name, and Into the Same File had lost the user's pass.  lull's own
+    pass, from an earlier run over the same file, is replaced."""
+    _, pipeline = addon
+    rng = np.random.default_rng(6)
+    a = rng.random((8, 8, 4), dtype=np.float32)
+    g = rng.random((8, 8, 3), dtype=np.float32)
+    aov = np.full((8, 8, 4), 0.25, np.float32)
+    src = tmp_path / "aov.exr"
+    lull.write_exr(src, {"L.Combined": a, "L.Denoising Albedo": g, "L.Denoising Normal": g,
+                         "L.Denoised": aov, "M.Combined": a})
+    before = src.read_bytes()
+    scene = pipeline.Settings("RT", "cpu", view_layers=["L", "M"], aovs={"L": ["Denoised"]})
+    for settings in (pipeline.Settings("RT", "cpu"),  # no scene: lull cannot tell
+                     pipeline.Settings("RT", "cpu", view_layers=["Renamed"]),  # not the scene's
+                     scene):  # the scene says it is an AOV
+        with pytest.raises(ValueError, match="pass 'L.Denoised', not replaced"):
+            pipeline.denoise_file(lull, str(src), str(src), settings)
+        with pytest.raises(ValueError, match="'L.Denoised'"):
+            pipeline.denoise_file(lull, str(src), str(tmp_path / "copy.exr"), settings)
+    assert src.read_bytes() == before and not (tmp_path / "copy.exr").exists()
+    # lull's own: denoised into the same file twice, the second run replaces
+    # the first's pass (and names the layer without guides each time)
+    own = tmp_path / "own.exr"
+    lull.write_exr(own, {"L.Combined": a, "L.Denoising Albedo": g, "M.Combined": a})
+    settings = pipeline.Settings("RT", "cpu", view_layers=["L", "M"], aovs={"L": ["Other"]})
+    for _ in range(2):
+        unguided = []
+        assert sorted(pipeline.denoise_file(lull, str(own), str(own), settings,
+                                            unguided=unguided)) == ["L.Denoised", "M.Denoised"]
+        assert unguided == ["M"]
+    assert sorted(lull.read_exr(own)) == ["L.Combined", "L.Denoised", "L.Denoising Albedo",
+                                          "M.Combined", "M.Denoised"]
+
+
+def test_denoised_path(addon):
+    """The copy's name: an empty suffix (the rendered file itself) and one
+    with a folder in it are refused; a name that is only an extension (a
+    still's output path left a folder, Blender's "/tmp/") gets the suffix
+    before it (it had given "/tmp/.exr_denoised.exr")."""
+    _, pipeline = addon
+    assert pipeline.denoised_path("/a/f_0001.exr") == "/a/f_0001_denoised.exr"
+    assert pipeline.denoised_path("/a/f.v2.exr", "_d") == "/a/f.v2_d.exr"
+    assert pipeline.denoised_path("/tmp/.exr") == "/tmp/_denoised.exr"
+    assert pipeline.denoised_path("/tmp/f") == "/tmp/f_denoised.exr"
+    with pytest.raises(ValueError, match="Suffix is empty"):
+        pipeline.denoised_path("/a/f.exr", "")
+    with pytest.raises(ValueError, match="path separator"):
+        pipeline.denoised_path("/a/f.exr", "/denoised")
 
 
 def test_denoise_file_and_cancel(np, addon, tmp_path):
@@ -173,6 +260,12 @@ def test_worker_reports_failures(addon, tmp_path):
     assert worker.failed[0][0] == str(bad) and "bad.exr" in worker.failed[0][1]
     assert "1 denoised, 1 failed" in worker.status()
     assert not (tmp_path / "bad_out.exr").exists()
+    # layers without Denoising Data, named for Denoise Animation Frames' report
+    assert worker.unguided == []
+    color = lull.read_exr(good)["ViewLayer.Combined"]
+    lull.write_exr(tmp_path / "plain.exr", {"L.Combined": color})
+    worker.submit(str(tmp_path / "plain.exr"), str(tmp_path / "plain_out.exr"), settings)
+    assert worker.wait(timeout=120) and worker.unguided == ["L"]
 
 
 def test_loader_explains_a_mismatched_module(tmp_path):

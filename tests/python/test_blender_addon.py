@@ -102,6 +102,48 @@ def test_denoise_last_render_every_view_layer(e2e):
         assert layer["relmse_denoised"] < 0.5 * layer["relmse_noisy"], layer
 
 
+def test_denoise_last_render_again(e2e):
+    # the first result used by an image node: the node shows the second
+    # (the old image was removed, leaving the node empty), under the name
+    assert e2e["denoise_render_again"] == ["FINISHED"]
+    assert e2e["result_in_use"] == ["lull Denoised ViewLayer", True]
+    assert e2e["result_images"] == ["lull Denoised Second", "lull Denoised ViewLayer"]
+
+
+def test_renamed_view_layers(e2e):
+    # no layer of the file is named as the scene's now: the file's are
+    # denoised (it had failed: "is this a Cycles multilayer EXR?")
+    assert e2e["renamed_layers"] == ["FINISHED"]
+
+
+def test_aov_named_denoised_is_kept(e2e):
+    # Into the Same File, a view layer with an AOV "Denoised": the frame
+    # fails, naming the pass, and the user's pass is as it was
+    state, reports = e2e["aov_run"]
+    assert state == ["FINISHED"] and e2e["aov_kept"]
+    assert len(reports) == 1 and reports[0][0] == ["WARNING"]
+    assert "denoised 0 frame(s), failed: a_0001.exr:" in reports[0][1]
+    assert "'ViewLayer.Denoised', not replaced" in reports[0][1]
+    # without the AOV, lull's own pass is replaced by a second run; a layer
+    # without Denoising Data is named each time
+    for state, reports in e2e["in_place_runs"]:
+        assert state == ["FINISHED"]
+        assert reports[0] == [["INFO"], "lull: denoised 1 frame(s)"]
+        assert reports[1][0] == ["WARNING"]
+        assert reports[1][1].startswith("lull: no Denoising Data in view layer(s) Second:")
+    assert e2e["in_place_passes"] == ["Second.Denoised", "ViewLayer.Denoised"]
+
+
+def test_suffix_names_a_copy(e2e):
+    # an empty suffix is refused (the "copy" had been the rendered file)
+    state, reports = e2e["empty_suffix"]
+    assert state == ["CANCELLED"]
+    assert reports[0][0] == ["ERROR"] and "Suffix is empty" in reports[0][1]
+    assert e2e["empty_suffix_files"] == ["a_0001.exr"]
+    # a still's output path a folder: the still ".exr", its copy named so
+    assert e2e["folder_still_files"] == [".exr", "_denoised.exr"]
+
+
 def _check_frames(frames):
     assert set(frames) == {"1", "2"}
     for frame in frames.values():
@@ -159,6 +201,10 @@ def test_stereo_frames(e2e):
     assert e2e["stereo_last_render_images"] == [
         "lull Denoised Second (left)", "lull Denoised Second (right)",
         "lull Denoised ViewLayer (left)", "lull Denoised ViewLayer (right)"]
+    # with EXR Interleave on, each view's file names its view (the view
+    # had been added again, and no Combined pass found)
+    assert e2e["stereo_interleaved"] == ["FINISHED"]
+    assert e2e["stereo_interleaved_images"] == e2e["stereo_last_render_images"]
 
 
 def test_composite_output_is_not_a_view_layer(e2e):
