@@ -59,8 +59,8 @@ typedef struct lull_gradient_domain_images
   lull_image color_a, color_b;                       /* required half-buffers */
   lull_image gradient_x_a, gradient_x_b;
   lull_image gradient_y_a, gradient_y_b;
-  lull_image albedo;           /* optional, 3 channels */
-  lull_image normal;           /* optional, 3 channels */
+  lull_image albedo;           /* optional, 3 channels (1 and 2 read as OIDN 2.1+ does) */
+  lull_image normal;           /* optional, 3 channels (1 and 2 read as OIDN 2.1+ does) */
   lull_image depth;            /* optional, 1 channel */
   lull_image position;         /* optional, 3 channels (used when depth is absent) */
   lull_image feature_variance; /* optional: variance of the albedo, normal and depth/position

@@ -594,7 +594,7 @@ LULL_BODY bound_part prepare_bound_thread(const lull_atrous_prepare_args* a, lul
  * bound from the colour's (m) and the variance's (mv) part, in the units
  * prepare packs in.  With the automatic scale both are still in the
  * colour's own units, and what prepare packs is clamp(v s) (the clamp at
- * 1e15 comes after the scale) and sqrt(Var s s), 0 where that overflows:
+ * 1e15 comes after the scale) and sqrt(Var s s), held at sqrt(FLT_MAX):
  * so m s is clamped as prepare clamps, and mv s at sqrt(FLT_MAX), before
  * the demodulation's factor (multiplied last, so it cannot overflow). */
 LULL_BODY void prepare_bound_finish(const lull_atrous_prepare_args* a, unsigned long long sum,

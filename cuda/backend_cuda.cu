@@ -285,8 +285,12 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
   --cuda->runs;
   if (nested) {
     /* the nested run's kernels are ordered before the outer run's next
-     * ones on the stream, but its block is freed now: wait for them */
-    if (cudaStreamSynchronize(cuda->stream) != cudaSuccess)
+     * ones on the stream, but its block is freed now: wait for them (an
+     * asynchronous nested run's own error shows here: report it) */
+    const cudaError_t code = cudaStreamSynchronize(cuda->stream);
+    if (code != cudaSuccess && status == LULL_OK)
+      status = lull_cuda_fail(err, code, "CUDA error in the filter");
+    else if (code != cudaSuccess)
       (void)cudaGetLastError();
     if (cuda->scratch)
       (void)cudaFree(cuda->scratch);

@@ -131,7 +131,6 @@ static int image_layout(OIDNDevice device, OIDNFormat format, size_t width, size
   return 1;
 }
 
-/* Looks up an image name; unknown names only warn, as in OIDN. */
 /* Marks the filter as changed since its commit.  As in OIDN, every call
  * of a setter that gets past its argument checks does this, whatever the
  * name or value: an unknown name (which only warns), a read-only

@@ -638,6 +638,14 @@ int write_file(const char* path, const lull_io_image* image, int srgb, char* err
   const bool exr = std::string(out->format_name()) == "openexr";
   const bool in_memory = !exr && out->supports("ioproxy");
   if (in_memory) {
+    // room for the uncompressed pixels and a header, taken here, where an
+    // allocation failure is an error: thrown from the encoders' C write
+    // callbacks it could not be caught
+    size_t pixels_bytes = 1u << 20;
+    for (int p = 0; p < image->num_passes; ++p)
+      pixels_bytes += size_t(image->width) * size_t(image->height) *
+                      size_t(image->passes[p].channels) * sizeof(float);
+    bytes.reserve(pixels_bytes);
     out->set_ioproxy(&proxy);
   } else {
     close(temp.fd);  // OpenImageIO opens the file by name

@@ -144,6 +144,8 @@ static int self_overlapping(const lull_py_binding* b)
       continue;
     if (stride[i] < span)
       return 1;
+    if (stride[i] > (PY_SSIZE_T_MAX - span) / (count[i] - 1))
+      return 0; /* spans past the address space: no two elements meet */
     span += stride[i] * (count[i] - 1);
   }
   return 0;
