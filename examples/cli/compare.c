@@ -27,11 +27,12 @@ static int has_views(const lull_io_image* image)
   return 0;
 }
 
-/* The pass to measure (v: the view; NULL for any, the first view's). */
+/* The pass to measure (v: the view; NULL for any, the first view's;
+ * layer: NULL for any, "" the unnamed one, as denoise's --layer). */
 static const lull_io_pass* pick(const lull_io_image* image, const char* pass, const char* layer,
                                 const char* v, int prefer_denoised)
 {
-  const char* l = layer && *layer ? layer : NULL;
+  const char* l = layer;
   const lull_io_pass* p = pass && *pass ? cli_named_pass(image, pass, l, v) : NULL;
   if (!p && prefer_denoised && !(pass && *pass))
     p = lull_io_find_pass_view(image, l, "Denoised", v);
@@ -73,7 +74,8 @@ int cli_compare_main(int argc, char** argv)
         target = &png;
     }
     if (target) {
-      if (i + 1 >= argc || !argv[i + 1][0]) { /* "--png ''": an unset variable */
+      /* "--png ''": an unset variable; but --layer "" is the unnamed layer */
+      if (i + 1 >= argc || (!argv[i + 1][0] && target != &layer)) {
         cli_error("%s needs a value", arg);
         return CLI_USAGE;
       }

@@ -697,12 +697,14 @@ static void test_unnamed_layer(const char* dir, const cli_scene* scene)
   EXPECT(1, "denoise", exr, "--layer", "", "-o", out);
   CHECK(cli_said(dir, "stderr.txt", "no layer ''"));
   CHECK(!cli_file_exists(out));
+  EXPECT(1, "compare", exr, exr, "--layer", ""); /* compare reads it as denoise does */
 #endif
   char plain[1200], plain_out[1200];
   cli_path(plain, sizeof plain, dir, "unnamed.pfm");
   cli_path(plain_out, sizeof plain_out, dir, "unnamed_out.pfm");
   CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", plain), 0);
   EXPECT(0, "denoise", plain, "--layer", "", "-o", plain_out);
+  EXPECT(0, "compare", plain_out, plain, "--layer", "");
 }
 
 /* -- inputs are never replaced; odd arguments ------------------------------------------------ */
