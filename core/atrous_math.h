@@ -258,7 +258,7 @@ LULL_HD float lull_demodulation_albedo(float albedo)
 LULL_HD float lull_normalize_normal(float n[3])
 {
   float len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
-  if (len2 > 3.40282347e38f) {
+  if (len2 > FLT_MAX) {
     /* finite components beyond ~1e19, whose squares overflowed: the
      * normal had come out (0, 0, 0) yet present, and every tap's normal
      * weight hit the floor.  Scaled down first (exactly: a power of two;
@@ -457,7 +457,7 @@ LULL_HD float lull_variance_luminance(const float c[4], int nc, float a_r, float
   var = var * s * s;
   if (!finite || !(var > 0.0f))
     return 0.0f;
-  return var > 3.40282347e38f ? 3.40282347e38f : var;
+  return lull_hold_in_range(var);
 }
 
 /* -- per-pixel steps of the levels, around the taps ------------------------ */

@@ -16,6 +16,7 @@
 
 #include <math.h>
 
+#include "image.h"
 #include "platform.h"
 
 /* (A^T W^2 A x)_i. */
@@ -42,8 +43,7 @@ LULL_HD float lull_poisson_half_mean(float a, float b)
 LULL_HD float lull_poisson_two_buffer_variance(float a, float b)
 {
   const float h = 0.5f * a - 0.5f * b;
-  const float v = h * h;
-  return v > 3.40282347e38f ? 3.40282347e38f : v;
+  return lull_hold_in_range(h * h);
 }
 
 /* (A^T W^2 b)_i: alpha^2 b plus the weighted divergence of the gradients,

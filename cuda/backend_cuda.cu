@@ -270,28 +270,21 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
     status = lull_cuda_gradient_domain(cuda, call->gd_params, call->gd_images, progress, err);
   else
     status = lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, err);
-  if (status == LULL_OK && !async) {
-    const cudaError_t code = cudaStreamSynchronize(cuda->stream);
-    if (code != cudaSuccess)
-      status = lull_cuda_fail(err, code, "CUDA error in the filter");
-  } else if (status != LULL_OK && !async) {
-    /* a blocking call that fails or is cancelled returns with nothing of it
-     * left on the stream: a tile's copy into the output, or kernels reading
-     * the inputs, had still been queued (the output changed after the call
-     * had said CANCELLED) */
-    if (cudaStreamSynchronize(cuda->stream) != cudaSuccess)
-      (void)cudaGetLastError(); /* the run's own error is the one reported */
-  }
-  --cuda->runs;
-  if (nested) {
-    /* the nested run's kernels are ordered before the outer run's next
-     * ones on the stream, but its block is freed now: wait for them (an
-     * asynchronous nested run's own error shows here: report it) */
+  /* A blocking call returns with nothing of it left on the stream, also
+   * when it failed or was cancelled (a tile's copy into the output, or
+   * kernels reading the inputs, had still been queued: the output changed
+   * after the call had said CANCELLED); a nested run's block is freed
+   * below, so its kernels are waited for even when asynchronous.  The
+   * wait's error is the run's unless the run already has its own. */
+  if (!async || nested) {
     const cudaError_t code = cudaStreamSynchronize(cuda->stream);
     if (code != cudaSuccess && status == LULL_OK)
       status = lull_cuda_fail(err, code, "CUDA error in the filter");
     else if (code != cudaSuccess)
       (void)cudaGetLastError();
+  }
+  --cuda->runs;
+  if (nested) {
     if (cuda->scratch)
       (void)cudaFree(cuda->scratch);
     cuda->scratch = outer_scratch;

@@ -53,13 +53,13 @@ int lull_io_temp_create(lull_io_temp_file* file, const char* path, char* err, si
   if (resolve_destination(path, file->final_path, sizeof file->final_path))
     return lull_io_fail(err, err_size, path, "path too long");
   struct stat st;
-  if (stat(file->final_path, &st) == 0 && S_ISDIR(st.st_mode))
-    return lull_io_fail(err, err_size, path, "is a directory");
-  /* the rename would replace a device, FIFO or socket by a plain file (as
-   * root, -o /dev/null deleted /dev/null) */
+  /* the rename replaces only a regular file: not a directory, nor a device,
+   * FIFO or socket (as root, -o /dev/null deleted /dev/null) */
   if (stat(file->final_path, &st) == 0 && !S_ISREG(st.st_mode))
     return lull_io_fail(err, err_size, path,
-                        "is not a regular file (a device, FIFO or socket); write to a file");
+                        S_ISDIR(st.st_mode)
+                            ? "is a directory"
+                            : "is not a regular file (a device, FIFO or socket); write to a file");
 
   char dir[sizeof file->final_path];
   directory_of(file->final_path, dir, sizeof dir);
