@@ -44,6 +44,16 @@ typedef struct lull_backend_ops
    * completes (the host memory must stay valid until sync). */
   lull_status (*copy)(lull_backend* backend, void* dst, const void* src, size_t bytes, int async,
                       lull_error* err);
+  /* External memory (OIDN's oidnNewSharedBufferFromFD): maps `bytes` of
+   * the memory object that file descriptor fd refers to (exported by
+   * another API, e.g. Vulkan's opaque FD) at *ptr; *handle is what
+   * release_import needs.  On success the backend owns fd and closes it
+   * with the import (the CUDA driver's rule, which OIDN passes on); on
+   * failure fd stays the caller's.  NULL where the backend imports
+   * nothing (external_memory_types 0). */
+  lull_status (*import_fd)(lull_backend* backend, int fd, size_t bytes, void** ptr,
+                           void** handle, lull_error* err);
+  void (*release_import)(lull_backend* backend, void* ptr, void* handle);
   /* Waits for all queued work; returns an error the queued work met (the
    * handle layer keeps it, and errors of asynchronous calls, for OIDN's
    * next synchronising call). */
@@ -76,6 +86,7 @@ struct lull_backend
   int num_threads;     /* CPU: worker threads (0 = all cores) */
   int system_memory;   /* can read malloc'd host memory */
   int managed_memory;  /* supports managed storage */
+  int external_memory_types; /* OIDNExternalMemoryTypeFlag bits import_fd takes */
 };
 
 /* -- backends ------------------------------------------------------------ */

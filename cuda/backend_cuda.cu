@@ -10,6 +10,11 @@
  * pageable memory (HMM/ATS). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 #include "atrous_graph.h"
 #include "backend_cuda.h"
@@ -167,6 +172,87 @@ static void cuda_free(lull_backend* backend, void* ptr, int storage)
     (void)cudaFree(ptr);
   lull_cuda_leave(&scope);
 }
+
+#if defined(__linux__)
+/* OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD: the only kind the CUDA driver
+ * imports from a file descriptor on Linux (Vulkan's
+ * VK_KHR_external_memory_fd, CUDA's own cuMemExportToShareableHandle) */
+enum { CUDA_EXTERNAL_MEMORY_TYPES = 1 };
+
+/* Imports the memory object fd refers to and maps `bytes` of it from its
+ * start, as OIDN's CUDA device does.  CUDA takes over the descriptor it
+ * imports, and a failure after the import (the mapping) would already have
+ * consumed it, so a duplicate is imported: on any failure the caller's fd
+ * is untouched, on success it is closed here, which is what the caller
+ * sees of CUDA's rule (the import owns the memory object from then on).
+ * Errors the driver gives for the descriptor or the size are the
+ * caller's: INVALID_ARGUMENT with CUDA's message (out of memory and an
+ * unsupported GPU keep their codes). */
+static lull_status cuda_import_fd(lull_backend* backend, int fd, size_t bytes, void** ptr,
+                                  void** handle, lull_error* err)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  *ptr = NULL;
+  *handle = NULL;
+  const int copy = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (copy < 0)
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
+                     "cannot import the external memory: file descriptor %d is not open", fd);
+  lull_cuda_scope scope;
+  lull_status status = lull_cuda_enter(cuda, &scope, err);
+  if (status != LULL_OK) {
+    (void)close(copy);
+    return status;
+  }
+  cudaExternalMemoryHandleDesc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.type = cudaExternalMemoryHandleTypeOpaqueFd;
+  desc.handle.fd = copy;
+  desc.size = bytes;
+  cudaExternalMemory_t memory = NULL;
+  cudaError_t code = cudaImportExternalMemory(&memory, &desc);
+  void* mapped = NULL;
+  if (code != cudaSuccess) {
+    (void)close(copy); /* not taken: CUDA owns a descriptor only once imported */
+  } else {
+    cudaExternalMemoryBufferDesc buffer;
+    memset(&buffer, 0, sizeof buffer);
+    buffer.offset = 0;
+    buffer.size = bytes;
+    code = cudaExternalMemoryGetMappedBuffer(&mapped, memory, &buffer);
+    if (code != cudaSuccess)
+      (void)cudaDestroyExternalMemory(memory); /* closes the duplicate */
+  }
+  lull_cuda_leave(&scope);
+  if (code != cudaSuccess) {
+    (void)cudaGetLastError();
+    status = lull_cuda_status(code);
+    return lull_fail(err, status == LULL_ERROR_UNKNOWN ? LULL_ERROR_INVALID_ARGUMENT : status,
+                     "cannot import the external memory: %s", cudaGetErrorString(code));
+  }
+  (void)close(fd);
+  *ptr = mapped;
+  *handle = memory;
+  return LULL_OK;
+}
+
+/* The mapping first, then the memory object (CUDA's order). */
+static void cuda_release_import(lull_backend* backend, void* ptr, void* handle)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  lull_cuda_scope scope;
+  lull_error ignored;
+  if (lull_cuda_enter(cuda, &scope, &ignored) != LULL_OK)
+    return;
+  if (ptr)
+    (void)cudaFree(ptr);
+  if (handle)
+    (void)cudaDestroyExternalMemory((cudaExternalMemory_t)handle);
+  lull_cuda_leave(&scope);
+}
+#else
+enum { CUDA_EXTERNAL_MEMORY_TYPES = 0 };
+#endif
 
 static int cuda_classify(lull_backend* backend, const void* ptr)
 {
@@ -355,6 +441,10 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
   cuda->ops.free = cuda_free;
   cuda->ops.classify = cuda_classify;
   cuda->ops.copy = cuda_copy;
+#if defined(__linux__)
+  cuda->ops.import_fd = cuda_import_fd;
+  cuda->ops.release_import = cuda_release_import;
+#endif
   cuda->ops.sync = cuda_sync;
   cuda->ops.atrous = cuda_atrous;
   cuda->ops.gaussian = cuda_gaussian;
@@ -365,6 +455,7 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
   cuda->base.num_threads = 0;
   cuda->base.system_memory = pageable != 0;
   cuda->base.managed_memory = managed != 0;
+  cuda->base.external_memory_types = CUDA_EXTERNAL_MEMORY_TYPES;
   *out = &cuda->base;
   return LULL_OK;
 }

@@ -97,17 +97,55 @@ OIDN_API OIDNBuffer oidnNewSharedBuffer(OIDNDevice device, void* devPtr, size_t 
   return buffer;
 }
 
+/* Memory another API exported as a file descriptor (Vulkan's opaque FD),
+ * imported by the backend (the CUDA device on Linux: the device parameter
+ * externalMemoryTypes says which kinds).  As in OIDN, the device must be
+ * committed, fdType must be one kind the device imports, and a successful
+ * import takes over fd (the buffer's release frees the memory object); a
+ * failed one leaves fd to the caller. */
 OIDN_API OIDNBuffer oidnNewSharedBufferFromFD(OIDNDevice device,
                                               OIDNExternalMemoryTypeFlag fdType, int fd,
                                               size_t byteSize)
 {
-  (void)fdType;
-  (void)fd;
-  (void)byteSize;
-  if (lull_check_device(device))
-    lull_api_error(device, OIDN_ERROR_INVALID_ARGUMENT,
-                   "external memory type not supported by the device");
-  return NULL;
+  if (!lull_check_device(device))
+    return NULL;
+  lull_device_lock(device);
+  if (!lull_device_ready(device)) {
+    lull_device_unlock(device);
+    return NULL;
+  }
+  lull_backend* backend = device->backend;
+  const unsigned type = (unsigned)fdType;
+  lull_error err = {LULL_OK, ""};
+  /* exactly one kind, and one the device imports */
+  lull_status (*const import)(lull_backend*, int, size_t, void**, void**, lull_error*) =
+      type != 0 && (type & (type - 1)) == 0 &&
+              (type & (unsigned)backend->external_memory_types) != 0
+          ? backend->ops->import_fd
+          : NULL;
+  if (!import)
+    lull_fail(&err, LULL_ERROR_INVALID_ARGUMENT, "external memory type not supported by the device");
+  else if (byteSize == 0)
+    lull_fail(&err, LULL_ERROR_INVALID_ARGUMENT, "external memory of zero bytes");
+  else if (byteSize > PTRDIFF_MAX)
+    lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  OIDNBuffer buffer = NULL;
+  void *data = NULL, *handle = NULL;
+  if (import && err.code == LULL_OK &&
+      import(backend, fd, byteSize, &data, &handle, &err) == LULL_OK) {
+    buffer = buffer_new(device, data, byteSize, OIDN_STORAGE_DEVICE, 0);
+    if (buffer)
+      buffer->external = handle;
+    else {
+      /* fd is already the import's: it goes with it */
+      backend->ops->release_import(backend, data, handle);
+      lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+  }
+  lull_device_unlock(device);
+  if (!buffer)
+    lull_api_error_status(device, &err);
+  return buffer;
 }
 
 OIDN_API OIDNBuffer oidnNewSharedBufferFromWin32Handle(OIDNDevice device,
@@ -221,7 +259,9 @@ void lull_buffer_release(OIDNBuffer buffer)
   /* pending asynchronous work may still use the memory (its errors stay
    * parked: releases do not raise them) */
   lull_device_wait(device);
-  if (!buffer->shared)
+  if (buffer->external)
+    device->backend->ops->release_import(device->backend, buffer->data, buffer->external);
+  else if (!buffer->shared)
     device->backend->ops->free(device->backend, buffer->data, buffer->storage);
   lull_device_unlock(device);
   buffer->magic = LULL_MAGIC_DEAD;

@@ -396,8 +396,10 @@ OIDN_API int oidnGetDeviceInt(OIDNDevice device, const char* name)
     value = device->backend ? device->backend->system_memory : is_cpu;
   else if (strcmp(name, "managedMemorySupported") == 0)
     value = device->backend ? device->backend->managed_memory : is_cpu;
-  else if (strcmp(name, "externalMemoryTypes") == 0 || strcmp(name, "externalSemaphoreTypes") == 0)
-    value = 0; /* lull imports no external memory or semaphores */
+  else if (strcmp(name, "externalMemoryTypes") == 0)
+    value = device->backend ? device->backend->external_memory_types : 0;
+  else if (strcmp(name, "externalSemaphoreTypes") == 0)
+    value = 0; /* lull imports no semaphores */
   else if (strcmp(name, "verbose") == 0)
     value = device->verbose;
   else if (strcmp(name, "numThreads") == 0 && is_cpu)

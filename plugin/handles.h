@@ -64,6 +64,7 @@ struct OIDNBufferImpl
   size_t size;
   int storage;                  /* OIDNStorage */
   int shared;                   /* memory owned by the user */
+  void* external;               /* imported memory: the backend's handle (release_import) */
 };
 
 /* One image argument of a filter. */

@@ -196,7 +196,13 @@ static void creation(void)
     EXPECT_ERROR_MSG(d, OIDN_ERROR_UNKNOWN, "invalid CUDA device ID -1");
     oidnReleaseDevice(d);
   }
-  /* external memory and Metal buffers: not supported by any lull device */
+  /* external memory: the CPU device imports none (the CUDA device's
+   * imports: tests/gpu/cuda_api_test.c), and no device before its commit;
+   * Win32 handles and Metal buffers: no lull device */
+  device = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
+  CHECK(oidnNewSharedBufferFromFD(device, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD, 0, 16) == NULL);
+  EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+  oidnReleaseDevice(device);
   device = api_cpu_device();
   CHECK(oidnNewSharedBufferFromFD(device, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD, 0, 16) == NULL);
   EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "external memory type not supported");

@@ -4,12 +4,18 @@
  * images from cudaMalloc pointers, host pointers the GPU cannot reach,
  * commit rules, in-place filtering, asynchronous execution and copies,
  * cancellation (nothing left queued after a cancelled blocking call), a
- * progress monitor running another filter of the device, and
- * out-of-memory errors. */
+ * progress monitor running another filter of the device, memory imported
+ * from a file descriptor (externalMemoryTypes), and out-of-memory errors. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <cuda.h> /* types of the driver's memory API, reached through the runtime */
 #include <cuda_runtime_api.h>
 
 #include "gpu_test_util.h"
@@ -296,6 +302,205 @@ static float* read_floats(OIDNBuffer b)
   return v;
 }
 
+/* -- external memory --------------------------------------------------------
+ *
+ * What a Vulkan renderer hands OIDN: device memory exported as an opaque
+ * file descriptor.  The CUDA driver's own memory API exports the same kind
+ * (cuMemCreate with a POSIX file descriptor handle type,
+ * cuMemExportToShareableHandle), so the test needs no Vulkan.  The driver
+ * functions come through the runtime (cudaGetDriverEntryPointByVersion),
+ * so the test links no libcuda.  The test maps the memory only through
+ * lull's imports (compute-sanitizer's initcheck breaks the context on a
+ * copy from a mapping of the driver's memory API). */
+typedef struct exported_memory
+{
+  CUmemGenericAllocationHandle handle;
+  size_t size; /* a multiple of the allocation granularity */
+  int fd;
+} exported_memory;
+
+typedef struct vmm_api
+{
+  CUresult (*granularity)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags);
+  CUresult (*create)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                     unsigned long long);
+  CUresult (*export_handle)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType,
+                            unsigned long long);
+  CUresult (*release)(CUmemGenericAllocationHandle);
+} vmm_api;
+
+static int vmm_get(const char* name, void** fn)
+{
+  enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  return cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found) ==
+             cudaSuccess &&
+         found == cudaDriverEntryPointSuccess;
+}
+
+static int vmm_load(vmm_api* api)
+{
+  return vmm_get("cuMemGetAllocationGranularity", (void**)&api->granularity) &&
+         vmm_get("cuMemCreate", (void**)&api->create) &&
+         vmm_get("cuMemExportToShareableHandle", (void**)&api->export_handle) &&
+         vmm_get("cuMemRelease", (void**)&api->release);
+}
+
+/* A new descriptor of the memory object (-1 on failure). */
+static int export_fd(const vmm_api* api, const exported_memory* m)
+{
+  int fd = -1;
+  if (api->export_handle(&fd, m->handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
+      CUDA_SUCCESS)
+    return -1;
+  return fd;
+}
+
+/* GPU 0 memory of at least `bytes`, exported as a file descriptor; 0 on
+ * failure. */
+static int export_memory(const vmm_api* api, size_t bytes, exported_memory* m)
+{
+  memset(m, 0, sizeof *m);
+  m->fd = -1;
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  size_t granularity = 0;
+  if (api->granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS)
+    return 0;
+  m->size = (bytes + granularity - 1) / granularity * granularity;
+  if (api->create(&m->handle, m->size, &prop, 0) != CUDA_SUCCESS)
+    return 0;
+  m->fd = export_fd(api, m);
+  return m->fd >= 0;
+}
+
+static int fd_open(int fd)
+{
+  return fcntl(fd, F_GETFD) != -1 || errno != EBADF;
+}
+
+/* A filter's images in memory imported from a file descriptor: the
+ * filter reads and writes the exporter's memory (a second import of the
+ * same object sees the output), with the result of ordinary device
+ * buffers, bit for bit; bad descriptors, kinds and sizes give OIDN's
+ * errors and leave the descriptor to the caller, a good one is taken
+ * over. */
+static void check_external_memory(OIDNDevice d)
+{
+  CHECK_EQ_INT(oidnGetDeviceInt(d, "externalMemoryTypes"), OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD);
+  CHECK_EQ_INT(oidnGetDeviceInt(d, "externalSemaphoreTypes"), 0);
+  vmm_api api;
+  const int loaded = vmm_load(&api);
+  CHECK(loaded); /* the driver's memory API */
+  if (!loaded)
+    return;
+  gpu_scene s;
+  gpu_scene_make(&s, W, H, 31u);
+  const size_t image = (size_t)W * H * 3 * sizeof(float);
+  OIDNBuffer color, out;
+  OIDNFilter plain = atrous_on_buffers(d, &s, &color, &out);
+  oidnExecuteFilter(plain);
+  float* expect = read_floats(out);
+
+  exported_memory m;
+  CHECK(export_memory(&api, 2 * image, &m));
+  const char* message = NULL;
+  /* kinds the device does not import, or more than one */
+  const OIDNExternalMemoryTypeFlag bad_kinds[3] = {
+      OIDN_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_NONE,
+      (OIDNExternalMemoryTypeFlag)(OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD |
+                                   OIDN_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF)};
+  for (int k = 0; k < 3; ++k) {
+    CHECK(oidnNewSharedBufferFromFD(d, bad_kinds[k], m.fd, m.size) == NULL);
+    CHECK_EQ_INT(oidnGetDeviceError(d, &message), OIDN_ERROR_INVALID_ARGUMENT);
+    CHECK(message && strstr(message, "external memory type not supported"));
+  }
+  const OIDNExternalMemoryTypeFlag fd_kind = OIDN_EXTERNAL_MEMORY_TYPE_FLAG_OPAQUE_FD;
+  CHECK(oidnNewSharedBufferFromFD(d, fd_kind, m.fd, 0) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(oidnNewSharedBufferFromFD(d, fd_kind, -1, m.size) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(d, &message), OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(message && strstr(message, "not open"));
+  /* more than the memory object holds, and a descriptor of no memory */
+  CHECK(oidnNewSharedBufferFromFD(d, fd_kind, m.fd, m.size + ((size_t)1 << 21)) == NULL);
+  const int too_large = oidnGetDeviceError(d, &message);
+  printf("external memory: an import past the object's end: %d (%s)\n", too_large,
+         message ? message : "");
+  CHECK_EQ_INT(too_large, OIDN_ERROR_INVALID_ARGUMENT);
+  const int null_fd = open("/dev/null", O_RDWR);
+  CHECK(null_fd >= 0);
+  CHECK(oidnNewSharedBufferFromFD(d, fd_kind, null_fd, m.size) == NULL);
+  const int not_memory = oidnGetDeviceError(d, &message);
+  printf("external memory: /dev/null: %d (%s)\n", not_memory, message ? message : "");
+  CHECK_EQ_INT(not_memory, OIDN_ERROR_INVALID_ARGUMENT);
+  CHECK(fd_open(null_fd)); /* a failed import leaves the descriptor alone */
+  close(null_fd);
+  CHECK(fd_open(m.fd));
+  /* not on a device before its commit */
+  OIDNDevice uncommitted = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
+  CHECK(oidnNewSharedBufferFromFD(uncommitted, fd_kind, m.fd, m.size) == NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(uncommitted, NULL), OIDN_ERROR_INVALID_OPERATION);
+  oidnReleaseDevice(uncommitted);
+
+  /* the import: colour and output in one imported buffer, the output after
+   * a gap (byteOffset) */
+  OIDNBuffer imported = oidnNewSharedBufferFromFD(d, fd_kind, m.fd, m.size);
+  CHECK(imported != NULL);
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  if (imported) {
+    CHECK(!fd_open(m.fd)); /* taken over, as CUDA's import takes it */
+    m.fd = -1;
+    CHECK_EQ_INT(oidnGetBufferStorage(imported), OIDN_STORAGE_DEVICE);
+    CHECK_EQ_INT(oidnGetBufferSize(imported), m.size);
+    CHECK(oidnGetBufferData(imported) != NULL);
+    const size_t out_offset = m.size - image;
+    oidnWriteBuffer(imported, 0, image, s.color);
+    OIDNFilter f = oidnNewFilter(d, "ATrous");
+    oidnSetFilterImage(f, "color", imported, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetFilterImage(f, "output", imported, OIDN_FORMAT_FLOAT3, W, H, out_offset, 0, 0);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+    float* got = malloc(image);
+    float* seen = malloc(image);
+    oidnReadBuffer(imported, out_offset, image, got);
+    const int same = memcmp(got, expect, image) == 0;
+    CHECK(same);
+    printf("external memory: ATrous in imported memory %s\n",
+           same ? "as in device buffers" : "DIFFERS");
+    /* the filter wrote the exporter's memory object, not a copy: another
+     * import of it holds the output */
+    const int fd2 = export_fd(&api, &m);
+    OIDNBuffer again = oidnNewSharedBufferFromFD(d, fd_kind, fd2, m.size);
+    CHECK(again != NULL);
+    if (again) {
+      memset(seen, 0, image);
+      oidnReadBuffer(again, out_offset, image, seen);
+      CHECK_EQ_INT(memcmp(seen, expect, image), 0);
+      oidnReleaseBuffer(again);
+    } else if (fd2 >= 0) {
+      close(fd2);
+    }
+    oidnReleaseFilter(f);        /* the filter's reference to the buffer ... */
+    oidnReleaseBuffer(imported); /* ... and the last one: the import goes */
+    free(got);
+    free(seen);
+  }
+  CHECK_EQ_INT(oidnGetDeviceError(d, NULL), OIDN_ERROR_NONE);
+  if (m.fd >= 0)
+    close(m.fd);
+  if (m.handle)
+    api.release(m.handle);
+  oidnReleaseFilter(plain);
+  oidnReleaseBuffer(color);
+  oidnReleaseBuffer(out);
+  free(expect);
+  gpu_scene_free(&s);
+}
+
 typedef struct nested_call
 {
   OIDNFilter inner;
@@ -496,6 +701,7 @@ int main(void)
   check_formats_stream_cancel();
   check_application_capture();
   check_nested_runs(d);
+  check_external_memory(d);
   check_cancel_leaves_nothing_queued();
   oidnReleaseDevice(d);
   return lull_test_result("cuda_api");
