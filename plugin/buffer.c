@@ -6,11 +6,9 @@
 
 #include "handles.h"
 
-static OIDNBuffer buffer_new(OIDNDevice device, void* data, size_t size, int storage, int shared)
+static void buffer_init(OIDNBuffer buffer, OIDNDevice device, void* data, size_t size,
+                        int storage, int shared)
 {
-  OIDNBuffer buffer = calloc(1, sizeof *buffer);
-  if (!buffer)
-    return NULL;
   buffer->magic = LULL_MAGIC_BUFFER;
   atomic_init(&buffer->refs, 1);
   buffer->device = device;
@@ -19,6 +17,13 @@ static OIDNBuffer buffer_new(OIDNDevice device, void* data, size_t size, int sto
   buffer->storage = storage;
   buffer->shared = shared;
   atomic_fetch_add(&device->refs, 1);
+}
+
+static OIDNBuffer buffer_new(OIDNDevice device, void* data, size_t size, int storage, int shared)
+{
+  OIDNBuffer buffer = calloc(1, sizeof *buffer);
+  if (buffer)
+    buffer_init(buffer, device, data, size, storage, shared);
   return buffer;
 }
 
@@ -129,18 +134,18 @@ OIDN_API OIDNBuffer oidnNewSharedBufferFromFD(OIDNDevice device,
     lull_fail(&err, LULL_ERROR_INVALID_ARGUMENT, "external memory of zero bytes");
   else if (byteSize > PTRDIFF_MAX)
     lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  /* the handle before the import: a successful import has taken fd, so
+   * nothing may fail after it */
   OIDNBuffer buffer = NULL;
+  if (err.code == LULL_OK && !(buffer = calloc(1, sizeof *buffer)))
+    lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   void *data = NULL, *handle = NULL;
-  if (import && err.code == LULL_OK &&
-      import(backend, fd, byteSize, &data, &handle, &err) == LULL_OK) {
-    buffer = buffer_new(device, data, byteSize, OIDN_STORAGE_DEVICE, 0);
-    if (buffer)
-      buffer->external = handle;
-    else {
-      /* fd is already the import's: it goes with it */
-      backend->ops->release_import(backend, data, handle);
-      lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-    }
+  if (buffer && import && import(backend, fd, byteSize, &data, &handle, &err) == LULL_OK) {
+    buffer_init(buffer, device, data, byteSize, OIDN_STORAGE_DEVICE, 0);
+    buffer->external = handle;
+  } else {
+    free(buffer);
+    buffer = NULL;
   }
   lull_device_unlock(device);
   if (!buffer)
