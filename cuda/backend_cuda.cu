@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 #endif
@@ -186,8 +187,10 @@ enum { CUDA_EXTERNAL_MEMORY_TYPES = 1 };
  * is untouched, on success it is closed here, which is what the caller
  * sees of CUDA's rule (the import owns the memory object from then on).
  * Errors the driver gives for the descriptor or the size are the
- * caller's: INVALID_ARGUMENT with CUDA's message (out of memory and an
- * unsupported GPU keep their codes). */
+ * caller's: INVALID_ARGUMENT with CUDA's message (other errors keep
+ * their codes).  Vulkan's dedicated allocations (which CUDA imports only
+ * with cudaExternalMemoryDedicated) are not told apart, as OIDN 2.4's API,
+ * which lull implements, has no flag for them. */
 static lull_status cuda_import_fd(lull_backend* backend, int fd, size_t bytes, void** ptr,
                                   void** handle, lull_error* err)
 {
@@ -195,6 +198,10 @@ static lull_status cuda_import_fd(lull_backend* backend, int fd, size_t bytes, v
   *ptr = NULL;
   *handle = NULL;
   const int copy = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (copy < 0 && fd >= 0 && errno != EBADF) /* EMFILE: the process's descriptor limit */
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY,
+                     "cannot import the external memory: no file descriptor left (%s)",
+                     strerror(errno));
   if (copy < 0)
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
                      "cannot import the external memory: file descriptor %d is not open", fd);
@@ -226,8 +233,13 @@ static lull_status cuda_import_fd(lull_backend* backend, int fd, size_t bytes, v
   lull_cuda_leave(&scope);
   if (code != cudaSuccess) {
     (void)cudaGetLastError();
-    status = lull_cuda_status(code);
-    return lull_fail(err, status == LULL_ERROR_UNKNOWN ? LULL_ERROR_INVALID_ARGUMENT : status,
+    /* what the driver says of a descriptor or size it cannot import (a
+     * size past the object: invalid value; a descriptor of no memory
+     * object, such as /dev/null: unknown); anything else (a sticky error
+     * of earlier work) keeps lull_cuda_status's code */
+    const int callers = code == cudaErrorInvalidValue || code == cudaErrorInvalidResourceHandle ||
+                        code == cudaErrorOperatingSystem || code == cudaErrorUnknown;
+    return lull_fail(err, callers ? LULL_ERROR_INVALID_ARGUMENT : lull_cuda_status(code),
                      "cannot import the external memory: %s", cudaGetErrorString(code));
   }
   (void)close(fd);
@@ -243,7 +255,7 @@ static void cuda_release_import(lull_backend* backend, void* ptr, void* handle)
   lull_cuda_scope scope;
   lull_error ignored;
   if (lull_cuda_enter(cuda, &scope, &ignored) != LULL_OK)
-    return;
+    return; /* the GPU is gone: nothing left to free it with (as cuda_free) */
   if (ptr)
     (void)cudaFree(ptr);
   if (handle)

@@ -8,6 +8,7 @@
  * from a file descriptor (externalMemoryTypes), and out-of-memory errors. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -382,6 +383,21 @@ static int fd_open(int fd)
   return fcntl(fd, F_GETFD) != -1 || errno != EBADF;
 }
 
+/* The process's open descriptors (the entries of /proc/self/fd; -1 when
+ * it cannot be read): a failed import that leaked the duplicate it made
+ * would leave one more. */
+static int open_fds(void)
+{
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir)
+    return -1;
+  int n = 0;
+  while (readdir(dir))
+    ++n;
+  closedir(dir);
+  return n;
+}
+
 /* A filter's images in memory imported from a file descriptor: the
  * filter reads and writes the exporter's memory (a second import of the
  * same object sees the output), with the result of ordinary device
@@ -408,6 +424,7 @@ static void check_external_memory(OIDNDevice d)
   exported_memory m;
   CHECK(export_memory(&api, 2 * image, &m));
   const char* message = NULL;
+  const int fds_before = open_fds();
   /* kinds the device does not import, or more than one */
   const OIDNExternalMemoryTypeFlag bad_kinds[3] = {
       OIDN_EXTERNAL_MEMORY_TYPE_FLAG_DMA_BUF, OIDN_EXTERNAL_MEMORY_TYPE_FLAG_NONE,
@@ -439,6 +456,7 @@ static void check_external_memory(OIDNDevice d)
   CHECK(fd_open(null_fd)); /* a failed import leaves the descriptor alone */
   close(null_fd);
   CHECK(fd_open(m.fd));
+  CHECK_EQ_INT(open_fds(), fds_before); /* no duplicate left behind */
   /* not on a device before its commit */
   OIDNDevice uncommitted = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
   CHECK(oidnNewSharedBufferFromFD(uncommitted, fd_kind, m.fd, m.size) == NULL);
