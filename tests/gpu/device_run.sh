@@ -9,7 +9,10 @@
 # benchmarks and the programs compute-sanitizer runs.
 # The Python module is built when the machine has Python's headers (then
 # the test python_gpu, label gpu, runs too, with pytest and NumPy there).
-# Builds with CUDA into $LULL_BUILD (default build-device) unless
+# Builds with CUDA into $LULL_BUILD (default build-device), for the
+# architectures in $LULL_CUDA_ARCH (default 90-real, the H100/H200 the
+# figures come from; e.g. 89-real for an RTX 40xx, or the library's
+# default list "75-real;80-real;86-real;89-real;90-real;90-virtual"), unless
 # LULL_PREBUILT names a folder made by `sh tests/gpu/device_run.sh pack`
 # on the development machine (bin/, lib/ and the CTest files of a build
 # configured with -DLULL_CUDA_ARCHITECTURES=90-real), which is copied to
@@ -47,7 +50,7 @@ if [ -n "${LULL_PREBUILT:-}" ]; then
 else
   say "configure and build"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLULL_TOOLS=OFF \
-    -DLULL_CUDA_ARCHITECTURES=90-real >>"$log" 2>&1 &&
+    -DLULL_CUDA_ARCHITECTURES="${LULL_CUDA_ARCH:-90-real}" >>"$log" 2>&1 &&
     cmake --build "$build" -j "$jobs" >>"$log" 2>&1 || { say "BUILD FAILED"; tail -40 "$log"; exit 1; }
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$log" 2>&1
