@@ -312,6 +312,26 @@ LULL_HD float lull_gd_choice_score(float mean_d, float mean_d2, float count, flo
   return mean_d + z * sqrtf((var > 0.0f ? var : 0.0f) / count);
 }
 
+/* The distance of one pixel i to i + o that the windows average: the
+ * colour's (source -1, the mean over the guide's channels, eq. 5.10) or
+ * feature channel source's (eq. 5.12).  Symmetric bit for bit: swapping i
+ * and i + o changes neither the squared difference nor the sums.
+ * inv_channels: 1 / guide->channels, which callers compute once. */
+LULL_HD float lull_gd_pixel_distance(const lull_gd_guide* guide, const lull_gd_features* f,
+                                     const lull_gd_candidate* cand, float inv_channels,
+                                     int source, size_t i, ptrdiff_t o)
+{
+  if (source >= 0)
+    return lull_gd_feature_distance(f->value[source][i], f->value[source][i + o],
+                                    f->variance[source][i], f->variance[source][i + o],
+                                    f->scale[source][i], f->scale[source][i + o], cand->kf);
+  float d = 0.0f;
+  for (int c = 0; c < guide->channels; ++c)
+    d += lull_gd_color_distance(guide->value[c][i], guide->value[c][i + o], guide->variance[c][i],
+                                guide->variance[c][i + o], cand->kc);
+  return d * inv_channels;
+}
+
 /* The weight w~(p, p + o) of patch offset `offset` (lull_gd_patch_index)
  * at pixel (x, y), for one pixel at a time (the CUDA kernels; the CPU
  * computes the same one offset at a time over whole planes,
@@ -327,25 +347,30 @@ LULL_HD float lull_gd_window_distance(const lull_gd_guide* guide, const lull_gd_
   float mean = 0.0f;
   for (int k = ya; k <= yb; ++k) {
     float s = 0.0f;
-    for (int kx = xa; kx <= xb; ++kx) {
-      const size_t i = (size_t)k * (size_t)width + (size_t)kx;
-      float d;
-      if (source < 0) {
-        d = 0.0f;
-        for (int c = 0; c < guide->channels; ++c)
-          d += lull_gd_color_distance(guide->value[c][i], guide->value[c][i + o],
-                                      guide->variance[c][i], guide->variance[c][i + o], cand->kc);
-        d *= inv_channels;
-      } else {
-        d = lull_gd_feature_distance(f->value[source][i], f->value[source][i + o],
-                                     f->variance[source][i], f->variance[source][i + o],
-                                     f->scale[source][i], f->scale[source][i + o], cand->kf);
-      }
-      s += d;
-    }
+    for (int kx = xa; kx <= xb; ++kx)
+      s += lull_gd_pixel_distance(guide, f, cand, inv_channels, source,
+                                  (size_t)k * (size_t)width + (size_t)kx, o);
     mean += s / (float)(xb - xa + 1);
   }
   return mean * (1.0f / (float)(yb - ya + 1));
+}
+
+/* The NL-means window of the pair (p, p + (dx, dy)), p = (x, y): the
+ * pixels [xa, xb] x [ya, yb] within nlm_radius of p whose neighbour at
+ * (dx, dy) is inside the image.  0 (no window) when p + (dx, dy) is
+ * outside. */
+LULL_HD int lull_gd_pair_window(int width, int height, int nlm_radius, int x, int y, int dx,
+                                int dy, int* xa, int* xb, int* ya, int* yb)
+{
+  const int x0 = LULL_MAX(0, -dx), x1 = LULL_MIN(width, width - dx);
+  const int y0 = LULL_MAX(0, -dy), y1 = LULL_MIN(height, height - dy);
+  if (x < x0 || x >= x1 || y < y0 || y >= y1)
+    return 0;
+  *xa = LULL_MAX(x0, x - nlm_radius);
+  *xb = LULL_MIN(x1 - 1, x + nlm_radius);
+  *ya = LULL_MAX(y0, y - nlm_radius);
+  *yb = LULL_MIN(y1 - 1, y + nlm_radius);
+  return 1;
 }
 
 /* The weight of the pair (p, p + (dx, dy)), p = (x, y), (dx, dy) != (0, 0):
@@ -354,12 +379,9 @@ LULL_HD float lull_gd_pair_weight_at(int width, int height, const lull_gd_guide*
                                      const lull_gd_features* f, const lull_gd_candidate* cand,
                                      float delta, int nlm_radius, int x, int y, int dx, int dy)
 {
-  const int x0 = LULL_MAX(0, -dx), x1 = LULL_MIN(width, width - dx);
-  const int y0 = LULL_MAX(0, -dy), y1 = LULL_MIN(height, height - dy);
-  if (x < x0 || x >= x1 || y < y0 || y >= y1)
+  int xa, xb, ya, yb;
+  if (!lull_gd_pair_window(width, height, nlm_radius, x, y, dx, dy, &xa, &xb, &ya, &yb))
     return 0.0f;
-  const int xa = LULL_MAX(x0, x - nlm_radius), xb = LULL_MIN(x1 - 1, x + nlm_radius);
-  const int ya = LULL_MAX(y0, y - nlm_radius), yb = LULL_MIN(y1 - 1, y + nlm_radius);
   const ptrdiff_t o = (ptrdiff_t)dy * (ptrdiff_t)width + dx;
   const float color = lull_gd_window_distance(guide, f, cand, -1, width, o, xa, xb, ya, yb);
   /* the largest feature distance: eq. 5.13 takes the smallest weight */

@@ -13,6 +13,21 @@
 
 #include "image_access.cuh"
 
+/* Mean of the cols x rows window at d (rows row_stride floats apart) in
+ * lull_gd_box_mean's order: each row's mean, then the mean of the rows. */
+LULL_BODY float lull_gdk_window_mean(const float* d, size_t row_stride, int cols, int rows)
+{
+  float mean = 0.0f;
+  for (int k = 0; k < rows; ++k) {
+    const float* row = d + (size_t)k * row_stride;
+    float s = 0.0f;
+    for (int kx = 0; kx < cols; ++kx)
+      s += row[kx];
+    mean += s / (float)cols;
+  }
+  return mean * (1.0f / (float)rows);
+}
+
 /* Box mean of plane src over the (2r + 1)^2 window's part inside the image,
  * in lull_gd_box_mean's order. */
 LULL_BODY float lull_gdk_box_mean_at(const lull_pk_args* a, const float* src, int x, int y, int r)
@@ -20,15 +35,8 @@ LULL_BODY float lull_gdk_box_mean_at(const lull_pk_args* a, const float* src, in
   const int w = a->width, h = a->height;
   const int xa = LULL_MAX(0, x - r), xb = LULL_MIN(w - 1, x + r);
   const int ya = LULL_MAX(0, y - r), yb = LULL_MIN(h - 1, y + r);
-  float mean = 0.0f;
-  for (int k = ya; k <= yb; ++k) {
-    const float* row = src + (size_t)k * (size_t)w;
-    float s = 0.0f;
-    for (int kx = xa; kx <= xb; ++kx)
-      s += row[kx];
-    mean += s / (float)(xb - xa + 1);
-  }
-  return mean * (1.0f / (float)(yb - ya + 1));
+  return lull_gdk_window_mean(src + (size_t)ya * (size_t)w + (size_t)xa, (size_t)w, xb - xa + 1,
+                              yb - ya + 1);
 }
 
 /* One feature channel into dst[0] (value) and dst2[0] (variance), as
@@ -79,45 +87,197 @@ LULL_BODY void lull_gdk_stencil_at(const lull_pk_args* a, size_t i)
   lull_gd_patch_constraint(a->width, x, y, g->weights, &g->features, g->stencil, g->plane_stride);
 }
 
-/* One pass of the post-filter at one pixel (gradient_domain_post.c sums
- * the same terms in the same order, one offset at a time): src the
- * regressed planes, src2 their variance, dst the result, dst2 (when set)
- * its variance; count the window's radius. */
-LULL_BODY void lull_gdk_post_at(const lull_pk_args* a, const lull_pk_pixel* px)
+/* -- the post-filter, a tile per block --------------------------------------
+ *
+ * One pass regresses each pixel's (2 LULL_GD_POST_RADIUS + 1)^2 window with
+ * the NL-means weights of lull_gd_pair_weight_at, whose 3 x 3 windows
+ * average per-pixel distances (lull_gd_pixel_distance).  Evaluated pixel by
+ * pixel, every distance was computed by nine threads, one for each window
+ * holding it (the two passes took 46 ms each at 1280 x 720 on the H100).
+ * Here a block takes a tile of LULL_GDK_POST_TW x LULL_GDK_POST_TH pixels
+ * and goes through the offsets in pairs o, -o: one phase computes the
+ * distances of the tile and its border of LULL_GD_POST_NLM pixels for both
+ * offsets into shared memory, the next lets each thread average its
+ * windows from there and add the two taps.  The sums, their order and the
+ * order of the taps are those of the pixel-by-pixel evaluation and of
+ * gradient_domain_post.c (offsets of the half-window, dy > 0 or dy = 0 <
+ * dx, each followed by its negation), so the results are the same.  A
+ * thread's regression sums (lull_gd_llr) live in shared memory between
+ * phases, as the CPU emulation runs each phase as a call of its own.
+ *
+ * Shared memory: the sums, LULL_GDK_LLR_FLOATS per thread, then the
+ * distances [sign][1 + features][halo]. */
+enum
+{
+  LULL_GDK_POST_TW = 32,
+  LULL_GDK_POST_TH = LULL_PK_THREADS / LULL_GDK_POST_TW,
+  LULL_GDK_POST_HW = LULL_GDK_POST_TW + 2 * LULL_GD_POST_NLM,   /* halo row */
+  LULL_GDK_POST_HALO = LULL_GDK_POST_HW * (LULL_GDK_POST_TH + 2 * LULL_GD_POST_NLM),
+  LULL_GDK_LLR_FLOATS = 16, /* lull_gd_llr: m[6], w2, b[3][3] */
+};
+
+/* Offset pairs of a window of this radius: its half without the centre. */
+LULL_BODY int lull_gdk_post_pairs(int radius)
+{
+  const int span = 2 * radius + 1;
+  return (span * span - 1) / 2;
+}
+
+/* Pair j's offset in the half-window's order: dy = 0 < dx first, then
+ * rows dy = 1 ... radius with dx = -radius ... radius. */
+LULL_BODY void lull_gdk_post_pair(int j, int radius, int* dx, int* dy)
+{
+  if (j < radius) {
+    *dx = j + 1;
+    *dy = 0;
+    return;
+  }
+  const int span = 2 * radius + 1;
+  *dx = (j - radius) % span - radius;
+  *dy = 1 + (j - radius) / span;
+}
+
+LULL_BODY int lull_gdk_post_tiles(int width, int height)
+{
+  return ((width + LULL_GDK_POST_TW - 1) / LULL_GDK_POST_TW) *
+         ((height + LULL_GDK_POST_TH - 1) / LULL_GDK_POST_TH);
+}
+
+LULL_BODY size_t lull_gdk_post_smem(const lull_pk_args* a)
+{
+  return ((size_t)LULL_GDK_LLR_FLOATS * LULL_PK_THREADS +
+          2 * (size_t)(1 + a->gd.features.count) * LULL_GDK_POST_HALO) *
+         sizeof(float);
+}
+
+/* the centre pass, the pairs' two phases each, the estimate */
+LULL_BODY int lull_gdk_post_phases(const lull_pk_args* a)
+{
+  return 2 + 2 * lull_gdk_post_pairs(a->gd.count);
+}
+
+LULL_BODY void lull_gdk_llr_store(float* acc, int tid, const lull_gd_llr* s)
+{
+  for (int k = 0; k < 6; ++k)
+    acc[k * LULL_PK_THREADS + tid] = s->m[k];
+  acc[6 * LULL_PK_THREADS + tid] = s->w2;
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 3; ++k)
+      acc[(7 + 3 * c + k) * LULL_PK_THREADS + tid] = s->b[c][k];
+}
+
+LULL_BODY void lull_gdk_llr_load(const float* acc, int tid, lull_gd_llr* s)
+{
+  for (int k = 0; k < 6; ++k)
+    s->m[k] = acc[k * LULL_PK_THREADS + tid];
+  s->w2 = acc[6 * LULL_PK_THREADS + tid];
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 3; ++k)
+      s->b[c][k] = acc[(7 + 3 * c + k) * LULL_PK_THREADS + tid];
+}
+
+/* Phase 1 + 2j: the distances of pair j's offsets o (sign 0) and -o
+ * (sign 1) at the tile's pixels and border, where both ends are inside
+ * the image (nothing reads the others: the windows keep to such pixels). */
+LULL_BODY void lull_gdk_post_distances(const lull_pk_args* a, float* dist, int x0, int y0, int dx,
+                                       int dy, int tid)
 {
   const lull_gdk_args* g = &a->gd;
-  const int radius = g->count, w = a->width;
-  const size_t i = px->i;
-  float v[3] = {0.0f, 0.0f, 0.0f};
-  for (int c = 0; c < a->channels; ++c)
-    v[c] = g->src[c][i];
-  lull_gd_llr s;
-  lull_gd_llr_centre(&s, a->channels, v);
-  /* offsets o of the half-window (dy > 0 or dy = 0 < dx), each then -o:
-   * gradient_domain_post.c's order */
-  for (int dy = 0; dy <= radius; ++dy)
-    for (int dx = -radius; dx <= radius; ++dx) {
-      if (dy == 0 && dx <= 0)
-        continue;
-      const float sx = lull_gd_post_offset(dx, radius), sy = lull_gd_post_offset(dy, radius);
-      for (int sign = 1; sign >= -1; sign -= 2) {
-        const float wt = lull_gd_pair_weight_at(w, a->height, &g->guide, &g->features,
-                                                &g->candidate, LULL_GD_WEIGHT_THRESHOLD,
-                                                LULL_GD_POST_NLM, px->x, px->y, sign * dx,
-                                                sign * dy);
-        if (wt == 0.0f)
-          continue; /* adds nothing (the CPU adds exact zeros) */
-        const size_t q = (size_t)((ptrdiff_t)i + sign * ((ptrdiff_t)dy * w + dx));
-        for (int c = 0; c < a->channels; ++c)
-          v[c] = g->src[c][q];
-        lull_gd_llr_add(&s, a->channels, wt, (float)sign * sx, (float)sign * sy, v);
-      }
-    }
-  for (int c = 0; c < a->channels; ++c) {
-    g->dst[c][i] = lull_gd_llr_estimate(s.m, s.b[c][0], s.b[c][1], s.b[c][2], LULL_GD_POST_RIDGE);
-    if (g->dst2[c])
-      g->dst2[c][i] = lull_gd_llr_variance(&s, g->src2[c][i]);
+  const int w = a->width, h = a->height, sources = 1 + g->features.count;
+  const float inv_channels = 1.0f / (float)g->guide.channels;
+  for (int e = tid; e < 2 * LULL_GDK_POST_HALO; e += LULL_PK_THREADS) {
+    const int sign = e >= LULL_GDK_POST_HALO, hi = e - sign * LULL_GDK_POST_HALO;
+    const int kx = x0 - LULL_GD_POST_NLM + hi % LULL_GDK_POST_HW;
+    const int ky = y0 - LULL_GD_POST_NLM + hi / LULL_GDK_POST_HW;
+    const int ox = sign ? -dx : dx, oy = sign ? -dy : dy;
+    if (kx < 0 || kx >= w || ky < 0 || ky >= h || kx + ox < 0 || kx + ox >= w || ky + oy < 0 ||
+        ky + oy >= h)
+      continue;
+    const size_t k = (size_t)ky * (size_t)w + (size_t)kx;
+    const ptrdiff_t o = (ptrdiff_t)oy * w + ox;
+    float* d = dist + (size_t)sign * sources * LULL_GDK_POST_HALO + hi;
+    for (int src = -1; src < g->features.count; ++src)
+      d[(size_t)(src + 1) * LULL_GDK_POST_HALO] =
+          lull_gd_pixel_distance(&g->guide, &g->features, &g->candidate, inv_channels, src, k, o);
   }
+}
+
+/* lull_gd_pair_weight_at of pixel (x, y) and offset (ox, oy) from the
+ * distances of the tile at (x0, y0). */
+LULL_BODY float lull_gdk_post_weight(const lull_pk_args* a, const float* dist, int x0, int y0,
+                                     int x, int y, int ox, int oy)
+{
+  const lull_gdk_args* g = &a->gd;
+  const int r = LULL_GD_POST_NLM;
+  int xa, xb, ya, yb;
+  if (!lull_gd_pair_window(a->width, a->height, r, x, y, ox, oy, &xa, &xb, &ya, &yb))
+    return 0.0f;
+  const float* d = dist + (size_t)(ya - y0 + r) * LULL_GDK_POST_HW + (size_t)(xa - x0 + r);
+  const int cols = xb - xa + 1, rows = yb - ya + 1;
+  const float color = lull_gdk_window_mean(d, LULL_GDK_POST_HW, cols, rows);
+  float feature = -INFINITY; /* the largest: eq. 5.13 takes the smallest weight */
+  for (int j = 0; j < g->features.count; ++j)
+    feature = LULL_MAX(feature, lull_gdk_window_mean(d + (size_t)(j + 1) * LULL_GDK_POST_HALO,
+                                                     LULL_GDK_POST_HW, cols, rows));
+  return lull_gd_weight(color, feature, g->candidate.beta, LULL_GD_WEIGHT_THRESHOLD);
+}
+
+/* One phase of one tile (group) of a post-filter pass: src the regressed
+ * planes, src2 their variance, dst the result, dst2 (when set) its
+ * variance, count the window's radius. */
+LULL_BODY void lull_gdk_post_body(const lull_pk_args* a, unsigned char* smem, int group, int phase,
+                                  int tid)
+{
+  const lull_gdk_args* g = &a->gd;
+  const int w = a->width, h = a->height, radius = g->count;
+  const int tiles_x = (w + LULL_GDK_POST_TW - 1) / LULL_GDK_POST_TW;
+  const int x0 = (group % tiles_x) * LULL_GDK_POST_TW, y0 = (group / tiles_x) * LULL_GDK_POST_TH;
+  const int x = x0 + tid % LULL_GDK_POST_TW, y = y0 + tid / LULL_GDK_POST_TW;
+  float* acc = (float*)smem;
+  float* dist = acc + (size_t)LULL_GDK_LLR_FLOATS * LULL_PK_THREADS;
+  const int pairs = lull_gdk_post_pairs(radius);
+  const int step = phase - 1;
+  int dx = 0, dy = 0;
+  if (phase > 0 && step < 2 * pairs)
+    lull_gdk_post_pair(step / 2, radius, &dx, &dy);
+  if (phase > 0 && step < 2 * pairs && step % 2 == 0) {
+    lull_gdk_post_distances(a, dist, x0, y0, dx, dy, tid);
+    return;
+  }
+  if (x >= w || y >= h)
+    return;
+  const size_t i = (size_t)y * (size_t)w + (size_t)x;
+  lull_gd_llr s;
+  float v[3] = {0.0f, 0.0f, 0.0f};
+  if (phase == 0) {
+    for (int c = 0; c < a->channels; ++c)
+      v[c] = g->src[c][i];
+    lull_gd_llr_centre(&s, a->channels, v);
+    lull_gdk_llr_store(acc, tid, &s);
+    return;
+  }
+  lull_gdk_llr_load(acc, tid, &s);
+  if (step == 2 * pairs) {
+    for (int c = 0; c < a->channels; ++c) {
+      g->dst[c][i] = lull_gd_llr_estimate(s.m, s.b[c][0], s.b[c][1], s.b[c][2], LULL_GD_POST_RIDGE);
+      if (g->dst2[c])
+        g->dst2[c][i] = lull_gd_llr_variance(&s, g->src2[c][i]);
+    }
+    return;
+  }
+  const float sx = lull_gd_post_offset(dx, radius), sy = lull_gd_post_offset(dy, radius);
+  for (int sign = 0; sign < 2; ++sign) {
+    const int ox = sign ? -dx : dx, oy = sign ? -dy : dy;
+    const float wt = lull_gdk_post_weight(
+        a, dist + (size_t)sign * (1 + g->features.count) * LULL_GDK_POST_HALO, x0, y0, x, y, ox, oy);
+    if (wt == 0.0f)
+      continue; /* adds nothing (the CPU adds exact zeros) */
+    const size_t q = (size_t)((ptrdiff_t)i + (ptrdiff_t)oy * w + ox);
+    for (int c = 0; c < a->channels; ++c)
+      v[c] = g->src[c][q];
+    lull_gd_llr_add(&s, a->channels, wt, sign ? -sx : sx, sign ? -sy : sy, v);
+  }
+  lull_gdk_llr_store(acc, tid, &s);
 }
 
 LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_pk_pixel* px,
@@ -208,7 +368,6 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
       break;
     }
     case LULL_PK_GD_POST_SCALE: g->dst[0][i] = lull_gd_post_scale(g->src[0][i]); break;
-    case LULL_PK_GD_POST: lull_gdk_post_at(a, px); break;
     default: break;
   }
 }

@@ -82,7 +82,7 @@ typedef enum lull_pk_kind
   LULL_PK_GD_SCORE,        /* a candidate's raw error estimate, or its difference to the first's */
   LULL_PK_GD_KEEP_BEST,    /* the candidate where its score (lull_gd_choice_score) is lowest */
   LULL_PK_GD_POST_SCALE,   /* dst = lull_gd_post_scale(src): a feature's post-filter scale */
-  LULL_PK_GD_POST,         /* one pass of the post-filter (lull_gd_llr_estimate) */
+  LULL_PK_GD_POST,         /* one pass of the post-filter, a tile per block (lull_gdk_post_body) */
   LULL_PK_KINDS
 } lull_pk_kind;
 

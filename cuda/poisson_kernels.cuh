@@ -813,6 +813,10 @@ LULL_BODY void lull_pk_body(int kind, const lull_pk_launch* launch, unsigned cha
       lull_dct_tables_at(a, t);
     return;
   }
+  if (kind == LULL_PK_GD_POST) {
+    lull_gdk_post_body(a, smem, group, phase, tid);
+    return;
+  }
   lull_pk_reduce_body(a, kind, smem, group, launch->grid, phase, tid);
 }
 
@@ -821,5 +825,7 @@ LULL_BODY int lull_pk_phases(const lull_pk_args* a, int kind)
 {
   if (lull_pk_is_dct(kind))
     return lull_dct_phases(kind == LULL_PK_DCT_Y_SOLVE ? a->ay.passes : a->ax.passes, kind);
+  if (kind == LULL_PK_GD_POST)
+    return lull_gdk_post_phases(a);
   return lull_pk_sums(a, kind) ? LULL_PK_REDUCE_PHASES : 1;
 }

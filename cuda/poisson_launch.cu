@@ -26,8 +26,9 @@ static __global__ void __launch_bounds__(LULL_PK_THREADS, LULL_PK_MIN_BLOCKS) lu
 
 /* The GradientDomain kernels that build patches per pixel (a 25 x 14
  * feature matrix, its factorisation and a 25 x 25 Gram matrix in local
- * memory) get the registers they want instead of the 51 the sweeps are
- * held to. */
+ * memory) and the post-filter's (a regression's sums and two windows of
+ * distances per tap) get the registers they want instead of the 51 the
+ * sweeps are held to. */
 template <int K>
 static __global__ void __launch_bounds__(LULL_PK_THREADS) lull_pk_patch_kernel(const lull_pk_launch launch)
 {
@@ -42,7 +43,7 @@ static __global__ void __launch_bounds__(LULL_PK_THREADS) lull_pk_patch_kernel(c
 template <int K>
 static cudaError_t launch_kind(const lull_pk_launch* l, cudaStream_t stream)
 {
-  if constexpr (K == LULL_PK_GD_WEIGHTS || K == LULL_PK_GD_STENCIL) {
+  if constexpr (K == LULL_PK_GD_WEIGHTS || K == LULL_PK_GD_STENCIL || K == LULL_PK_GD_POST) {
     lull_pk_patch_kernel<K><<<(unsigned)l->grid, LULL_PK_THREADS, l->smem, stream>>>(*l);
   } else {
     if (l->smem > 48 * 1024) {

@@ -226,11 +226,122 @@ static void test_progress(void)
   poisson_data_free(&d);
 }
 
+/* The post-filter pass (a tile per block, distances shared through shared
+ * memory: gradient_domain_kernels.cuh) against the plain evaluation, pixel
+ * by pixel, of lull_gd_pair_weight_at and the regression sums in the same
+ * order: equal bit for bit, on images of several tiles with partial ones
+ * at the right and bottom, with 3 and 1 channels, 3 and 0 features, the
+ * result's variance written or not. */
+static void test_post_pass(int w, int h, int channels, int features, int with_variance)
+{
+  const size_t n = (size_t)w * (size_t)h;
+  enum { PLANES = 3 * 3 + 3 * LULL_GD_MAX_CHANNELS + 2 * 3 + 2 * 3 };
+  float* mem = (float*)malloc(PLANES * n * sizeof(float));
+  unsigned state = 12345u + (unsigned)(w * 31 + channels * 7 + features);
+  for (size_t i = 0; i < PLANES * n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    mem[i] = (float)(state >> 8) * (1.0f / 16777216.0f);
+  }
+  float* next = mem;
+  lull_pk_args a;
+  memset(&a, 0, sizeof a);
+  a.width = w;
+  a.height = h;
+  a.channels = channels;
+  lull_gdk_args* g = &a.gd;
+  g->guide.channels = channels;
+  for (int c = 0; c < 3; ++c) {
+    g->guide.value[c] = next, next += n;
+    float* var = next;
+    next += n;
+    for (size_t i = 0; i < n; ++i)
+      var[i] *= 0.05f; /* variances that leave weights on both sides of the threshold */
+    g->guide.variance[c] = var;
+    g->src[c] = next, next += n;
+  }
+  g->features.count = features;
+  for (int j = 0; j < LULL_GD_MAX_CHANNELS; ++j) {
+    g->features.value[j] = next, next += n;
+    g->features.variance[j] = next, next += n;
+    g->features.scale[j] = next, next += n;
+  }
+  float* out[2][3];
+  for (int c = 0; c < 3; ++c) {
+    g->src2[c] = next, next += n;
+    out[0][c] = next, next += n;
+  }
+  for (int c = 0; c < 3; ++c) {
+    out[1][c] = next, next += n;
+    g->dst[c] = out[0][c];
+    g->dst2[c] = with_variance ? out[1][c] : NULL;
+  }
+  g->candidate.kc = LULL_GD_POST_KC1;
+  g->candidate.kf = LULL_GD_POST_KF;
+  g->candidate.beta = 1.0f;
+  g->count = LULL_GD_POST_RADIUS;
+
+  lull_pk_plan plan;
+  lull_error err = {LULL_OK, ""};
+  CHECK_EQ_INT(lull_pk_plan_make(w, h, channels, 0, 0, 4, 96 * 1024, &plan, &err), LULL_OK);
+  pk_emulator emu = {0};
+  const lull_pk_launchers launchers = {&emu, pk_emulator_launch, pk_emulator_sync};
+  CHECK_EQ_INT(lull_pk_launch_kind(&plan, &launchers, LULL_PK_GD_POST, &a, &err), LULL_OK);
+
+  const int r = LULL_GD_POST_RADIUS;
+  size_t differ = 0, taps = 0, zero = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      float v[3] = {0.0f, 0.0f, 0.0f};
+      for (int c = 0; c < channels; ++c)
+        v[c] = g->src[c][i];
+      lull_gd_llr s;
+      lull_gd_llr_centre(&s, channels, v);
+      for (int dy = 0; dy <= r; ++dy)
+        for (int dx = -r; dx <= r; ++dx) {
+          if (dy == 0 && dx <= 0)
+            continue;
+          for (int sign = 1; sign >= -1; sign -= 2) {
+            const float wt = lull_gd_pair_weight_at(w, h, &g->guide, &g->features, &g->candidate,
+                                                    LULL_GD_WEIGHT_THRESHOLD, LULL_GD_POST_NLM, x,
+                                                    y, sign * dx, sign * dy);
+            ++taps;
+            if (wt == 0.0f) {
+              ++zero;
+              continue;
+            }
+            const size_t q = (size_t)((ptrdiff_t)i + sign * ((ptrdiff_t)dy * w + dx));
+            for (int c = 0; c < channels; ++c)
+              v[c] = g->src[c][q];
+            lull_gd_llr_add(&s, channels, wt, (float)sign * lull_gd_post_offset(dx, r),
+                            (float)sign * lull_gd_post_offset(dy, r), v);
+          }
+        }
+      for (int c = 0; c < channels; ++c) {
+        const float e = lull_gd_llr_estimate(s.m, s.b[c][0], s.b[c][1], s.b[c][2],
+                                             LULL_GD_POST_RIDGE);
+        differ += memcmp(&e, &out[0][c][i], sizeof e) != 0;
+        if (with_variance) {
+          const float var = lull_gd_llr_variance(&s, g->src2[c][i]);
+          differ += memcmp(&var, &out[1][c][i], sizeof var) != 0;
+        }
+      }
+    }
+  printf("post-filter pass %dx%d, %d ch, %d features%s: %zu of %zu taps weigh 0, %zu values "
+         "differ from the per-pixel evaluation\n",
+         w, h, channels, features, with_variance ? ", variance" : "", zero, taps, differ);
+  CHECK(differ == 0);
+  CHECK(zero > 0 && zero < taps); /* both kinds of tap were exercised */
+  free(mem);
+}
+
 int main(void)
 {
   for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; ++k)
     run_case(&CASES[k]);
   test_narrow_guides();
   test_progress();
+  test_post_pass(70, 19, 3, 3, 1);
+  test_post_pass(33, 9, 1, 0, 0);
   return lull_test_result("gradient_domain_emulation");
 }
