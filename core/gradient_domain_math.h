@@ -355,6 +355,13 @@ LULL_HD float lull_gd_window_distance(const lull_gd_guide* guide, const lull_gd_
   return mean * (1.0f / (float)(yb - ya + 1));
 }
 
+/* Whether p = (x, y) and p + (dx, dy) are both inside the image. */
+LULL_HD int lull_gd_pair_inside(int width, int height, int x, int y, int dx, int dy)
+{
+  return x >= LULL_MAX(0, -dx) && x < LULL_MIN(width, width - dx) && y >= LULL_MAX(0, -dy) &&
+         y < LULL_MIN(height, height - dy);
+}
+
 /* The NL-means window of the pair (p, p + (dx, dy)), p = (x, y): the
  * pixels [xa, xb] x [ya, yb] within nlm_radius of p whose neighbour at
  * (dx, dy) is inside the image.  0 (no window) when p + (dx, dy) is
@@ -362,10 +369,10 @@ LULL_HD float lull_gd_window_distance(const lull_gd_guide* guide, const lull_gd_
 LULL_HD int lull_gd_pair_window(int width, int height, int nlm_radius, int x, int y, int dx,
                                 int dy, int* xa, int* xb, int* ya, int* yb)
 {
+  if (!lull_gd_pair_inside(width, height, x, y, dx, dy))
+    return 0;
   const int x0 = LULL_MAX(0, -dx), x1 = LULL_MIN(width, width - dx);
   const int y0 = LULL_MAX(0, -dy), y1 = LULL_MIN(height, height - dy);
-  if (x < x0 || x >= x1 || y < y0 || y >= y1)
-    return 0;
   *xa = LULL_MAX(x0, x - nlm_radius);
   *xb = LULL_MIN(x1 - 1, x + nlm_radius);
   *ya = LULL_MAX(y0, y - nlm_radius);

@@ -176,6 +176,12 @@ LULL_BODY void lull_gdk_llr_load(const float* acc, int tid, lull_gd_llr* s)
       s->b[c][k] = acc[(7 + 3 * c + k) * LULL_PK_THREADS + tid];
 }
 
+/* The distances of sign 0 (offset o) or 1 (-o) in the block's shared memory. */
+LULL_BODY float* lull_gdk_post_sign_block(const lull_pk_args* a, float* dist, int sign)
+{
+  return dist + (size_t)sign * (size_t)(1 + a->gd.features.count) * LULL_GDK_POST_HALO;
+}
+
 /* Phase 1 + 2j: the distances of pair j's offsets o (sign 0) and -o
  * (sign 1) at the tile's pixels and border, where both ends are inside
  * the image (nothing reads the others: the windows keep to such pixels). */
@@ -183,19 +189,18 @@ LULL_BODY void lull_gdk_post_distances(const lull_pk_args* a, float* dist, int x
                                        int dy, int tid)
 {
   const lull_gdk_args* g = &a->gd;
-  const int w = a->width, h = a->height, sources = 1 + g->features.count;
+  const int w = a->width, h = a->height;
   const float inv_channels = 1.0f / (float)g->guide.channels;
   for (int e = tid; e < 2 * LULL_GDK_POST_HALO; e += LULL_PK_THREADS) {
     const int sign = e >= LULL_GDK_POST_HALO, hi = e - sign * LULL_GDK_POST_HALO;
     const int kx = x0 - LULL_GD_POST_NLM + hi % LULL_GDK_POST_HW;
     const int ky = y0 - LULL_GD_POST_NLM + hi / LULL_GDK_POST_HW;
     const int ox = sign ? -dx : dx, oy = sign ? -dy : dy;
-    if (kx < 0 || kx >= w || ky < 0 || ky >= h || kx + ox < 0 || kx + ox >= w || ky + oy < 0 ||
-        ky + oy >= h)
+    if (!lull_gd_pair_inside(w, h, kx, ky, ox, oy))
       continue;
     const size_t k = (size_t)ky * (size_t)w + (size_t)kx;
     const ptrdiff_t o = (ptrdiff_t)oy * w + ox;
-    float* d = dist + (size_t)sign * sources * LULL_GDK_POST_HALO + hi;
+    float* d = lull_gdk_post_sign_block(a, dist, sign) + hi;
     for (int src = -1; src < g->features.count; ++src)
       d[(size_t)(src + 1) * LULL_GDK_POST_HALO] =
           lull_gd_pixel_distance(&g->guide, &g->features, &g->candidate, inv_channels, src, k, o);
@@ -236,11 +241,11 @@ LULL_BODY void lull_gdk_post_body(const lull_pk_args* a, unsigned char* smem, in
   float* acc = (float*)smem;
   float* dist = acc + (size_t)LULL_GDK_LLR_FLOATS * LULL_PK_THREADS;
   const int pairs = lull_gdk_post_pairs(radius);
-  const int step = phase - 1;
+  const int step = phase - 1, in_pair = phase > 0 && step < 2 * pairs;
   int dx = 0, dy = 0;
-  if (phase > 0 && step < 2 * pairs)
+  if (in_pair)
     lull_gdk_post_pair(step / 2, radius, &dx, &dy);
-  if (phase > 0 && step < 2 * pairs && step % 2 == 0) {
+  if (in_pair && step % 2 == 0) {
     lull_gdk_post_distances(a, dist, x0, y0, dx, dy, tid);
     return;
   }
@@ -268,8 +273,8 @@ LULL_BODY void lull_gdk_post_body(const lull_pk_args* a, unsigned char* smem, in
   const float sx = lull_gd_post_offset(dx, radius), sy = lull_gd_post_offset(dy, radius);
   for (int sign = 0; sign < 2; ++sign) {
     const int ox = sign ? -dx : dx, oy = sign ? -dy : dy;
-    const float wt = lull_gdk_post_weight(
-        a, dist + (size_t)sign * (1 + g->features.count) * LULL_GDK_POST_HALO, x0, y0, x, y, ox, oy);
+    const float wt =
+        lull_gdk_post_weight(a, lull_gdk_post_sign_block(a, dist, sign), x0, y0, x, y, ox, oy);
     if (wt == 0.0f)
       continue; /* adds nothing (the CPU adds exact zeros) */
     const size_t q = (size_t)((ptrdiff_t)i + (ptrdiff_t)oy * w + ox);

@@ -223,23 +223,25 @@ lull_status lull_pk_launch_kind(const lull_pk_plan* plan, const lull_pk_launcher
   /* a reduction's sums, then its last-block flag (lull_pk_reduce_body) */
   l.smem = (size_t)lull_pk_sums(args, kind) * LULL_PK_THREADS * sizeof(double) + 16;
   l.grid = plan->grid;
+  l.groups = 0; /* below: one per block unless a kind hands out more */
   if (lull_pk_is_dct(kind)) {
     l.args.shape = kind == LULL_PK_DCT_Y_SOLVE ? plan->y_shape : plan->x_shape;
     l.grid = l.args.shape.grid;
     l.smem = l.args.shape.smem;
+    l.groups = l.args.shape.groups;
   } else if (kind == LULL_PK_GD_POST) {
     /* a tile per work item (gradient_domain_kernels.cuh) */
     l.smem = lull_gdk_post_smem(args);
-    l.grid = LULL_MIN(lull_gdk_post_tiles(plan->width, plan->height), plan->grid);
+    l.groups = lull_gdk_post_tiles(plan->width, plan->height);
+    l.grid = LULL_MIN(l.groups, plan->grid);
   } else if (kind == LULL_PK_CLEAR) {
     l.grid = 1;
   } else if (kind == LULL_PK_DCT_TABLES) {
     const int total = plan->width + plan->height;
     l.grid = LULL_MIN((total + LULL_PK_THREADS - 1) / LULL_PK_THREADS, LULL_PK_MAX_GRID);
   }
-  l.groups = lull_pk_is_dct(kind)        ? l.args.shape.groups
-             : kind == LULL_PK_GD_POST ? lull_gdk_post_tiles(plan->width, plan->height)
-                                       : l.grid;
+  if (l.groups == 0)
+    l.groups = l.grid;
   l.phases = lull_pk_phases(&l.args, kind);
   const cudaError_t code = launchers->launch(launchers->ctx, &l);
   if (code != cudaSuccess)

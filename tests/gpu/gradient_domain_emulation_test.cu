@@ -235,8 +235,13 @@ static void test_progress(void)
 static void test_post_pass(int w, int h, int channels, int features, int with_variance)
 {
   const size_t n = (size_t)w * (size_t)h;
-  enum { PLANES = 3 * 3 + 3 * LULL_GD_MAX_CHANNELS + 2 * 3 + 2 * 3 };
+  /* guide value and variance, src; the features' value, variance and
+   * scale; src2, the result and its variance */
+  enum { PLANES = 3 * 3 + 3 * LULL_GD_MAX_CHANNELS + 3 * 3 };
   float* mem = (float*)malloc(PLANES * n * sizeof(float));
+  CHECK(mem != NULL);
+  if (!mem)
+    return;
   unsigned state = 12345u + (unsigned)(w * 31 + channels * 7 + features);
   for (size_t i = 0; i < PLANES * n; ++i) {
     state = state * 1664525u + 1013904223u;
