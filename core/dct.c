@@ -635,16 +635,19 @@ static void dct_axis(const lull_dct_plan* plan, float* image, size_t element_str
   }
 }
 
-lull_status lull_dct_2d(const lull_dct_plan* plan_x, const lull_dct_plan* plan_y, float* image,
-                        int inverse, int num_threads, lull_error* err)
+size_t lull_dct_2d_scratch_floats(const lull_dct_plan* plan_x, const lull_dct_plan* plan_y,
+                                  int num_threads)
+{
+  const size_t per_x = (size_t)plan_x->n * B + lull_dct_scratch_floats(plan_x);
+  const size_t per_y = (size_t)plan_y->n * B + lull_dct_scratch_floats(plan_y);
+  return (size_t)lull_thread_count(num_threads) * LULL_MAX(per_x, per_y);
+}
+
+void lull_dct_2d(const lull_dct_plan* plan_x, const lull_dct_plan* plan_y, float* image,
+                 int inverse, int num_threads, float* scratch)
 {
   const int w = plan_x->n, h = plan_y->n;
   const int threads = lull_thread_count(num_threads);
-  const size_t per_x = (size_t)w * B + lull_dct_scratch_floats(plan_x);
-  const size_t per_y = (size_t)h * B + lull_dct_scratch_floats(plan_y);
-  float* scratch = alloc_floats((size_t)threads * LULL_MAX(per_x, per_y));
-  if (!scratch)
-    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   if (!inverse) {
     dct_axis(plan_y, image, (size_t)w, 1, w, 0, scratch, threads); /* columns */
     dct_axis(plan_x, image, 1, (size_t)w, h, 0, scratch, threads); /* rows */
@@ -652,6 +655,4 @@ lull_status lull_dct_2d(const lull_dct_plan* plan_x, const lull_dct_plan* plan_y
     dct_axis(plan_x, image, 1, (size_t)w, h, 1, scratch, threads);
     dct_axis(plan_y, image, (size_t)w, 1, w, 1, scratch, threads);
   }
-  free(scratch);
-  return LULL_OK;
 }

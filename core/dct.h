@@ -84,9 +84,15 @@ void lull_dct_batch(const lull_dct_plan* plan, float* data, int inverse, float* 
 size_t lull_fft_scratch_floats(const lull_fft_plan* plan);
 void lull_fft_batch(const lull_fft_plan* plan, float* re, float* im, float* scratch);
 
+/* Floats of scratch memory lull_dct_2d needs for these plans and threads
+ * (the caller allocates it once: a CG solve with the DCT preconditioner
+ * transforms twice an iteration). */
+size_t lull_dct_2d_scratch_floats(const lull_dct_plan* plan_x, const lull_dct_plan* plan_y,
+                                  int num_threads);
+
 /* Two-dimensional transform of a planar width x height image (row-major,
  * row stride = width) along both axes with OpenMP; plan_x has length width,
- * plan_y length height.  Returns OUT_OF_MEMORY when the scratch cannot be
- * allocated (the image is then unchanged). */
-lull_status lull_dct_2d(const lull_dct_plan* plan_x, const lull_dct_plan* plan_y, float* image,
-                        int inverse, int num_threads, lull_error* err);
+ * plan_y length height; scratch holds lull_dct_2d_scratch_floats floats,
+ * 64-byte aligned. */
+void lull_dct_2d(const lull_dct_plan* plan_x, const lull_dct_plan* plan_y, float* image,
+                 int inverse, int num_threads, float* scratch);

@@ -391,18 +391,14 @@ typedef struct cg_setup
  * Deflated, the DCT preconditioner gives z no constant: the deflated r has
  * none, and dividing the float rounding of its sum by a tiny alpha^2 had
  * made one (L1 at alpha 1e-6: means off by 54). */
-static lull_status precondition(const lull_poisson_system* sys, const cg_setup* s, cg_work* work,
-                                double rz[3], double rr[3], double wz[3], double rs[3],
-                                lull_error* err)
+static void precondition(const lull_poisson_system* sys, const cg_setup* s, cg_work* work,
+                         double rz[3], double rr[3], double wz[3], double rs[3])
 {
   const size_t n = (size_t)sys->width * (size_t)sys->height;
   if (s->precond == LULL_POISSON_PRECOND_DCT)
     for (int c = 0; c < sys->channels; ++c) {
       memcpy(work->z[c], work->r[c], n * sizeof(float));
-      const lull_status status =
-          lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, s->deflate, 0.0f, err);
-      if (status != LULL_OK)
-        return status;
+      lull_poisson_dct_solve(s->dct, work->z[c], s->dct_a, s->dct_c, s->deflate, 0.0f);
     }
   for (int c = 0; c < sys->channels; ++c) {
     const float* r = work->r[c];
@@ -427,7 +423,6 @@ static lull_status precondition(const lull_poisson_system* sys, const cg_setup* 
     wz[c] = q;
     rs[c] = t;
   }
-  return LULL_OK;
 }
 
 /* p = z - mu + beta p, or z - mu for the first direction (fresh), mu the
@@ -513,9 +508,7 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
       }
     }
   }
-  lull_status status = precondition(sys, s, work, rz, rr, wz, rs, err);
-  if (status != LULL_OK)
-    return status;
+  precondition(sys, s, work, rz, rr, wz, rs);
   for (int c = 0; c < nc; ++c) {
     mu[c] = lull_cg_deflation(wz[c], wsum);
     rz[c] = lull_cg_deflated_rz(rz[c], mu[c], rs[c]);
@@ -526,7 +519,8 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
   int it = 0;
   for (; it < s->iterations && (active[0] || active[1] || active[2]); ++it) {
     if (it % 8 == 0) {
-      status = lull_progress_span_report(progress, (double)it / s->iterations, err);
+      const lull_status status =
+          lull_progress_span_report(progress, (double)it / s->iterations, err);
       if (status != LULL_OK)
         return status;
     }
@@ -553,9 +547,7 @@ static lull_status cg_solve(const lull_poisson_system* sys, const cg_setup* s, c
       }
     }
     double rz_new[3];
-    status = precondition(sys, s, work, rz_new, rr, wz, rs, err);
-    if (status != LULL_OK)
-      return status;
+    precondition(sys, s, work, rz_new, rr, wz, rs);
     for (int c = 0; c < nc; ++c) {
       if (!active[c])
         continue;
@@ -600,8 +592,8 @@ static void shift_to_primal_mean(const lull_poisson_system* sys, float* const x[
 }
 
 /* Exact L2 solve of the constant-weight system (weights reset) by DCT. */
-static lull_status dct_solve(const lull_poisson_system* sys, const lull_poisson_dct* dct,
-                             float* const x[3], lull_poisson_stats* stats, lull_error* err)
+static void dct_solve(const lull_poisson_system* sys, const lull_poisson_dct* dct,
+                      float* const x[3], lull_poisson_stats* stats)
 {
   const size_t n = (size_t)sys->width * (size_t)sys->height;
   right_hand_side(sys, x);
@@ -610,15 +602,11 @@ static lull_status dct_solve(const lull_poisson_system* sys, const lull_poisson_
     for (size_t i = 0; i < n; ++i)
       mean += sys->primal[c][i];
     mean /= (double)n;
-    const lull_status status =
-        lull_poisson_dct_solve(dct, x[c], sys->alpha2, 1.0f, 1, (float)mean, err);
-    if (status != LULL_OK)
-      return status;
+    lull_poisson_dct_solve(dct, x[c], sys->alpha2, 1.0f, 1, (float)mean);
   }
   if (stats)
     for (int c = 0; c < 3; ++c)
       stats->residual[c] = stats->rhs[c] = 0.0; /* exact up to rounding */
-  return LULL_OK;
 }
 
 /* Threads for the sweeps of an n-pixel system: a CG iteration is several
@@ -708,7 +696,7 @@ lull_status lull_poisson_solve(const lull_poisson_params* params, lull_poisson_s
         mean_weights(sys, &setup.dct_a, &setup.dct_c);
     }
     if (k == 0 && use_dct)
-      status = dct_solve(sys, dct, x, stats, err);
+      dct_solve(sys, dct, x, stats);
     else
       status = cg_solve(sys, &setup, &work, x, &sub, stats, err);
   }

@@ -27,7 +27,9 @@ lull_status lull_poisson_dct_init(lull_poisson_dct* dct, int width, int height, 
     return status;
   dct->lx = malloc((size_t)width * sizeof(float));
   dct->ly = malloc((size_t)height * sizeof(float));
-  if (!dct->lx || !dct->ly)
+  const size_t scratch = lull_dct_2d_scratch_floats(&dct->px, &dct->py, dct->threads);
+  dct->scratch = aligned_alloc(64, (scratch * sizeof(float) + 63) / 64 * 64);
+  if (!dct->lx || !dct->ly || !dct->scratch)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   for (int k = 0; k < width; ++k)
     dct->lx[k] = lull_poisson_axis_eigenvalue(k, width);
@@ -42,18 +44,17 @@ void lull_poisson_dct_free(lull_poisson_dct* dct)
   lull_dct_plan_free(&dct->py);
   free(dct->lx);
   free(dct->ly);
+  free(dct->scratch);
   /* lull_poisson_dct_free is called after a failure too: every pointer
    * must be valid (both plans empty) before the first allocation */
   memset(dct, 0, sizeof *dct);
 }
 
-lull_status lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float a, float c,
-                                   int pin_mean, float mean, lull_error* err)
+void lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float a, float c, int pin_mean,
+                            float mean)
 {
   const int w = dct->px.n, h = dct->py.n;
-  lull_status status = lull_dct_2d(&dct->px, &dct->py, x, 0, dct->threads, err);
-  if (status != LULL_OK)
-    return status;
+  lull_dct_2d(&dct->px, &dct->py, x, 0, dct->threads, dct->scratch);
   const float* lx = dct->lx;
 #pragma omp parallel for schedule(static) num_threads(dct->threads)
   for (int l = 0; l < h; ++l) {
@@ -66,5 +67,5 @@ lull_status lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float 
     x[0] = mean * (float)w * (float)h; /* the unnormalised DC coefficient is the sum */
   else if (!(a > 0.0f))
     x[0] = 0.0f;
-  return lull_dct_2d(&dct->px, &dct->py, x, 1, dct->threads, err);
+  lull_dct_2d(&dct->px, &dct->py, x, 1, dct->threads, dct->scratch);
 }

@@ -64,6 +64,7 @@ typedef struct lull_poisson_dct
   lull_dct_plan px, py;
   float* lx; /* axis eigenvalues (poisson_math.h) */
   float* ly;
+  float* scratch; /* lull_dct_2d's, for every solve */
   int threads;
 } lull_poisson_dct;
 
@@ -78,8 +79,8 @@ void lull_poisson_dct_free(lull_poisson_dct* dct);
  * 0), and for a = 0 it is undetermined (Bhat et al. 2008 take the
  * primal's): pinning it is exact, where dividing a rhs whose constant is
  * float rounding by a small a was not (alpha 1e-5 gave a mean off by 0.5). */
-lull_status lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float a, float c,
-                                   int pin_mean, float mean, lull_error* err);
+void lull_poisson_dct_solve(const lull_poisson_dct* dct, float* x, float a, float c, int pin_mean,
+                            float mean);
 
 /* Statistics of the last solve (for tests and the benchmark). */
 typedef struct lull_poisson_stats
