@@ -10,7 +10,10 @@
 #    and Blender's bpy for the add-on's end-to-end test, and OpenEXR's
 #    binding for the GPU test-data export).
 # 3. CMake configure and build in build/ (LULL_BUILD overrides), with the
-#    CUDA backend when nvcc is found.
+#    CUDA backend when nvcc is found (LULL_CUDA=OFF leaves it out;
+#    LULL_CUDA_ARCHITECTURES=90-real builds for one GPU instead of six
+#    architectures, much faster).  The configuration's full log goes to
+#    build/cmake-configure.log; a summary of what was found is printed.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,8 +70,10 @@ if [ "$with_tests" = 1 ]; then
 fi
 
 # -- 3. Build ---------------------------------------------------------------------
-say "building in $build"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-  -DPython3_EXECUTABLE="$venv/bin/python" >/dev/null
+set -- -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$venv/bin/python"
+[ -n "${LULL_CUDA:-}" ] && set -- "$@" -DLULL_CUDA="$LULL_CUDA"
+[ -n "${LULL_CUDA_ARCHITECTURES:-}" ] && set -- "$@" -DLULL_CUDA_ARCHITECTURES="$LULL_CUDA_ARCHITECTURES"
+sh "$root/examples/configure.sh" "$build" "$@"
 jobs=$(nproc 2>/dev/null || echo 2)
+say "building with $jobs jobs"
 cmake --build "$build" -j "$jobs"
