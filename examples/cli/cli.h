@@ -79,6 +79,31 @@ void cli_error(const char* format, ...)
 #endif
   ;
 
+/* The value of option `flag`: inline_value (after '='), else the next
+ * argument (advancing *i); NULL after an error message when there is none.
+ * Empty values are refused (but for --layer, whose unnamed layer is ""):
+ * an unset variable in a script ("--alb $ALB") would otherwise pick a
+ * default silently, such as the colour image as its own guide. */
+const char* cli_option_value(const char* flag, const char* inline_value, int argc, char** argv,
+                             int* i);
+
+/* An option that takes a value, for cli_parse_args. */
+typedef struct cli_option
+{
+  const char* name;   /* "--pass" */
+  const char* alias;  /* "-p", or NULL */
+  const char** value; /* where the value goes */
+} cli_option;
+
+/* Parses a command's arguments (argv[0] is the command): the options
+ * (each with its value, through cli_option_value), -h/--help (prints
+ * usage_text), "--" (every later argument is a file), and up to max_files
+ * files into files[], *count of them.  Returns -1 to go on, else the exit
+ * status: CLI_OK after the help, CLI_USAGE after an error message. */
+int cli_parse_args(int argc, char** argv, const cli_option* options, int num_options,
+                   const char** files, int max_files, int* count, const char* command,
+                   const char* usage_text);
+
 /* s with its control characters (newlines, escape sequences) as '?', in
  * place: names and attributes read from a file reach the terminal. */
 char* cli_printable(char* s);
@@ -228,4 +253,5 @@ void cli_decode_display(float* rgb, size_t count);
 int cli_denoise_main(int argc, char** argv);
 int cli_compare_main(int argc, char** argv);
 int cli_info_main(int argc, char** argv);
+int cli_extract_main(int argc, char** argv);
 int cli_filters_main(int argc, char** argv);

@@ -16,7 +16,7 @@ static const char usage_text[] =
     "colour; REFERENCE's: NAME when it has one, else its colour.  In stereo files the\n"
     "first view's, or --view's (a file without views ignores --view).  --png writes\n"
     "IMAGE | REFERENCE | error heat map (log relative squared error, black 1e-4,\n"
-    "white 1).\n";
+    "white 1).  The first line names the passes measured: [Layer.Pass].\n";
 
 /* Whether any pass of the image has a view. */
 static int has_views(const lull_io_image* image)
@@ -25,6 +25,19 @@ static int has_views(const lull_io_image* image)
     if (image->passes[i].view[0])
       return 1;
   return 0;
+}
+
+/* " [Layer.Pass]", " [Pass]" or, for a file's only, unnamed pass, "";
+ * printable (names come from the file). */
+static void pass_label(const lull_io_pass* pass, char* out, size_t size)
+{
+  if (!pass->name[0] && !pass->layer[0]) {
+    out[0] = '\0';
+    return;
+  }
+  snprintf(out, size, " [%s%s%s]", pass->layer, pass->layer[0] ? "." : "",
+           pass->name[0] ? pass->name : "(colour)");
+  cli_printable(out);
 }
 
 /* The pass to measure (v: the view; NULL for any, the first view's;
@@ -50,46 +63,15 @@ int cli_compare_main(int argc, char** argv)
   const char* layer = NULL;
   const char* view = NULL;
   const char* png = NULL;
+  const cli_option options[] = {{"--pass", NULL, &pass},
+                                {"--layer", NULL, &layer},
+                                {"--view", NULL, &view},
+                                {"--png", NULL, &png}};
   int count = 0;
-  int options_done = 0; /* after "--", every argument is a file */
-  for (int i = 1; i < argc; ++i) {
-    const char* arg = argv[i];
-    const char** target = NULL;
-    if (!options_done) {
-      if (strcmp(arg, "--") == 0) {
-        options_done = 1;
-        continue;
-      }
-      if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-        fputs(usage_text, stdout);
-        return CLI_OK;
-      }
-      if (strcmp(arg, "--pass") == 0)
-        target = &pass;
-      else if (strcmp(arg, "--layer") == 0)
-        target = &layer;
-      else if (strcmp(arg, "--view") == 0)
-        target = &view;
-      else if (strcmp(arg, "--png") == 0)
-        target = &png;
-    }
-    if (target) {
-      /* "--png ''": an unset variable; but --layer "" is the unnamed layer */
-      if (i + 1 >= argc || (!argv[i + 1][0] && target != &layer)) {
-        cli_error("%s needs a value", arg);
-        return CLI_USAGE;
-      }
-      *target = argv[++i];
-    } else if (!options_done && arg[0] == '-' && arg[1]) {
-      cli_error("unknown option %s (lull compare --help)", arg);
-      return CLI_USAGE;
-    } else if (count < 2) {
-      files[count++] = arg;
-    } else {
-      cli_error("compare takes two files (lull compare --help)");
-      return CLI_USAGE;
-    }
-  }
+  const int parsed = cli_parse_args(argc, argv, options, 4, files, 2, &count, "compare",
+                                    usage_text);
+  if (parsed >= 0)
+    return parsed;
   if (count != 2) {
     cli_error("compare needs IMAGE and REFERENCE (lull compare --help)");
     return CLI_USAGE;
@@ -144,10 +126,14 @@ int cli_compare_main(int argc, char** argv)
     if (info.integer) /* 8/16-bit files: display-encoded values */
       cli_decode_display(rgb[k], (size_t)width * (size_t)height * 3);
   }
-  /* which view of a stereo file was measured (the first, unless --view) */
+  /* which passes were measured (a file may hold Combined and Denoised),
+   * and which view of a stereo file (the first, unless --view) */
+  char names[2][2 * LULL_IO_NAME_SIZE + 8];
+  for (int k = 0; k < 2; ++k)
+    pass_label(passes[k], names[k], sizeof names[k]);
   const char* measured = passes[0]->view[0] ? passes[0]->view : passes[1]->view;
-  printf("%s against %s%s%s%s\n", files[0], files[1], measured[0] ? " (view " : "", measured,
-         measured[0] ? ")" : "");
+  printf("%s%s against %s%s%s%s%s\n", files[0], names[0], files[1], names[1],
+         measured[0] ? " (view " : "", measured, measured[0] ? ")" : "");
   if (cli_print_metrics(stdout, "  image", rgb[0], rgb[1], width, height)) {
     cli_error("out of memory");
     goto done;

@@ -208,25 +208,6 @@ static int device_type(const char* name, OIDNDeviceType* type)
   return 0;
 }
 
-/* The value of option `flag`: after '=' or the next argument.  Empty
- * values are refused (but for --layer, whose unnamed layer is ""): an
- * unset variable in a script ("--alb $ALB") would otherwise pick a default
- * silently, such as the colour image as its own guide. */
-static const char* option_value(const char* flag, const char* inline_value, int argc,
-                                char** argv, int* i)
-{
-  const char* v = inline_value ? inline_value : (*i + 1 < argc ? argv[++*i] : NULL);
-  if (!v) {
-    cli_error("%s needs a value", flag);
-    return NULL;
-  }
-  if (!*v && strcmp(flag, "--layer") != 0) {
-    cli_error("%s: empty value", flag);
-    return NULL;
-  }
-  return v;
-}
-
 /* One option (argv[*i], value maybe in argv[*i + 1] or after '='). */
 static int parse_option(parsed_args* a, int argc, char** argv, int* i)
 {
@@ -250,7 +231,7 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
       return 1;
     }
 #define IS(x) (strcmp(flag, x) == 0)
-#define VALUE() option_value(flag, inline_value, argc, argv, i)
+#define VALUE() cli_option_value(flag, inline_value, argc, argv, i)
   const char* v;
   char name[64];
   const char* value;

@@ -48,12 +48,25 @@ static int print_file(const char* path)
   }
   lull_io_file_info info;
   lull_io_get_file_info(&image, &info);
-  int channels = 0;
-  for (int i = 0; i < image.num_passes; ++i)
+  /* the storage of the channels: passes of one file may differ (Blender
+   * writes colour passes as half and geometry as float), as each pass's
+   * line below says */
+  int channels = 0, half = 0;
+  for (int i = 0; i < image.num_passes; ++i) {
     channels += image.passes[i].channels;
-  printf("%s: %s, %d x %d, %d part%s, %d channel%s, %d-bit %s", path, info.format, image.width,
-         image.height, info.parts, info.parts == 1 ? "" : "s", channels, channels == 1 ? "" : "s",
-         info.bits, info.integer ? "integer (display-encoded)" : "float");
+    if (image.passes[i].half)
+      half += image.passes[i].channels;
+  }
+  printf("%s: %s, %d x %d, %d part%s, %d channel%s", path, info.format, image.width, image.height,
+         info.parts, info.parts == 1 ? "" : "s", channels, channels == 1 ? "" : "s");
+  if (info.integer)
+    printf(", %d-bit integer (display-encoded)", info.bits);
+  else if (half == channels)
+    printf(", 16-bit half float");
+  else if (half == 0)
+    printf(", 32-bit float");
+  else
+    printf(": %d half (16-bit), %d float (32-bit)", half, channels - half);
   if (info.mip_levels > 1) /* only the first is read */
     printf(", %d resolution levels (the first read)", info.mip_levels);
   printf("\n");

@@ -3,6 +3,7 @@
  *   lull denoise IN [-o OUT]      (and sequences, OIDN-style flags)
  *   lull compare OUT REF          relMSE, PSNR, SSIM, side-by-side PNG
  *   lull info FILE                layers, passes, channels
+ *   lull extract IN -o OUT        one pass as an image of its own
  *   lull filters [NAME]           filter types and parameters */
 #include <string.h>
 
@@ -19,6 +20,7 @@ static const char usage_text[] =
     "  denoise IN [-o OUT]   denoise a render or a sequence (EXR, PFM, PNG, ...)\n"
     "  compare OUT REF       relMSE, PSNR and SSIM against a reference, side-by-side PNG\n"
     "  info FILE             layers, passes and channels of a file\n"
+    "  extract IN -o OUT     one pass of a file as an image of its own (e.g. PFM)\n"
     "  filters [NAME]        filter types, their images and parameters\n"
     "\n"
     "lull COMMAND --help says more.  lull --version prints the version.\n";
@@ -39,7 +41,8 @@ int main(int argc, char** argv)
 {
   /* before any thread exists (signals.c); info and filters only read, so
    * Ctrl-C ends them at once */
-  if (argc >= 2 && (strcmp(argv[1], "denoise") == 0 || strcmp(argv[1], "compare") == 0))
+  if (argc >= 2 && (strcmp(argv[1], "denoise") == 0 || strcmp(argv[1], "compare") == 0 ||
+                    strcmp(argv[1], "extract") == 0))
     cli_block_signals();
   if (argc < 2) {
     fputs(usage_text, stderr);
@@ -61,6 +64,8 @@ int main(int argc, char** argv)
     return run_writing(cli_denoise_main, argc - 1, argv + 1);
   if (strcmp(command, "compare") == 0)
     return run_writing(cli_compare_main, argc - 1, argv + 1);
+  if (strcmp(command, "extract") == 0)
+    return run_writing(cli_extract_main, argc - 1, argv + 1);
   if (strcmp(command, "info") == 0)
     return cli_info_main(argc - 1, argv + 1);
   if (strcmp(command, "filters") == 0)

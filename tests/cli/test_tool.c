@@ -80,6 +80,7 @@ static void test_usage(const char* dir)
   CHECK(cli_said(dir, "stdout.txt", "--hdr"));
   EXPECT(0, "compare", "--help");
   EXPECT(0, "info", "--help");
+  EXPECT(0, "extract", "--help");
   EXPECT(0, "filters", "--help");
   EXPECT(2, "frobnicate");
   CHECK(cli_said(dir, "stderr.txt", "frobnicate"));
@@ -93,6 +94,9 @@ static void test_usage(const char* dir)
   EXPECT(2, "denoise", "--quiet=1", "a.exr");
   EXPECT(2, "compare", "a.exr");
   EXPECT(2, "info");
+  EXPECT(2, "extract", "a.exr");
+  EXPECT(2, "extract", "-o", "a.pfm");
+  EXPECT(2, "extract", "a.exr", "b.exr", "-o", "c.pfm");
   EXPECT(2, "filters", "Nope");
   EXPECT(0, "filters");
   CHECK(cli_said(dir, "stdout.txt", "ATrous"));
@@ -396,6 +400,105 @@ static void test_info_printable(const char* dir)
   CHECK(out && strchr(out, '\x1b') == NULL);
   CHECK(out && strstr(out, "layer 'L?[31mX?Y'") != NULL);
   free(out);
+}
+
+/* info: each pass's storage, and the file's line counts the channels of
+ * each kind (a Blender render's colour passes are half, its geometry
+ * float: the line had said "32-bit float" for all of them). */
+static void test_info_pixel_types(const char* dir, const cli_scene* scene)
+{
+  char path[1200], pfm[1200];
+  CHECK_EQ_INT(write_view_layer_exr(dir, scene, "types.exr", 0, path, sizeof path), 0);
+  EXPECT(0, "info", path);
+  /* Combined RGBA, Denoising Albedo, Emit half; normal, depth, position float */
+  CHECK(cli_said(dir, "stdout.txt", "17 channels: 10 half (16-bit), 7 float (32-bit)"));
+  CHECK(cli_said(dir, "stdout.txt", "Denoising Albedo         R G B      half"));
+  CHECK(cli_said(dir, "stdout.txt", "Denoising Normal         X Y Z      float"));
+  cli_path(pfm, sizeof pfm, dir, "types.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "noisy", pfm), 0);
+  EXPECT(0, "info", pfm);
+  CHECK(cli_said(dir, "stdout.txt", "3 channels, 32-bit float"));
+}
+
+/* compare names the passes it measured (a denoised render holds Combined
+ * and Denoised; it measured Denoised without saying so), and --pass picks
+ * another. */
+static void test_compare_names_passes(const char* dir, const cli_scene* scene)
+{
+  char in[1200], out[1200], ref[1200];
+  CHECK_EQ_INT(write_view_layer_exr(dir, scene, "named.exr", 0, in, sizeof in), 0);
+  cli_path(out, sizeof out, dir, "named_out.exr");
+  cli_path(ref, sizeof ref, dir, "named_ref.pfm");
+  CHECK_EQ_INT(cli_scene_write_plain(scene, "clean", ref), 0);
+  EXPECT(0, "denoise", in, "-o", out, "--quiet");
+  EXPECT(0, "compare", out, ref);
+  CHECK(cli_said(dir, "stdout.txt", "named_out.exr [ViewLayer.Denoised] against "));
+  CHECK(cli_said(dir, "stdout.txt", "named_ref.pfm\n")); /* a plain file's only pass */
+  const double denoised = number_after(dir, "image", "relMSE ");
+  EXPECT(0, "compare", out, ref, "--pass", "Combined");
+  CHECK(cli_said(dir, "stdout.txt", "named_out.exr [ViewLayer.Combined] against "));
+  const double noisy = number_after(dir, "image", "relMSE ");
+  CHECK(denoised < noisy);
+  EXPECT(0, "compare", in, ref); /* the input's own colour: the same figure */
+  CHECK(cli_said(dir, "stdout.txt", "named.exr [ViewLayer.Combined] against "));
+  CHECK(number_after(dir, "image", "relMSE ") == noisy);
+  EXPECT(1, "compare", out, ref, "--pass", "Bogus");
+  CHECK(cli_said(dir, "stderr.txt", "Bogus"));
+}
+
+/* extract: one pass as an image of its own, its values exactly (half
+ * widens to float exactly), a grey pass replicated, the alpha dropped; a
+ * failure leaves an existing output as it was; the input is never the
+ * output. */
+static void test_extract(const char* dir, const cli_scene* scene)
+{
+  char in[1200], albedo[1200], color[1200], depth[1200], kept[1200];
+  CHECK_EQ_INT(write_view_layer_exr(dir, scene, "extract.exr", 0, in, sizeof in), 0);
+  cli_path(albedo, sizeof albedo, dir, "extract_albedo.pfm");
+  cli_path(color, sizeof color, dir, "extract_color.pfm");
+  cli_path(depth, sizeof depth, dir, "extract_depth.pfm");
+  cli_path(kept, sizeof kept, dir, "extract_kept.pfm");
+  const size_t pixels = (size_t)scene->width * (size_t)scene->height;
+  EXPECT(0, "extract", in, "--pass", "Denoising Albedo", "-o", albedo);
+  EXPECT(0, "extract", in, "-o", color);
+  EXPECT(0, "extract", in, "--pass", "ViewLayer.Denoising Depth", "-o", depth);
+  lull_io_image render = cli_read(in), a = cli_read(albedo), c = cli_read(color),
+                d = cli_read(depth);
+  const lull_io_pass* want_a = lull_io_find_pass(&render, "ViewLayer", "Denoising Albedo");
+  const lull_io_pass* want_c = lull_io_find_pass(&render, "ViewLayer", "Combined");
+  const lull_io_pass* want_d = lull_io_find_pass(&render, "ViewLayer", "Denoising Depth");
+  CHECK(want_a && want_c && want_d && want_c->channels == 4 && want_d->channels == 1);
+  CHECK(a.num_passes == 1 && c.num_passes == 1 && d.num_passes == 1);
+  if (want_a && want_c && want_d && want_c->channels == 4 && want_d->channels == 1 &&
+      a.num_passes == 1 && c.num_passes == 1 && d.num_passes == 1) {
+    CHECK_EQ_INT(a.passes[0].channels, 3);
+    CHECK(max_diff(want_a, &a.passes[0], pixels) == 0.0f);
+    CHECK_EQ_INT(c.passes[0].channels, 3);
+    CHECK_EQ_INT(d.passes[0].channels, 3);
+    int same = c.passes[0].channels == 3 && d.passes[0].channels == 3;
+    for (size_t i = 0; same && i < pixels; ++i)
+      for (int k = 0; k < 3; ++k)
+        same &= c.passes[0].data[i * 3 + (size_t)k] == want_c->data[i * 4 + (size_t)k] &&
+                d.passes[0].data[i * 3 + (size_t)k] == want_d->data[i];
+    CHECK(same);
+  }
+  lull_io_free(&render);
+  lull_io_free(&a);
+  lull_io_free(&c);
+  lull_io_free(&d);
+  /* failures */
+  CHECK_EQ_INT(cli_copy_file(albedo, kept), 0);
+  EXPECT(1, "extract", in, "--pass", "Bogus", "-o", albedo);
+  CHECK(cli_said(dir, "stderr.txt", "no pass 'Bogus'"));
+  CHECK(cli_same_bytes(albedo, kept));
+  EXPECT(1, "extract", in, "--layer", "Nope", "-o", albedo);
+  CHECK(cli_same_bytes(albedo, kept));
+  EXPECT(1, "extract", "missing.exr", "-o", albedo);
+  CHECK(cli_same_bytes(albedo, kept));
+  CHECK_EQ_INT(cli_copy_file(in, kept), 0);
+  EXPECT(2, "extract", in, "-o", in);
+  CHECK(cli_same_bytes(in, kept));
+  CHECK_EQ_INT(cli_temp_files(dir), 0);
 }
 
 /* A texture (MIP levels) may not be denoised onto itself: only its first
@@ -925,6 +1028,9 @@ int main(void)
   test_info_layers(dir);
   test_info_printable(dir);
   test_mip_levels_kept(dir);
+  test_info_pixel_types(dir, &scene);
+  test_compare_names_passes(dir, &scene);
+  test_extract(dir, &scene);
   test_input_paths_agree(dir, &scene);
   test_fallback_guides(dir, &scene);
 #endif
