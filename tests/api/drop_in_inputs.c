@@ -13,8 +13,14 @@
  *       lighting, noise whose variance grows with the signal (as in a path
  *       tracer); the reference is the noise-free image
  *
+ *   drop_in_inputs check OUTDIR OUTPUT.pfm
+ *       checks a program's result: OUTPUT has the size of OUTDIR's inputs,
+ *       is finite, and its relMSE against ref.pfm is under half the noisy
+ *       colour's (the examples' tests, tests/api/example_program.cmake)
+ *
  * Exits 77 (ctest: skipped) when a render is missing or EXR cannot be read
  * (lull_io built without OpenImageIO; lull_io reads PFM itself). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,8 +212,52 @@ static int synthetic(const char* dir)
   return ok ? 0 : 1;
 }
 
+/* relMSE of x against ref (core/metrics.h's definition), over n RGB pixels. */
+static double rel_mse(const float* x, const float* ref, size_t n)
+{
+  double sum = 0.0;
+  for (size_t i = 0; i < 3 * n; ++i) {
+    const double d = (double)x[i] - (double)ref[i];
+    sum += d * d / ((double)ref[i] * (double)ref[i] + 0.01);
+  }
+  return sum / (double)(3 * n);
+}
+
+static int check_output(const char* dir, const char* output)
+{
+  char color_path[4096], ref_path[4096];
+  snprintf(color_path, sizeof color_path, "%s/color.pfm", dir);
+  snprintf(ref_path, sizeof ref_path, "%s/ref.pfm", dir);
+  int w[3] = {0, 0, 0}, h[3] = {0, 0, 0};
+  float* color = read_pfm_rgb(color_path, &w[0], &h[0]);
+  float* ref = read_pfm_rgb(ref_path, &w[1], &h[1]);
+  float* out = read_pfm_rgb(output, &w[2], &h[2]);
+  int ok = color && ref && out;
+  if (ok && (w[2] != w[0] || h[2] != h[0] || w[1] != w[0] || h[1] != h[0])) {
+    fprintf(stderr, "%s is %d x %d, the inputs %d x %d\n", output, w[2], h[2], w[0], h[0]);
+    ok = 0;
+  }
+  const size_t n = ok ? (size_t)w[0] * (size_t)h[0] : 0;
+  for (size_t i = 0; ok && i < 3 * n; ++i)
+    if (!isfinite(out[i])) {
+      fprintf(stderr, "%s: value %zu is not finite\n", output, i);
+      ok = 0;
+    }
+  if (ok) {
+    const double noisy = rel_mse(color, ref, n), denoised = rel_mse(out, ref, n);
+    printf("relMSE against ref.pfm: noisy %.5f, %s %.5f\n", noisy, output, denoised);
+    ok = denoised < 0.5 * noisy;
+  }
+  free(color);
+  free(ref);
+  free(out);
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char** argv)
 {
+  if (argc == 4 && strcmp(argv[1], "check") == 0)
+    return check_output(argv[2], argv[3]);
   if (argc == 5 && strcmp(argv[1], "exr") == 0)
     return from_exr(argv[2], argv[3], argv[4]);
   if (argc == 5 && strcmp(argv[1], "pfm") == 0)
@@ -216,7 +266,7 @@ int main(int argc, char** argv)
     return synthetic(argv[2]);
   fprintf(stderr,
           "usage: %s exr NOISY.exr REFERENCE.exr OUTDIR | pfm DIR SCENE OUTDIR | synthetic "
-          "OUTDIR\n",
+          "OUTDIR | check OUTDIR OUTPUT.pfm\n",
           argv[0]);
   return 2;
 }
