@@ -47,6 +47,15 @@ void lull_cuda_leave(const lull_cuda_scope* scope);
  * feature are unsupported hardware; everything else unknown. */
 lull_status lull_cuda_status(cudaError_t code);
 
+/* Why no CUDA device is usable when the runtime's listing failed with
+ * `listing`, in words: no NVIDIA driver (driver_version 0, as
+ * cudaDriverGetVersion reads it without one), a driver older than the
+ * runtime, no GPU, or the runtime's own message.  Driver and runtime
+ * versions as CUDA gives them (12080: 12.8).  Returns
+ * UNSUPPORTED_HARDWARE with err filled. */
+lull_status lull_cuda_listing_reason(cudaError_t listing, int driver_version,
+                                     int runtime_version, lull_error* err);
+
 /* Turns a CUDA error into a lull status (lull_cuda_status) with
  * "what: CUDA's message". */
 lull_status lull_cuda_fail(lull_error* err, cudaError_t code, const char* what);

@@ -97,16 +97,45 @@ extern "C" int lull_cuda_device_ordinal(int index)
   return -1;
 }
 
+lull_status lull_cuda_listing_reason(cudaError_t listing, int driver_version, int runtime_version,
+                                     lull_error* err)
+{
+  const int dmajor = driver_version / 1000, dminor = driver_version % 1000 / 10;
+  const int rmajor = runtime_version / 1000, rminor = runtime_version % 1000 / 10;
+  /* cudaErrorInsufficientDriver is what the runtime says both without a
+   * driver and with one too old for it: the driver version (0 when no
+   * driver could be loaded) tells which */
+  if (listing == cudaErrorInsufficientDriver && driver_version == 0)
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "no NVIDIA driver found: libcuda.so.1 could not be loaded");
+  if (listing == cudaErrorInsufficientDriver && driver_version < runtime_version)
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "the NVIDIA driver supports CUDA %d.%d, older than the CUDA %d.%d runtime "
+                     "lull is built with: update the driver",
+                     dmajor, dminor, rmajor, rminor);
+  if (listing == cudaErrorNoDevice)
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "the NVIDIA driver (CUDA %d.%d) finds no GPU", dmajor, dminor);
+  return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                   "the CUDA runtime lists no device, %s: %s (driver: CUDA %d.%d, runtime %d.%d)",
+                   cudaGetErrorName(listing), cudaGetErrorString(listing), dmajor, dminor, rmajor,
+                   rminor);
+}
+
 extern "C" lull_status lull_cuda_device_unusable_reason(int ordinal, lull_error* err)
 {
   cudaError_t listing = cudaSuccess;
   const int n = cuda_devices_or_error(&listing);
-  /* e.g. cudaErrorInsufficientDriver: a driver older than the runtime
-   * lull is linked with */
-  if (listing != cudaSuccess)
-    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
-                     "the CUDA runtime lists no device, %s: %s", cudaGetErrorName(listing),
-                     cudaGetErrorString(listing));
+  if (listing != cudaSuccess) {
+    /* the driver's version is 0 when no driver is installed */
+    int driver = 0, runtime = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess)
+      driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess)
+      runtime = CUDART_VERSION;
+    (void)cudaGetLastError();
+    return lull_cuda_listing_reason(listing, driver, runtime, err);
+  }
   /* OIDN_ERROR_UNKNOWN, as OIDN reports the runtime's invalid ordinal */
   if (ordinal < 0 || ordinal >= n)
     return lull_fail(err, LULL_ERROR_UNKNOWN, "invalid CUDA device ID %d: the CUDA runtime lists %d",

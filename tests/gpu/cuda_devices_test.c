@@ -6,6 +6,7 @@
  * device is listed first and is the default, and OIDN_DEVICE_CUDA=0 /
  * OIDN_DEFAULT_DEVICE=cpu hide it or pick the CPU.  `test_cuda_devices
  * cuda_off` checks OIDN_DEVICE_CUDA=0, which OIDN reads once per process. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,11 +104,19 @@ int main(int argc, char** argv)
 
   if (gpus == 0) {
     /* no driver or GPU: CUDA is unsupported, never a crash, and the message
-     * says why (the CUDA runtime's error, e.g. a driver older than the
-     * runtime, or a build without CUDA) */
+     * says why: a build without CUDA; no NVIDIA driver (the runtime's own
+     * message, "CUDA driver version is insufficient for CUDA runtime
+     * version", had read as an old driver); an old driver; no GPU */
     CHECK(!oidnIsCUDADeviceSupported(0));
     CHECK(oidnNewDevice(OIDN_DEVICE_TYPE_CUDA) == NULL);
-    expect_cuda_unsupported(NULL);
+#if defined(OIDN_DEVICE_CUDA)
+    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    expect_cuda_unsupported(driver ? NULL : "no NVIDIA driver found");
+    if (driver)
+      dlclose(driver);
+#else
+    expect_cuda_unsupported("lull was built without CUDA");
+#endif
     const int id = 0;
     cudaStream_t stream = NULL;
     CHECK(oidnNewCUDADevice(&id, &stream, 1) == NULL);

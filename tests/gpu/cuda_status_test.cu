@@ -1,6 +1,7 @@
 /* How CUDA errors become OIDN errors (lull_cuda_status, lull_cuda_fail):
- * the codes OIDN's CUDA device maps, and the message.  No GPU needed: the
- * functions only read cudaGetErrorString. */
+ * the codes OIDN's CUDA device maps, and the message; why no CUDA device is
+ * usable (lull_cuda_listing_reason).  No GPU needed: the functions only
+ * read cudaGetErrorString. */
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,23 @@ int main(void)
   CHECK_EQ_INT((int)err.code, (int)LULL_ERROR_UNSUPPORTED_HARDWARE);
   CHECK(strstr(err.message, "cannot select the CUDA device: ") == err.message);
   CHECK(strstr(err.message, cudaGetErrorString(cudaErrorNoDevice)) != NULL);
+  /* why the runtime lists no device: cudaErrorInsufficientDriver is said
+   * without a driver (version 0) and with one too old; they read apart */
+  CHECK_EQ_INT((int)lull_cuda_listing_reason(cudaErrorInsufficientDriver, 0, 13000, &err),
+               (int)LULL_ERROR_UNSUPPORTED_HARDWARE);
+  printf("no driver: %s\n", err.message);
+  CHECK(strstr(err.message, "no NVIDIA driver found") != NULL);
+  CHECK(strstr(err.message, "older") == NULL);
+  (void)lull_cuda_listing_reason(cudaErrorInsufficientDriver, 12080, 13000, &err);
+  printf("old driver: %s\n", err.message);
+  CHECK(strstr(err.message, "supports CUDA 12.8, older than the CUDA 13.0 runtime") != NULL);
+  CHECK(strstr(err.message, "no NVIDIA driver") == NULL);
+  (void)lull_cuda_listing_reason(cudaErrorNoDevice, 13000, 13000, &err);
+  printf("no GPU: %s\n", err.message);
+  CHECK(strstr(err.message, "finds no GPU") != NULL);
+  (void)lull_cuda_listing_reason(cudaErrorInitializationError, 13000, 13000, &err);
+  printf("other: %s\n", err.message);
+  CHECK(strstr(err.message, cudaGetErrorName(cudaErrorInitializationError)) != NULL);
   /* a failure is never reported as success, whatever the code */
   CHECK_EQ_INT((int)lull_cuda_fail(&err, cudaSuccess, "x"), (int)LULL_ERROR_UNKNOWN);
   return lull_test_result("cuda_status");
