@@ -87,6 +87,7 @@ struct OIDNFilterImpl
   double values[LULL_MAX_FILTER_PARAMS];
   int committed;                /* commit succeeded and nothing changed since */
   int params_changed;           /* a parameter changed since the last commit (or none yet) */
+  int user_weights;             /* the data parameter "weights" is set (RT, RTLightmap) */
   OIDNProgressMonitorFunction progress_func;
   void* progress_user;
 };

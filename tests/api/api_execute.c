@@ -1,6 +1,7 @@
 /* Filters through the API (the filter mathematics is tested elsewhere):
  * finite output also from NaN/Inf input, RT's rules for combining inputs
  * and modes, progress reporting and cancellation, asynchronous execution. */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -199,6 +200,77 @@ static void non_finite_guides(OIDNDevice device)
   free(color);
   free(albedo);
   free(normal);
+  free(output);
+}
+
+/* OIDN's sanitization (oidnTest "image sanitization"): RT with one value
+ * everywhere as colour, albedo and normal (NaN, +-Inf, -100, 10, -2) gives
+ * a finite output in [0, FLT_MAX] (HDR) or [0, 1] (LDR); RTLightmap's
+ * output is never negative either.  The colour's negative values read as
+ * 0, as OIDN's: a negative pixel changes nothing that a 0 there would not
+ * (explicit inputScale: the automatic one counts every value). */
+static int all_within(const float* v, size_t n, float lo, float hi)
+{
+  for (size_t i = 0; i < n; ++i)
+    if (!isfinite(v[i]) || v[i] < lo || v[i] > hi)
+      return 0;
+  return 1;
+}
+
+static void sanitization(OIDNDevice device)
+{
+  static const float values[] = {NAN, INFINITY, -INFINITY, -100.0f, 10.0f, -2.0f};
+  float* input = api_filled(3 * N, 0.0f);
+  float* output = api_filled(3 * N, 0.0f);
+  for (int hdr = 0; hdr < 2; ++hdr)
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; ++k) {
+      for (size_t i = 0; i < 3 * N; ++i) {
+        input[i] = values[k];
+        output[i] = -1000.0f;
+      }
+      OIDNFilter filter = oidnNewFilter(device, "RT");
+      oidnSetFilterBool(filter, "hdr", hdr);
+      CHECK_EQ_INT(rt_commit(device, filter, "can", input, input, input, output), OIDN_ERROR_NONE);
+      oidnExecuteFilter(filter);
+      EXPECT_OK(device);
+      if (!all_within(output, 3 * N, 0.0f, hdr ? FLT_MAX : 1.0f)) {
+        fprintf(stderr, "RT hdr=%d, input %g: output out of range\n", hdr, (double)values[k]);
+        CHECK(0);
+      }
+      oidnReleaseFilter(filter);
+      filter = oidnNewFilter(device, "RTLightmap");
+      oidnSetSharedFilterImage(filter, "color", input, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+      oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+      oidnCommitFilter(filter);
+      oidnExecuteFilter(filter);
+      EXPECT_OK(device);
+      CHECK(all_within(output, 3 * N, 0.0f, FLT_MAX));
+      oidnReleaseFilter(filter);
+    }
+  /* a negative pixel is a 0 pixel */
+  float* color = api_noisy_image(W, H, 3, 0.5f, 10);
+  float* albedo = api_albedo_image(W, H);
+  float* normal = api_normal_image(W, H);
+  float* zeroed = api_filled(3 * N, 0.0f);
+  for (int pass = 0; pass < 2; ++pass) {
+    float* out = pass ? output : zeroed;
+    color[3 * 50 + 1] = pass ? -5.0f : 0.0f;
+    color[3 * 51] = pass ? -1e30f : 0.0f;
+    OIDNFilter filter = oidnNewFilter(device, "RT");
+    oidnSetFilterBool(filter, "hdr", true);
+    oidnSetFilterFloat(filter, "inputScale", 1.0f);
+    CHECK_EQ_INT(rt_commit(device, filter, "can", color, albedo, normal, out), OIDN_ERROR_NONE);
+    oidnExecuteFilter(filter);
+    EXPECT_OK(device);
+    oidnReleaseFilter(filter);
+  }
+  CHECK(lull_test_max_abs_diff(output, zeroed, 3 * N) == 0.0);
+  CHECK(all_within(output, 3 * N, 0.0f, FLT_MAX));
+  free(color);
+  free(albedo);
+  free(normal);
+  free(zeroed);
+  free(input);
   free(output);
 }
 
@@ -533,6 +605,7 @@ void api_test_execute(void)
   rt_rules(device);
   finite_output(device);
   non_finite_guides(device);
+  sanitization(device);
   concurrent(device);
   progress(device, "RT");
   progress(device, "ATrous");
