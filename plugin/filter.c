@@ -273,33 +273,70 @@ OIDN_API void oidnUnsetFilterImage(OIDNFilter filter, const char* name)
   lull_device_unlock(filter->device);
 }
 
-/* lull's filters take no opaque data (OIDN's "weights" are trained network
- * weights): data parameters are unknown names, which only warn, and, as
- * OIDN's data setters do, uncommit the filter. */
-static void data_param(OIDNFilter filter, const char* name)
+/* Data parameters.  OIDN's RT and RTLightmap take one, "weights": a
+ * trained network that replaces the built-in one.  lull has no network,
+ * so such weights cannot be honoured: setting them is accepted (as OIDN
+ * accepts any bytes until it parses them) and the commit fails with
+ * INVALID_OPERATION, as OIDN's does for weights it cannot read; unsetting
+ * them (or setting an empty blob, NULL and 0 bytes) makes the filter
+ * usable again.  Other names, and "weights" on lull's own filter types,
+ * are unknown names, which only warn.  As OIDN's data setters do, every
+ * call that gets past its argument checks uncommits the filter. */
+static int is_weights(OIDNFilter filter, const char* name)
 {
-  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
-    return;
+  return filter->type->takes_weights && strcmp(name, "weights") == 0;
+}
+
+/* The setters' common part: 1 when name is the filter's "weights". */
+static int data_param(OIDNFilter filter, const char* name)
+{
   uncommit(filter);
+  if (is_weights(filter, name))
+    return 1;
   lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+  return 0;
+}
+
+static void set_weights(OIDNFilter filter, int set)
+{
+  lull_device_lock(filter->device);
+  filter->user_weights = set;
+  filter->params_changed = 1;
+  lull_device_unlock(filter->device);
 }
 
 OIDN_API void oidnSetSharedFilterData(OIDNFilter filter, const char* name, void* hostPtr,
                                       size_t byteSize)
 {
-  (void)hostPtr;
-  (void)byteSize;
-  data_param(filter, name);
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  /* as OIDN's data view: bytes without a pointer are an error of the call
+   * (the filter is left as it was); no pointer and no bytes is empty data */
+  if (!hostPtr && byteSize > 0) {
+    lull_api_error(filter->device, OIDN_ERROR_INVALID_ARGUMENT, "data pointer is null");
+    return;
+  }
+  if (data_param(filter, name))
+    set_weights(filter, hostPtr != NULL);
 }
 
 OIDN_API void oidnUpdateFilterData(OIDNFilter filter, const char* name)
 {
-  data_param(filter, name);
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  if (data_param(filter, name)) {
+    lull_device_lock(filter->device);
+    filter->params_changed = 1;
+    lull_device_unlock(filter->device);
+  }
 }
 
 OIDN_API void oidnUnsetFilterData(OIDNFilter filter, const char* name)
 {
-  data_param(filter, name);
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  if (data_param(filter, name))
+    set_weights(filter, 0);
 }
 
 /* -- parameters -------------------------------------------------------------- */
@@ -531,6 +568,11 @@ OIDN_API void oidnCommitFilter(OIDNFilter filter)
   lull_filter_config config;
   filter_config(filter, &config);
   status = check_config(filter, &config, &err);
+  if (status == LULL_OK && filter->user_weights)
+    status = lull_fail(&err, LULL_ERROR_INVALID_OPERATION,
+                       "user weights are not supported: lull's %s filter has no trained network "
+                       "(unset the data parameter 'weights')",
+                       filter->type->name);
   if (status == LULL_OK) {
     set_tile_params(filter, &config);
     filter->committed = 1;
