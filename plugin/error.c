@@ -156,6 +156,12 @@ static int env_verbose(void)
   return v ? atoi(v) : 0;
 }
 
+int lull_errors_depth(OIDNDevice device)
+{
+  const int i = held_index(device);
+  return i >= 0 ? held.entry[i].depth : 0;
+}
+
 void lull_errors_hold(OIDNDevice device)
 {
   const int i = held_index(device);

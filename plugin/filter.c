@@ -73,12 +73,16 @@ OIDN_API void oidnReleaseFilter(OIDNFilter filter)
   if (!lull_check_filter(filter) || atomic_fetch_sub(&filter->refs, 1) != 1)
     return;
   OIDNDevice device = filter->device;
-  lull_device_lock(device);
   /* asynchronous executions may still read the images; errors of that
    * work stay for the next synchronising call, as in OIDN, whose releases
-   * wait without raising them */
-  lull_device_wait(device);
-  lull_device_unlock(device);
+   * wait without raising them.  On the device's worker (the last
+   * reference went with a finished job, or a monitor released it) no job
+   * that uses the images is left: each holds references to its own. */
+  if (!lull_device_on_worker(device)) {
+    lull_device_lock(device);
+    lull_device_wait(device);
+    lull_device_unlock(device);
+  }
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
     image_clear(&filter->images[i]);
   filter->magic = LULL_MAGIC_DEAD;
@@ -606,12 +610,89 @@ static int progress_report(void* user, double done)
   return !state->cancelled;
 }
 
+/* What a run reads is its own until it ends: the progress monitor may
+ * call the API (a blocking run's with the device's lock held, it is
+ * recursive; a queued run's from the worker), so it could release the
+ * filter, replace or unset its images (dropping their buffers) or change
+ * its parameters.  A run holds a reference to the filter (and so to the
+ * device) and to each image's buffer, and reads a copy of the parameters
+ * and of the monitor. */
+typedef struct filter_run
+{
+  lull_job job; /* a queued run (the device's worker thread) */
+  OIDNFilter filter;
+  OIDNBuffer held[LULL_MAX_FILTER_IMAGES];
+  int num_held;
+  double values[LULL_MAX_FILTER_PARAMS];
+  lull_filter_config config;
+  progress_state state;
+  lull_progress progress;
+} filter_run;
+
+/* Takes the references and copies; with the device locked. */
+static void run_begin(filter_run* run, OIDNFilter filter)
+{
+  run->filter = filter;
+  atomic_fetch_add(&filter->refs, 1);
+  run->num_held = 0;
+  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
+    if (filter->images[i].set && filter->images[i].buffer) {
+      run->held[run->num_held] = filter->images[i].buffer;
+      atomic_fetch_add(&run->held[run->num_held++]->refs, 1);
+    }
+  memcpy(run->values, filter->values, sizeof run->values);
+  filter_config(filter, &run->config);
+  run->config.values = run->values;
+  run->state = (progress_state){filter->progress_func, filter->progress_user, 0, 0.0};
+  run->progress = (lull_progress){NULL, &run->state};
+  if (run->state.func)
+    run->progress.report = progress_report;
+}
+
+/* Runs the filter; a finished blocking or queued run always ends its
+ * report at 1, whatever the filter type reported last (the output is
+ * complete: the answer does not matter).  (A backend's asynchronous run
+ * has only been launched when the call returns.) */
+static lull_status run_filter(filter_run* run, int async, lull_error* err)
+{
+  OIDNFilter filter = run->filter;
+  const lull_status status =
+      filter->type->execute(filter->device->backend, &run->config, &run->progress, async, err);
+  if (status == LULL_OK && !async && run->progress.report && !run->state.cancelled &&
+      run->state.last < 1.0)
+    (void)progress_report(&run->state, 1.0);
+  return status;
+}
+
+/* Drops the references (without the device's lock). */
+static void run_end(filter_run* run)
+{
+  for (int i = 0; i < run->num_held; ++i)
+    lull_buffer_release(run->held[i]);
+  oidnReleaseFilter(run->filter); /* the last reference when the monitor released it */
+}
+
+static lull_status queued_run(lull_job* job, lull_error* err)
+{
+  return run_filter((filter_run*)job, 0, err);
+}
+
+static void queued_finish(lull_job* job)
+{
+  run_end((filter_run*)job);
+  free(job);
+}
+
 static void execute(OIDNFilter filter, int async)
 {
   if (!lull_check_filter(filter))
     return;
   OIDNDevice device = filter->device;
   lull_device_lock(device); /* a dirty device runs its filters: oidnCommitFilter */
+  /* a blocking run follows the work queued before it (and may let the
+   * lock go while it waits: the checks come after) */
+  if (!async)
+    lull_device_wait(device);
   if (!filter->committed) {
     lull_device_unlock(device);
     lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "changes to the filter are not committed");
@@ -621,35 +702,28 @@ static void execute(OIDNFilter filter, int async)
     lull_device_unlock(device);
     return; /* nothing to do */
   }
-  /* What the run reads is its own until it ends: the progress monitor runs
-   * with the device's lock held (it is recursive) and may call the API, so
-   * it could release the filter, replace or unset its images (dropping their
-   * buffers) or change its parameters.  The run holds a reference to the
-   * filter (and so to the device) and to each image's buffer, and reads a
-   * copy of the parameters. */
-  atomic_fetch_add(&filter->refs, 1);
-  OIDNBuffer held[LULL_MAX_FILTER_IMAGES];
-  int num_held = 0;
-  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
-    if (filter->images[i].set && filter->images[i].buffer) {
-      held[num_held] = filter->images[i].buffer;
-      atomic_fetch_add(&held[num_held++]->refs, 1);
-    }
-  double values[LULL_MAX_FILTER_PARAMS];
-  memcpy(values, filter->values, sizeof values);
-  lull_filter_config config;
-  filter_config(filter, &config);
-  config.values = values;
-  progress_state state = {filter->progress_func, filter->progress_user, 0, 0.0};
-  lull_progress progress = {NULL, &state};
-  if (state.func)
-    progress.report = progress_report;
   lull_error err = {LULL_OK, ""};
-  lull_status status = filter->type->execute(device->backend, &config, &progress, async, &err);
-  /* a finished run always ends its report at 1, whatever the filter type
-   * reported last (the output is complete: the answer does not matter) */
-  if (status == LULL_OK && !async && progress.report && !state.cancelled && state.last < 1.0)
-    (void)progress_report(&state, 1.0);
+  lull_status status = LULL_OK;
+  if (async && device->queue) {
+    /* the device's worker runs it; its errors, cancellation included, wait
+     * for the next synchronising call */
+    filter_run* run = calloc(1, sizeof *run);
+    if (!run) {
+      status = lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    } else {
+      run_begin(run, filter);
+      run->job.run = queued_run;
+      run->job.finish = queued_finish;
+      lull_work_queue_push(device->queue, &run->job);
+    }
+    lull_device_unlock(device);
+    if (status != LULL_OK)
+      lull_api_error_status(device, &err);
+    return;
+  }
+  filter_run run;
+  run_begin(&run, filter);
+  status = run_filter(&run, async, &err);
   if (async && status == LULL_ERROR_CANCELLED) {
     /* a cancelled asynchronous run is an error of asynchronous work, for
      * the next synchronising call; errors of enqueuing (invalid images,
@@ -664,9 +738,7 @@ static void execute(OIDNFilter filter, int async)
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);
-  for (int i = 0; i < num_held; ++i)
-    lull_buffer_release(held[i]);
-  oidnReleaseFilter(filter); /* the last reference when the monitor released it */
+  run_end(&run);
 }
 
 OIDN_API void oidnExecuteFilter(OIDNFilter filter)

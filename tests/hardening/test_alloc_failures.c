@@ -416,6 +416,8 @@ static run_state workload(float* pixels, float* outputs)
   STEP(OIDN_ERROR_NONE, buffers[2] = oidnNewSharedBuffer(device, host, sizeof host));
   STEP(OIDN_ERROR_NONE, oidnWriteBuffer(buffers[0], 0, sizeof host, host));
   STEP(OIDN_ERROR_NONE, oidnReadBuffer(buffers[1], 0, sizeof host, host));
+  STEP(OIDN_ERROR_NONE, (oidnWriteBufferAsync(buffers[1], 0, sizeof host, host),
+                         oidnSyncDevice(device)));
 
   for (size_t k = 0; k < sizeof specs / sizeof specs[0]; ++k) {
     const filter_spec* s = &specs[k];
