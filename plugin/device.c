@@ -410,7 +410,7 @@ OIDN_API int oidnGetDeviceInt(OIDNDevice device, const char* name)
   else if (strcmp(name, "externalMemoryTypes") == 0)
     value = device->backend ? device->backend->external_memory_types : 0;
   else if (strcmp(name, "externalSemaphoreTypes") == 0)
-    value = 0; /* lull imports no semaphores */
+    value = device->backend ? device->backend->external_semaphore_types : 0;
   else if (strcmp(name, "verbose") == 0)
     value = device->verbose;
   else if (strcmp(name, "numThreads") == 0 && is_cpu)

@@ -340,6 +340,19 @@ int lull_check_filter(OIDNFilter filter)
   return 1;
 }
 
+int lull_check_semaphore(OIDNSemaphore semaphore)
+{
+  if (!semaphore) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "handle is null");
+    return 0;
+  }
+  if (semaphore->magic != LULL_MAGIC_SEMAPHORE) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid semaphore handle");
+    return 0;
+  }
+  return 1;
+}
+
 int lull_check_string(OIDNDevice device, const char* s)
 {
   if (!s) {

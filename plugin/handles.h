@@ -21,6 +21,7 @@ enum
   LULL_MAGIC_DEVICE = 0x6c6c7544,  /* "Dull" */
   LULL_MAGIC_BUFFER = 0x6c6c7542,
   LULL_MAGIC_FILTER = 0x6c6c7546,
+  LULL_MAGIC_SEMAPHORE = 0x6c6c7553,
   LULL_MAGIC_DEAD = 0,
 };
 
@@ -70,6 +71,15 @@ struct OIDNBufferImpl
   int storage;                  /* OIDNStorage */
   int shared;                   /* memory owned by the user */
   void* external;               /* imported memory: the backend's handle (release_import) */
+};
+
+struct OIDNSemaphoreImpl
+{
+  unsigned magic;
+  atomic_int refs;
+  OIDNDevice device;
+  int type;                     /* the OIDNExternalSemaphoreTypeFlag it was imported as */
+  void* handle;                 /* the backend's (release_semaphore) */
 };
 
 /* One image argument of a filter. */
@@ -179,6 +189,7 @@ void lull_work_queue_destroy(lull_work_queue* queue);
 int lull_check_device(OIDNDevice device);
 int lull_check_buffer(OIDNBuffer buffer);
 int lull_check_filter(OIDNFilter filter);
+int lull_check_semaphore(OIDNSemaphore semaphore);
 /* Records "string pointer is null" on device and returns 0 when s is NULL. */
 int lull_check_string(OIDNDevice device, const char* s);
 
