@@ -19,11 +19,11 @@ static void parameters(void)
   EXPECT_OK(NULL);
   CHECK_EQ_INT(oidnGetDeviceInt(device, "type"), OIDN_DEVICE_TYPE_CPU);
   CHECK_EQ_INT(oidnGetDeviceInt(device, "version"), OIDN_VERSION);
-  CHECK_EQ_INT(oidnGetDeviceInt(device, "version"), 20401);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "version"), 20501);
   CHECK_EQ_INT(oidnGetDeviceInt(device, "versionMajor"), 2);
-  CHECK_EQ_INT(oidnGetDeviceInt(device, "versionMinor"), 4);
+  CHECK_EQ_INT(oidnGetDeviceInt(device, "versionMinor"), 5);
   CHECK_EQ_INT(oidnGetDeviceInt(device, "versionPatch"), 1);
-  CHECK_EQ_INT(oidnGetDeviceUInt(device, "version"), 20401u);
+  CHECK_EQ_INT(oidnGetDeviceUInt(device, "version"), 20501u);
   CHECK(oidnGetDeviceBool(device, "systemMemorySupported"));
   CHECK(oidnGetDeviceBool(device, "managedMemorySupported"));
   CHECK_EQ_INT(oidnGetDeviceInt(device, "externalMemoryTypes"), 0);
