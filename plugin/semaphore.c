@@ -124,8 +124,10 @@ static void signal_or_wait(OIDNDevice device, const OIDNSemaphore* semaphores,
   } else if (n > 0) {
     handles = malloc((size_t)n * sizeof *handles);
     types = malloc((size_t)n * sizeof *types);
-    if (!handles || !types)
+    if (!handles || !types) {
       lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+      n = 0;
+    }
     for (int i = 0; i < n && err.code == LULL_OK; ++i) {
       const OIDNSemaphore s = semaphores[i];
       if (!s)
@@ -145,7 +147,7 @@ static void signal_or_wait(OIDNDevice device, const OIDNSemaphore* semaphores,
         types[i] = s->type;
       }
     }
-    if (err.code == LULL_OK)
+    if (err.code == LULL_OK && n > 0)
       (void)queue(backend, handles, types, (const unsigned long long*)values, n, &err);
   }
   lull_device_unlock(device);
