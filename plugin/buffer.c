@@ -257,7 +257,7 @@ static void buffer_copy(OIDNBuffer buffer, size_t offset, size_t size, void* hos
       lull_work_queue_push(device->queue, &job->base);
     }
   } else {
-    if (!async) /* after the work queued before it */
+    if (!async && device->queue) /* after the work queued on the worker before it */
       lull_device_wait(device);
     status = device->backend->ops->copy(device->backend, dst, src, size, async, &err);
     if (status == LULL_OK && !async) /* a blocking copy synchronises */

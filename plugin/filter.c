@@ -689,9 +689,10 @@ static void execute(OIDNFilter filter, int async)
     return;
   OIDNDevice device = filter->device;
   lull_device_lock(device); /* a dirty device runs its filters: oidnCommitFilter */
-  /* a blocking run follows the work queued before it (and may let the
-   * lock go while it waits: the checks come after) */
-  if (!async)
+  /* a blocking run follows the work queued on the device's worker before
+   * it (and may let the lock go while it waits: the checks come after);
+   * a backend's own queue (a CUDA stream) orders it by itself */
+  if (!async && device->queue)
     lull_device_wait(device);
   if (!filter->committed) {
     lull_device_unlock(device);
