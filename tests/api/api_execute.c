@@ -534,6 +534,132 @@ static void async_execution(OIDNDevice device)
   free(color);
 }
 
+/* -- the CPU device's worker thread ------------------------------------------ */
+
+/* A monitor that holds a queued run at its first report until the test
+ * opens the gate, and calls the API of the run's own device from the
+ * worker thread (what it does is `mode`). */
+typedef struct gate
+{
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  int open, reached, calls, version;
+  int mode;
+  OIDNDevice device;
+  OIDNFilter filter;
+} gate;
+
+enum { GATE_ONLY, GATE_QUERY, GATE_SYNC, GATE_RELEASE };
+
+static bool gated(void* user, double done)
+{
+  (void)done;
+  gate* g = user;
+  pthread_mutex_lock(&g->mutex);
+  const int first = g->calls++ == 0;
+  if (first) {
+    g->reached = 1;
+    pthread_cond_broadcast(&g->cond);
+    while (!g->open)
+      pthread_cond_wait(&g->cond, &g->mutex);
+  }
+  pthread_mutex_unlock(&g->mutex);
+  if (first && g->mode == GATE_QUERY)
+    g->version = oidnGetDeviceInt(g->device, "version"); /* needs the device's lock */
+  else if (first && g->mode == GATE_SYNC)
+    oidnSyncDevice(g->device); /* does not wait for its own run */
+  else if (first && g->mode == GATE_RELEASE)
+    oidnReleaseFilter(g->filter); /* the run holds what it reads */
+  return true;
+}
+
+static void gate_wait_reached(gate* g)
+{
+  pthread_mutex_lock(&g->mutex);
+  while (!g->reached)
+    pthread_cond_wait(&g->cond, &g->mutex);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+static void gate_open(gate* g)
+{
+  pthread_mutex_lock(&g->mutex);
+  g->open = 1;
+  pthread_cond_broadcast(&g->cond);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+/* Opens the gate once the run reached it, from another thread: the main
+ * thread is then inside oidnSyncDevice, waiting for the queue. */
+static void* open_later(void* arg)
+{
+  gate* g = arg;
+  gate_wait_reached(g);
+  gate_open(g);
+  return NULL;
+}
+
+/* An asynchronous execution on the CPU device returns while its run is
+ * still held at the monitor's first report (it runs on the device's
+ * worker thread); once synced, the output is the blocking run's.  The
+ * monitor of a queued run may call its own device while the application
+ * waits in oidnSyncDevice (the waiting thread lets the device's lock go),
+ * may synchronise the device (it does not wait for its own run) and may
+ * release the filter (the run keeps it); an application that releases
+ * the filter and the device without syncing still gets its output. */
+static void worker_runs(void)
+{
+  float* color = api_noisy_image(W, H, 3, 0.3f, 23);
+  OIDNDevice device = api_cpu_device();
+  float* reference = api_run_color(device, "RT", color, W, H);
+  for (int mode = GATE_ONLY; mode <= GATE_RELEASE; ++mode) {
+    float* output = api_filled(3 * N, -1.0f);
+    OIDNFilter filter = oidnNewFilter(device, "RT");
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    gate g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mutex, NULL);
+    pthread_cond_init(&g.cond, NULL);
+    g.mode = mode;
+    g.device = device;
+    g.filter = filter;
+    oidnSetFilterProgressMonitorFunction(filter, gated, &g);
+    oidnCommitFilter(filter);
+    oidnExecuteFilterAsync(filter);
+    EXPECT_OK(device);
+    gate_wait_reached(&g); /* the run started and waits, but the call returned */
+    CHECK(output[0] == -1.0f && output[3 * N - 1] == -1.0f);
+    pthread_t opener;
+    CHECK(pthread_create(&opener, NULL, open_later, &g) == 0);
+    oidnSyncDevice(device);
+    pthread_join(opener, NULL);
+    EXPECT_OK(device);
+    CHECK(g.calls >= 2);
+    CHECK(reference && lull_test_max_abs_diff(output, reference, 3 * N) == 0.0);
+    if (mode == GATE_QUERY)
+      CHECK_EQ_INT(g.version, OIDN_VERSION);
+    if (mode != GATE_RELEASE)
+      oidnReleaseFilter(filter);
+    pthread_cond_destroy(&g.cond);
+    pthread_mutex_destroy(&g.mutex);
+    free(output);
+  }
+  /* released without a sync: the device's last release waits for the run */
+  float* output = api_filled(3 * N, -1.0f);
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  oidnExecuteFilterAsync(filter);
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(device);
+  CHECK(reference && lull_test_max_abs_diff(output, reference, 3 * N) == 0.0);
+  free(output);
+  free(reference);
+  free(color);
+}
+
 /* -- a monitor that changes the filter while it runs -------------------------- */
 
 /* The progress monitor runs with the device's lock held (it is recursive)
@@ -618,6 +744,7 @@ void api_test_execute(void)
   progress(device, "Gaussian");
   async_execution(device);
   oidnReleaseDevice(device);
+  worker_runs();
   monitor_changes_the_filter();
   EXPECT_OK(NULL);
 }
