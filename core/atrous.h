@@ -48,6 +48,8 @@ typedef struct lull_atrous_params
                             * NaN: automatic (lull_atrous_scale_is_auto) */
   int srgb;                /* colour is sRGB-encoded: linearise before, encode after */
   int clamp_output;        /* LDR: clamp the output to [0, 1] */
+  int nonnegative;         /* colour is radiance: negative values read as 0
+                            * (OIDN's RT and RTLightmap; lull_prepare_color_channel) */
   /* Hints for GPU backends (the CPU backend ignores them): store colour as
    * fp16 and normals oct-encoded in the level buffers (the result then
    * differs from the fp32 path within fp16 precision). */

@@ -42,6 +42,7 @@ lull_atrous_params lull_atrous_default_params(void)
   p.input_scale = NAN; /* automatic */
   p.srgb = 0;
   p.clamp_output = 0;
+  p.nonnegative = 0;
   p.packed_guides = 0;
   p.memory_cap = 0;
   return p;
@@ -173,7 +174,7 @@ typedef struct color_row_args
   const float *ar, *ag, *ab;
   int width;
   float scale;
-  int demodulate, channels;
+  int demodulate, channels, nonnegative;
 } color_row_args;
 
 /* Returns the number of non-finite pixels; `srgb` is a constant of each
@@ -193,9 +194,9 @@ static LULL_ALWAYS_INLINE int color_row(const color_row_args* a, const int srgb)
     const float dr = a->demodulate ? lull_demodulation_albedo(a->ar[x]) : 1.0f;
     const float dg = a->demodulate ? lull_demodulation_albedo(a->ag[x]) : 1.0f;
     const float db = a->demodulate ? lull_demodulation_albedo(a->ab[x]) : 1.0f;
-    const float cr = lull_prepare_color_channel(ok ? r[x] : 0.0f, a->scale, srgb) / dr;
-    const float cg = lull_prepare_color_channel(ok ? g[x] : 0.0f, a->scale, srgb) / dg;
-    const float cb = lull_prepare_color_channel(ok ? b[x] : 0.0f, a->scale, srgb) / db;
+    const float cr = lull_prepare_color_channel(ok ? r[x] : 0.0f, a->scale, srgb, a->nonnegative) / dr;
+    const float cg = lull_prepare_color_channel(ok ? g[x] : 0.0f, a->scale, srgb, a->nonnegative) / dg;
+    const float cb = lull_prepare_color_channel(ok ? b[x] : 0.0f, a->scale, srgb, a->nonnegative) / db;
     r[x] = cr;
     g[x] = cg;
     b[x] = cb;
@@ -246,7 +247,7 @@ static void prepare_color(const lull_atrous_params* params, const lull_atrous_im
     float* const planes[4] = {r + row, g + row, b + row, alpha ? alpha + row : NULL};
     lull_image_read_row(&images->color, y, planes, 4);
     const color_row_args a = {r + row, g + row, b + row, l + row, ar + row, ag + row, ab + row,
-                              w, scale, s->demodulate, s->channels};
+                              w, scale, s->demodulate, s->channels, params->nonnegative};
     nonfinite += srgb ? color_row_srgb(&a) : color_row_linear(&a);
   }
   if (nonfinite == 0)
@@ -273,7 +274,7 @@ static void prepare_color(const lull_atrous_params* params, const lull_atrous_im
           if (!lull_isfinite3(q[0], q[1], q[2]))
             continue;
           for (int k = 0; k < 3; ++k)
-            sum[k] += lull_prepare_color_channel(q[k], scale, srgb);
+            sum[k] += lull_prepare_color_channel(q[k], scale, srgb, params->nonnegative);
           n += 1;
         }
       const float inv = n > 0 ? 1.0f / n : 0.0f;

@@ -359,13 +359,16 @@ LULL_HD float lull_linear_to_srgb(float v)
 /* A colour channel as the filter sees it: scaled by inputScale, then
  * magnitudes beyond 1e15 clamped (so squares and their sums stay finite in
  * float; after the scale, so that a scale can bring any finite range into
- * the filter's), then linearised when the input is sRGB. */
+ * the filter's), negatives read as 0 when the colour is radiance
+ * (nonnegative: OIDN's RT sanitizes its colour so), then linearised when
+ * the input is sRGB. */
 #define LULL_COLOR_MAX 1e15f
 
-LULL_HD float lull_prepare_color_channel(float v, float input_scale, int srgb)
+LULL_HD float lull_prepare_color_channel(float v, float input_scale, int srgb, int nonnegative)
 {
+  const float lo = nonnegative ? 0.0f : -LULL_COLOR_MAX;
   v *= input_scale;
-  v = v > LULL_COLOR_MAX ? LULL_COLOR_MAX : (v < -LULL_COLOR_MAX ? -LULL_COLOR_MAX : v);
+  v = v > LULL_COLOR_MAX ? LULL_COLOR_MAX : (v < lo ? lo : v);
   return srgb ? lull_srgb_to_linear(v) : v;
 }
 

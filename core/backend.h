@@ -54,6 +54,23 @@ typedef struct lull_backend_ops
   lull_status (*import_fd)(lull_backend* backend, int fd, size_t bytes, void** ptr,
                            void** handle, lull_error* err);
   void (*release_import)(lull_backend* backend, void* ptr, void* handle);
+  /* External semaphores (OIDN 2.5's oidnNewSharedSemaphoreFromFD): imports
+   * the semaphore that file descriptor fd refers to as `type`, one
+   * OIDNExternalSemaphoreTypeFlag bit of external_semaphore_types; *handle
+   * is what the other semaphore functions take.  fd ownership as in
+   * import_fd (the backend's on success, the caller's on failure).  NULL
+   * where the backend imports none (external_semaphore_types 0). */
+  lull_status (*import_semaphore_fd)(lull_backend* backend, int type, int fd, void** handle,
+                                     lull_error* err);
+  void (*release_semaphore)(lull_backend* backend, void* handle);
+  /* Queue a signal of n semaphores after the work queued so far, or a wait
+   * for them before the work queued later.  types[i] is the kind each was
+   * imported as; values[i] the value a timeline semaphore is set to or
+   * waited for (values may be NULL when no semaphore is a timeline one). */
+  lull_status (*signal_semaphores)(lull_backend* backend, void* const* handles, const int* types,
+                                   const unsigned long long* values, int n, lull_error* err);
+  lull_status (*wait_semaphores)(lull_backend* backend, void* const* handles, const int* types,
+                                 const unsigned long long* values, int n, lull_error* err);
   /* Waits for all queued work; returns an error the queued work met (the
    * handle layer keeps it, and errors of asynchronous calls, for OIDN's
    * next synchronising call). */
@@ -87,6 +104,7 @@ struct lull_backend
   int system_memory;   /* can read malloc'd host memory */
   int managed_memory;  /* supports managed storage */
   int external_memory_types; /* OIDNExternalMemoryTypeFlag bits import_fd takes */
+  int external_semaphore_types; /* OIDNExternalSemaphoreTypeFlag bits import_semaphore_fd takes */
 };
 
 /* -- backends ------------------------------------------------------------ */

@@ -1,7 +1,8 @@
-/* The CPU backend: host memory and the OpenMP filters.  Execution is in
- * order on the calling thread; "async" work runs at once, so there is
- * nothing to wait for at a sync (the handle layer keeps the errors of
- * asynchronous work for the next synchronising call, as OIDN does). */
+/* The CPU backend: host memory and the OpenMP filters.  Every call runs
+ * its work on the calling thread before it returns, so there is nothing to
+ * wait for at a sync; OIDN's asynchronous calls are the handle layer's:
+ * it runs them on the device's worker thread (plugin/work_queue.c) and
+ * keeps their errors for the next synchronising call, as OIDN does. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -179,6 +179,7 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
   pa.k_normal = k_normal;
   pa.k_albedo = k_albedo;
   pa.srgb = params->srgb;
+  pa.nonnegative = params->nonnegative;
   pa.packed = plan->packed;
   pa.out = buffers_at(scratch, &s, 0, 0);
   pa.alpha = alpha;

@@ -71,7 +71,7 @@ typedef struct lull_atrous_prepare_args
   int has_alpha, has_albedo, has_normal, geometry_kind, demodulate, variance_mode;
   float input_scale;   /* the explicit scale (1 when automatic) */
   float sigma_depth, k_normal, k_albedo;
-  int srgb, packed;
+  int srgb, packed, nonnegative;
   int auto_scale;      /* the input scale is stats->scale (core/atrous.h) */
   lull_atrous_buffers out; /* level 0's input, original layout */
   float* alpha;        /* the fourth colour channel, copied through */

@@ -159,9 +159,9 @@ LULL_UNROLL
       const int ok = lull_isfinite3(c[k][0], c[k][1], c[k][2]);
       if (!ok)
         c[k][0] = c[k][1] = c[k][2] = 0.0f;
-      raw.x = lull_prepare_color_channel(c[k][0], scale, a->srgb);
-      raw.y = lull_prepare_color_channel(c[k][1], scale, a->srgb);
-      raw.z = lull_prepare_color_channel(c[k][2], scale, a->srgb);
+      raw.x = lull_prepare_color_channel(c[k][0], scale, a->srgb, a->nonnegative);
+      raw.y = lull_prepare_color_channel(c[k][1], scale, a->srgb, a->nonnegative);
+      raw.z = lull_prepare_color_channel(c[k][2], scale, a->srgb, a->nonnegative);
       raw.w = ok ? 1.0f : 0.0f;
     }
     s->raw[q.ty][q.tx] = raw;
@@ -577,8 +577,8 @@ LULL_BODY bound_part prepare_bound_thread(const lull_atrous_prepare_args* a, lul
   if (counts)
     r.m = fmaxf(fabsf(r.hi), fabsf(r.lo));
   else
-    r.m = fmaxf(fabsf(lull_prepare_color_channel(r.hi, a->input_scale, a->srgb)),
-                fabsf(lull_prepare_color_channel(r.lo, a->input_scale, a->srgb)));
+    r.m = fmaxf(fabsf(lull_prepare_color_channel(r.hi, a->input_scale, a->srgb, a->nonnegative)),
+                fabsf(lull_prepare_color_channel(r.lo, a->input_scale, a->srgb, a->nonnegative)));
   if (a->variance_mode && a->variance.data)
     for (size_t i = first; i < pixels; i += stride) {
       int x, y;

@@ -189,24 +189,49 @@ enum { CUDA_EXTERNAL_MEMORY_TYPES = 1 };
  * Errors the driver gives for the descriptor or the size are the
  * caller's: INVALID_ARGUMENT with CUDA's message (other errors keep
  * their codes).  Vulkan's dedicated allocations (which CUDA imports only
- * with cudaExternalMemoryDedicated) are not told apart, as OIDN 2.4's API,
- * which lull implements, has no flag for them. */
+ * with cudaExternalMemoryDedicated) are not told apart, as OIDN's API
+ * (2.5) has no flag for them. */
+/* The duplicate of fd an import hands to CUDA (what: "memory",
+ * "semaphore", for the messages): a descriptor that is not open is the
+ * caller's error, running out of descriptors (EMFILE) is out of memory. */
+static lull_status import_duplicate(int fd, const char* what, int* copy, lull_error* err)
+{
+  *copy = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (*copy < 0 && fd >= 0 && errno != EBADF) /* EMFILE: the process's descriptor limit */
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY,
+                     "cannot import the external %s: no file descriptor left (%s)", what,
+                     strerror(errno));
+  if (*copy < 0)
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
+                     "cannot import the external %s: file descriptor %d is not open", what, fd);
+  return LULL_OK;
+}
+
+/* A failed import: what the driver says of a descriptor or size it cannot
+ * import (a size past the object: invalid value; a descriptor of no such
+ * object, such as /dev/null: unknown) is the caller's error; anything else
+ * (a sticky error of earlier work) keeps lull_cuda_status's code. */
+static lull_status import_failure(cudaError_t code, const char* what, lull_error* err)
+{
+  (void)cudaGetLastError();
+  const int callers = code == cudaErrorInvalidValue || code == cudaErrorInvalidResourceHandle ||
+                      code == cudaErrorOperatingSystem || code == cudaErrorUnknown;
+  return lull_fail(err, callers ? LULL_ERROR_INVALID_ARGUMENT : lull_cuda_status(code),
+                   "cannot import the external %s: %s", what, cudaGetErrorString(code));
+}
+
 static lull_status cuda_import_fd(lull_backend* backend, int fd, size_t bytes, void** ptr,
                                   void** handle, lull_error* err)
 {
   lull_cuda_backend* cuda = as_cuda(backend);
   *ptr = NULL;
   *handle = NULL;
-  const int copy = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-  if (copy < 0 && fd >= 0 && errno != EBADF) /* EMFILE: the process's descriptor limit */
-    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY,
-                     "cannot import the external memory: no file descriptor left (%s)",
-                     strerror(errno));
-  if (copy < 0)
-    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
-                     "cannot import the external memory: file descriptor %d is not open", fd);
+  int copy = -1;
+  lull_status status = import_duplicate(fd, "memory", &copy, err);
+  if (status != LULL_OK)
+    return status;
   lull_cuda_scope scope;
-  lull_status status = lull_cuda_enter(cuda, &scope, err);
+  status = lull_cuda_enter(cuda, &scope, err);
   if (status != LULL_OK) {
     (void)close(copy);
     return status;
@@ -231,17 +256,8 @@ static lull_status cuda_import_fd(lull_backend* backend, int fd, size_t bytes, v
       (void)cudaDestroyExternalMemory(memory); /* closes the duplicate */
   }
   lull_cuda_leave(&scope);
-  if (code != cudaSuccess) {
-    (void)cudaGetLastError();
-    /* what the driver says of a descriptor or size it cannot import (a
-     * size past the object: invalid value; a descriptor of no memory
-     * object, such as /dev/null: unknown); anything else (a sticky error
-     * of earlier work) keeps lull_cuda_status's code */
-    const int callers = code == cudaErrorInvalidValue || code == cudaErrorInvalidResourceHandle ||
-                        code == cudaErrorOperatingSystem || code == cudaErrorUnknown;
-    return lull_fail(err, callers ? LULL_ERROR_INVALID_ARGUMENT : lull_cuda_status(code),
-                     "cannot import the external memory: %s", cudaGetErrorString(code));
-  }
+  if (code != cudaSuccess)
+    return import_failure(code, "memory", err);
   (void)close(fd);
   *ptr = mapped;
   *handle = memory;
@@ -262,8 +278,125 @@ static void cuda_release_import(lull_backend* backend, void* ptr, void* handle)
     (void)cudaDestroyExternalMemory((cudaExternalMemory_t)handle);
   lull_cuda_leave(&scope);
 }
+
+/* OIDN_EXTERNAL_SEMAPHORE_TYPE_FLAG_OPAQUE_FD and _TIMELINE_SEMAPHORE_FD
+ * (oidn.h): the kinds the CUDA driver imports from a file descriptor on
+ * Linux (Vulkan's VK_KHR_external_semaphore_fd, binary and timeline) */
+enum
+{
+  SEMAPHORE_OPAQUE_FD = 1 << 0,
+  SEMAPHORE_TIMELINE_FD = 1 << 7,
+  CUDA_EXTERNAL_SEMAPHORE_TYPES = SEMAPHORE_OPAQUE_FD | SEMAPHORE_TIMELINE_FD,
+};
+
+/* Imports the semaphore fd refers to, with cuda_import_fd's ownership rule
+ * (a duplicate is imported; the caller's fd is closed on success only) and
+ * errors. */
+static lull_status cuda_import_semaphore_fd(lull_backend* backend, int type, int fd,
+                                            void** handle, lull_error* err)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  *handle = NULL;
+  int copy = -1;
+  lull_status status = import_duplicate(fd, "semaphore", &copy, err);
+  if (status != LULL_OK)
+    return status;
+  lull_cuda_scope scope;
+  status = lull_cuda_enter(cuda, &scope, err);
+  if (status != LULL_OK) {
+    (void)close(copy);
+    return status;
+  }
+  cudaExternalSemaphoreHandleDesc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.type = type == SEMAPHORE_TIMELINE_FD ? cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd
+                                            : cudaExternalSemaphoreHandleTypeOpaqueFd;
+  desc.handle.fd = copy;
+  cudaExternalSemaphore_t semaphore = NULL;
+  const cudaError_t code = cudaImportExternalSemaphore(&semaphore, &desc);
+  lull_cuda_leave(&scope);
+  if (code != cudaSuccess) {
+    (void)close(copy); /* not taken: CUDA owns a descriptor only once imported */
+    return import_failure(code, "semaphore", err);
+  }
+  (void)close(fd);
+  *handle = semaphore;
+  return LULL_OK;
+}
+
+static void cuda_release_semaphore(lull_backend* backend, void* handle)
+{
+  lull_cuda_scope scope;
+  lull_error ignored;
+  if (!handle || lull_cuda_enter(as_cuda(backend), &scope, &ignored) != LULL_OK)
+    return;
+  (void)cudaDestroyExternalSemaphore((cudaExternalSemaphore_t)handle);
+  lull_cuda_leave(&scope);
+}
+
+/* Queues a signal or a wait of n semaphores on the device's stream (a
+ * timeline semaphore is set to, or waited for until it reaches, its
+ * value; a binary one ignores it). */
+static lull_status cuda_semaphores(lull_backend* backend, void* const* handles, const int* types,
+                                   const unsigned long long* values, int n, int wait,
+                                   lull_error* err)
+{
+  lull_cuda_backend* cuda = as_cuda(backend);
+  if (n <= 0)
+    return LULL_OK;
+  cudaExternalSemaphore_t* list = (cudaExternalSemaphore_t*)malloc((size_t)n * sizeof *list);
+  cudaExternalSemaphoreSignalParams* signals =
+      wait ? NULL
+           : (cudaExternalSemaphoreSignalParams*)calloc((size_t)n, sizeof *signals);
+  cudaExternalSemaphoreWaitParams* waits =
+      wait ? (cudaExternalSemaphoreWaitParams*)calloc((size_t)n, sizeof *waits) : NULL;
+  lull_status status = LULL_OK;
+  if (!list || (!signals && !waits)) {
+    status = lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  } else {
+    for (int i = 0; i < n; ++i) {
+      list[i] = (cudaExternalSemaphore_t)handles[i];
+      const unsigned long long value = types[i] == SEMAPHORE_TIMELINE_FD ? values[i] : 0;
+      if (wait)
+        waits[i].params.fence.value = value;
+      else
+        signals[i].params.fence.value = value;
+    }
+    lull_cuda_scope scope;
+    status = lull_cuda_enter(cuda, &scope, err);
+    if (status == LULL_OK) {
+      const cudaError_t code =
+          wait ? cudaWaitExternalSemaphoresAsync(list, waits, (unsigned)n, cuda->stream)
+               : cudaSignalExternalSemaphoresAsync(list, signals, (unsigned)n, cuda->stream);
+      lull_cuda_leave(&scope);
+      if (code != cudaSuccess) {
+        (void)cudaGetLastError();
+        status = lull_cuda_fail(err, code, wait ? "cannot wait on the external semaphores"
+                                                : "cannot signal the external semaphores");
+      }
+    }
+  }
+  free(list);
+  free(signals);
+  free(waits);
+  return status;
+}
+
+static lull_status cuda_signal_semaphores(lull_backend* backend, void* const* handles,
+                                          const int* types, const unsigned long long* values,
+                                          int n, lull_error* err)
+{
+  return cuda_semaphores(backend, handles, types, values, n, 0, err);
+}
+
+static lull_status cuda_wait_semaphores(lull_backend* backend, void* const* handles,
+                                        const int* types, const unsigned long long* values,
+                                        int n, lull_error* err)
+{
+  return cuda_semaphores(backend, handles, types, values, n, 1, err);
+}
 #else
-enum { CUDA_EXTERNAL_MEMORY_TYPES = 0 };
+enum { CUDA_EXTERNAL_MEMORY_TYPES = 0, CUDA_EXTERNAL_SEMAPHORE_TYPES = 0 };
 #endif
 
 static int cuda_classify(lull_backend* backend, const void* ptr)
@@ -456,6 +589,10 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
 #if defined(__linux__)
   cuda->ops.import_fd = cuda_import_fd;
   cuda->ops.release_import = cuda_release_import;
+  cuda->ops.import_semaphore_fd = cuda_import_semaphore_fd;
+  cuda->ops.release_semaphore = cuda_release_semaphore;
+  cuda->ops.signal_semaphores = cuda_signal_semaphores;
+  cuda->ops.wait_semaphores = cuda_wait_semaphores;
 #endif
   cuda->ops.sync = cuda_sync;
   cuda->ops.atrous = cuda_atrous;
@@ -468,6 +605,7 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
   cuda->base.system_memory = pageable != 0;
   cuda->base.managed_memory = managed != 0;
   cuda->base.external_memory_types = CUDA_EXTERNAL_MEMORY_TYPES;
+  cuda->base.external_semaphore_types = CUDA_EXTERNAL_SEMAPHORE_TYPES;
   *out = &cuda->base;
   return LULL_OK;
 }

@@ -6,9 +6,9 @@
 #
 # 1. Debian packages: installed with apt-get when run as root; otherwise the
 #    exact apt-get line is printed and the script stops.
-# 2. A Python virtual environment in .venv (NumPy; with --tests also pytest
-#    and Blender's bpy for the add-on's end-to-end test, and OpenEXR's
-#    binding for the GPU test-data export).
+# 2. A Python virtual environment in .venv (NumPy; with --tests also pytest,
+#    Blender's bpy for the add-on's end-to-end test, OpenEXR's binding for
+#    the GPU test-data export, and pyoidn 2.5.1 for OIDN's own programs).
 # 3. CMake configure and build in build/ (LULL_BUILD overrides), with the
 #    CUDA backend when nvcc is found (LULL_CUDA=OFF leaves it out;
 #    LULL_CUDA_ARCHITECTURES=90-real builds for one GPU instead of six
@@ -67,6 +67,10 @@ if [ "$with_tests" = 1 ]; then
   "$venv/bin/python" -c "import OpenEXR" 2>/dev/null || pip_install OpenEXR
   # Blender as a Python module, for the add-on's end-to-end test (~350 MB)
   "$venv/bin/python" -c "import bpy" 2>/dev/null || pip_install "bpy>=4.2"
+  # OIDN 2.5.1's own programs (oidnTest, oidnDenoise, oidnBenchmark in
+  # pyoidn/oidn/bin), run against lull by the ctest label conformance
+  "$venv/bin/python" -c "import importlib.metadata as m; assert m.version('pyoidn').startswith('2.5.1')" \
+    2>/dev/null || pip_install "pyoidn==2.5.1"
 fi
 
 # -- 3. Build ---------------------------------------------------------------------

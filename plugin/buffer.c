@@ -192,6 +192,31 @@ OIDN_API void* oidnGetBufferData(OIDNBuffer buffer)
   return lull_check_buffer(buffer) ? buffer->data : NULL;
 }
 
+/* An asynchronous copy on a device with a worker thread: it holds a
+ * reference to the buffer until it has run. */
+typedef struct copy_job
+{
+  lull_job base;
+  OIDNBuffer buffer;
+  void* dst;
+  const void* src;
+  size_t size;
+} copy_job;
+
+static lull_status copy_run(lull_job* job, lull_error* err)
+{
+  copy_job* c = (copy_job*)job;
+  lull_backend* backend = c->buffer->device->backend;
+  return backend->ops->copy(backend, c->dst, c->src, c->size, 0, err);
+}
+
+static void copy_finish(lull_job* job)
+{
+  copy_job* c = (copy_job*)job;
+  lull_buffer_release(c->buffer);
+  free(c);
+}
+
 /* Checks a region and copies between the buffer and host memory. */
 static void buffer_copy(OIDNBuffer buffer, size_t offset, size_t size, void* host, int to_host,
                         int async)
@@ -214,11 +239,30 @@ static void buffer_copy(OIDNBuffer buffer, size_t offset, size_t size, void* hos
   lull_device_lock(device);
   lull_error err = {LULL_OK, ""};
   unsigned char* data = (unsigned char*)buffer->data + offset;
-  lull_status status =
-      to_host ? device->backend->ops->copy(device->backend, host, data, size, async, &err)
-              : device->backend->ops->copy(device->backend, data, host, size, async, &err);
-  if (status == LULL_OK && !async) /* a blocking copy synchronises */
-    status = lull_device_take_parked(device, &err);
+  void* dst = to_host ? host : (void*)data;
+  const void* src = to_host ? (const void*)data : host;
+  lull_status status = LULL_OK;
+  if (async && device->queue) {
+    copy_job* job = calloc(1, sizeof *job);
+    if (!job) {
+      status = lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    } else {
+      job->base.run = copy_run;
+      job->base.finish = copy_finish;
+      job->buffer = buffer;
+      atomic_fetch_add(&buffer->refs, 1);
+      job->dst = dst;
+      job->src = src;
+      job->size = size;
+      lull_work_queue_push(device->queue, &job->base);
+    }
+  } else {
+    if (!async && device->queue) /* after the work queued on the worker before it */
+      lull_device_wait(device);
+    status = device->backend->ops->copy(device->backend, dst, src, size, async, &err);
+    if (status == LULL_OK && !async) /* a blocking copy synchronises */
+      status = lull_device_take_parked(device, &err);
+  }
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);
@@ -260,15 +304,20 @@ void lull_buffer_release(OIDNBuffer buffer)
   if (atomic_fetch_sub(&buffer->refs, 1) != 1)
     return;
   OIDNDevice device = buffer->device;
-  lull_device_lock(device);
   /* pending asynchronous work may still use the memory (its errors stay
-   * parked: releases do not raise them) */
-  lull_device_wait(device);
+   * parked: releases do not raise them); on the worker, no job that uses
+   * the buffer is left (each holds a reference) */
+  const int worker = lull_device_on_worker(device);
+  if (!worker) {
+    lull_device_lock(device);
+    lull_device_wait(device);
+  }
   if (buffer->external)
     device->backend->ops->release_import(device->backend, buffer->data, buffer->external);
   else if (!buffer->shared)
     device->backend->ops->free(device->backend, buffer->data, buffer->storage);
-  lull_device_unlock(device);
+  if (!worker)
+    lull_device_unlock(device);
   buffer->magic = LULL_MAGIC_DEAD;
   free(buffer);
   lull_device_release(device);

@@ -324,6 +324,9 @@ OIDN_API void oidnRetainDevice(OIDNDevice device)
 
 static void device_destroy(OIDNDevice device)
 {
+  /* the queued work first (on the worker, whose finishing job dropped the
+   * last reference, there is none left) */
+  lull_work_queue_destroy(device->queue);
   if (device->backend) {
     lull_error ignored;
     device->backend->ops->sync(device->backend, &ignored);
@@ -344,8 +347,16 @@ void lull_device_release(OIDNDevice device)
 
 OIDN_API void oidnReleaseDevice(OIDNDevice device)
 {
-  if (lull_check_device(device))
-    lull_device_release(device);
+  if (!lull_check_device(device))
+    return;
+  /* queued work first (its errors stay parked: releases raise none): the
+   * filters and buffers it holds go back, and a last release then destroys
+   * the device here, not on its worker thread */
+  lull_device_lock(device);
+  if (device->queue)
+    lull_device_wait(device);
+  lull_device_unlock(device);
+  lull_device_release(device);
 }
 
 /* -- parameters ------------------------------------------------------------ */
@@ -399,7 +410,7 @@ OIDN_API int oidnGetDeviceInt(OIDNDevice device, const char* name)
   else if (strcmp(name, "externalMemoryTypes") == 0)
     value = device->backend ? device->backend->external_memory_types : 0;
   else if (strcmp(name, "externalSemaphoreTypes") == 0)
-    value = 0; /* lull imports no semaphores */
+    value = device->backend ? device->backend->external_semaphore_types : 0;
   else if (strcmp(name, "verbose") == 0)
     value = device->verbose;
   else if (strcmp(name, "numThreads") == 0 && is_cpu)
@@ -441,11 +452,33 @@ lull_status lull_device_take_parked(OIDNDevice device, lull_error* err)
   return code;
 }
 
+int lull_device_on_worker(OIDNDevice device)
+{
+  return device->queue && lull_work_queue_on_worker(device->queue);
+}
+
 void lull_device_wait(OIDNDevice device)
 {
   if (!device->backend)
     return;
   lull_error err = {LULL_OK, ""};
+  if (device->queue) {
+    /* A thread that holds the device's lock once lets it go while it
+     * waits for the worker, and takes it again once the queue is idle:
+     * a progress monitor of a queued run may then call the device (in
+     * OIDN such a call waits for the lock, for ever).  Held more deeply
+     * (a monitor of a blocking run that synchronises), the lock stays. */
+    if (!lull_device_on_worker(device) && lull_errors_depth(device) == 1) {
+      while (!lull_work_queue_idle(device->queue)) {
+        pthread_mutex_unlock(&device->mutex);
+        lull_work_queue_wait(device->queue);
+        pthread_mutex_lock(&device->mutex);
+      }
+    }
+    lull_work_queue_wait(device->queue);
+    if (lull_work_queue_take_error(device->queue, &err) != LULL_OK)
+      lull_device_park(device, &err);
+  }
   if (device->backend->ops->sync(device->backend, &err) != LULL_OK)
     lull_device_park(device, &err);
 }
@@ -476,6 +509,14 @@ OIDN_API void oidnCommitDevice(OIDNDevice device)
                                       &device->backend, &err);
   else
     status = lull_cpu_backend_create(device->num_threads, &device->backend, &err);
+  /* the CPU backend runs work where it is called: asynchronous calls go to
+   * the device's worker thread */
+  if (status == LULL_OK && device->type == OIDN_DEVICE_TYPE_CPU &&
+      !(device->queue = lull_work_queue_new())) {
+    device->backend->ops->destroy(device->backend);
+    device->backend = NULL;
+    status = lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
   if (status == LULL_OK) {
     device->committed = 1;
     device->dirty = 0;

@@ -156,6 +156,12 @@ static int env_verbose(void)
   return v ? atoi(v) : 0;
 }
 
+int lull_errors_depth(OIDNDevice device)
+{
+  const int i = held_index(device);
+  return i >= 0 ? held.entry[i].depth : 0;
+}
+
 void lull_errors_hold(OIDNDevice device)
 {
   const int i = held_index(device);
@@ -329,6 +335,19 @@ int lull_check_filter(OIDNFilter filter)
   }
   if (filter->magic != LULL_MAGIC_FILTER) {
     lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid filter handle");
+    return 0;
+  }
+  return 1;
+}
+
+int lull_check_semaphore(OIDNSemaphore semaphore)
+{
+  if (!semaphore) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "handle is null");
+    return 0;
+  }
+  if (semaphore->magic != LULL_MAGIC_SEMAPHORE) {
+    lull_api_error(NULL, OIDN_ERROR_INVALID_ARGUMENT, "invalid semaphore handle");
     return 0;
   }
   return 1;

@@ -73,12 +73,16 @@ OIDN_API void oidnReleaseFilter(OIDNFilter filter)
   if (!lull_check_filter(filter) || atomic_fetch_sub(&filter->refs, 1) != 1)
     return;
   OIDNDevice device = filter->device;
-  lull_device_lock(device);
   /* asynchronous executions may still read the images; errors of that
    * work stay for the next synchronising call, as in OIDN, whose releases
-   * wait without raising them */
-  lull_device_wait(device);
-  lull_device_unlock(device);
+   * wait without raising them.  On the device's worker (the last
+   * reference went with a finished job, or a monitor released it) no job
+   * that uses the images is left: each holds references to its own. */
+  if (!lull_device_on_worker(device)) {
+    lull_device_lock(device);
+    lull_device_wait(device);
+    lull_device_unlock(device);
+  }
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
     image_clear(&filter->images[i]);
   filter->magic = LULL_MAGIC_DEAD;
@@ -273,33 +277,70 @@ OIDN_API void oidnUnsetFilterImage(OIDNFilter filter, const char* name)
   lull_device_unlock(filter->device);
 }
 
-/* lull's filters take no opaque data (OIDN's "weights" are trained network
- * weights): data parameters are unknown names, which only warn, and, as
- * OIDN's data setters do, uncommit the filter. */
-static void data_param(OIDNFilter filter, const char* name)
+/* Data parameters.  OIDN's RT and RTLightmap take one, "weights": a
+ * trained network that replaces the built-in one.  lull has no network,
+ * so such weights cannot be honoured: setting them is accepted (as OIDN
+ * accepts any bytes until it parses them) and the commit fails with
+ * INVALID_OPERATION, as OIDN's does for weights it cannot read; unsetting
+ * them (or setting an empty blob, NULL and 0 bytes) makes the filter
+ * usable again.  Other names, and "weights" on lull's own filter types,
+ * are unknown names, which only warn.  As OIDN's data setters do, every
+ * call that gets past its argument checks uncommits the filter. */
+static int is_weights(OIDNFilter filter, const char* name)
 {
-  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
-    return;
+  return filter->type->takes_weights && strcmp(name, "weights") == 0;
+}
+
+/* The setters' common part: 1 when name is the filter's "weights". */
+static int data_param(OIDNFilter filter, const char* name)
+{
   uncommit(filter);
+  if (is_weights(filter, name))
+    return 1;
   lull_api_warning(filter->device, "unknown filter data parameter: '%s' (ignored)", name);
+  return 0;
+}
+
+static void set_weights(OIDNFilter filter, int set)
+{
+  lull_device_lock(filter->device);
+  filter->user_weights = set;
+  filter->params_changed = 1;
+  lull_device_unlock(filter->device);
 }
 
 OIDN_API void oidnSetSharedFilterData(OIDNFilter filter, const char* name, void* hostPtr,
                                       size_t byteSize)
 {
-  (void)hostPtr;
-  (void)byteSize;
-  data_param(filter, name);
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  /* as OIDN's data view: bytes without a pointer are an error of the call
+   * (the filter is left as it was); no pointer and no bytes is empty data */
+  if (!hostPtr && byteSize > 0) {
+    lull_api_error(filter->device, OIDN_ERROR_INVALID_ARGUMENT, "data pointer is null");
+    return;
+  }
+  if (data_param(filter, name))
+    set_weights(filter, hostPtr != NULL);
 }
 
 OIDN_API void oidnUpdateFilterData(OIDNFilter filter, const char* name)
 {
-  data_param(filter, name);
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  if (data_param(filter, name)) {
+    lull_device_lock(filter->device);
+    filter->params_changed = 1;
+    lull_device_unlock(filter->device);
+  }
 }
 
 OIDN_API void oidnUnsetFilterData(OIDNFilter filter, const char* name)
 {
-  data_param(filter, name);
+  if (!lull_check_filter(filter) || !lull_check_string(filter->device, name))
+    return;
+  if (data_param(filter, name))
+    set_weights(filter, 0);
 }
 
 /* -- parameters -------------------------------------------------------------- */
@@ -531,6 +572,11 @@ OIDN_API void oidnCommitFilter(OIDNFilter filter)
   lull_filter_config config;
   filter_config(filter, &config);
   status = check_config(filter, &config, &err);
+  if (status == LULL_OK && filter->user_weights)
+    status = lull_fail(&err, LULL_ERROR_INVALID_OPERATION,
+                       "user weights are not supported: lull's %s filter has no trained network "
+                       "(unset the data parameter 'weights')",
+                       filter->type->name);
   if (status == LULL_OK) {
     set_tile_params(filter, &config);
     filter->committed = 1;
@@ -564,12 +610,90 @@ static int progress_report(void* user, double done)
   return !state->cancelled;
 }
 
+/* What a run reads is its own until it ends: the progress monitor may
+ * call the API (a blocking run's with the device's lock held, it is
+ * recursive; a queued run's from the worker), so it could release the
+ * filter, replace or unset its images (dropping their buffers) or change
+ * its parameters.  A run holds a reference to the filter (and so to the
+ * device) and to each image's buffer, and reads a copy of the parameters
+ * and of the monitor. */
+typedef struct filter_run
+{
+  lull_job job; /* a queued run (the device's worker thread) */
+  OIDNFilter filter;
+  OIDNBuffer held[LULL_MAX_FILTER_IMAGES];
+  int num_held;
+  double values[LULL_MAX_FILTER_PARAMS];
+  lull_filter_config config;
+  progress_state state;
+  lull_progress progress;
+} filter_run;
+
+/* Takes the references and copies; with the device locked. */
+static void run_begin(filter_run* run, OIDNFilter filter)
+{
+  run->filter = filter;
+  atomic_fetch_add(&filter->refs, 1);
+  run->num_held = 0;
+  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
+    if (filter->images[i].set && filter->images[i].buffer) {
+      run->held[run->num_held] = filter->images[i].buffer;
+      atomic_fetch_add(&run->held[run->num_held++]->refs, 1);
+    }
+  memcpy(run->values, filter->values, sizeof run->values);
+  filter_config(filter, &run->config);
+  run->config.values = run->values;
+  run->state = (progress_state){filter->progress_func, filter->progress_user, 0, 0.0};
+  run->progress = (lull_progress){NULL, &run->state};
+  if (run->state.func)
+    run->progress.report = progress_report;
+}
+
+/* Runs the filter; a finished blocking or queued run always ends its
+ * report at 1, whatever the filter type reported last (the output is
+ * complete: the answer does not matter).  (A backend's asynchronous run
+ * has only been launched when the call returns.) */
+static lull_status run_filter(filter_run* run, int async, lull_error* err)
+{
+  OIDNFilter filter = run->filter;
+  const lull_status status =
+      filter->type->execute(filter->device->backend, &run->config, &run->progress, async, err);
+  if (status == LULL_OK && !async && run->progress.report && !run->state.cancelled &&
+      run->state.last < 1.0)
+    (void)progress_report(&run->state, 1.0);
+  return status;
+}
+
+/* Drops the references (without the device's lock). */
+static void run_end(filter_run* run)
+{
+  for (int i = 0; i < run->num_held; ++i)
+    lull_buffer_release(run->held[i]);
+  oidnReleaseFilter(run->filter); /* the last reference when the monitor released it */
+}
+
+static lull_status queued_run(lull_job* job, lull_error* err)
+{
+  return run_filter((filter_run*)job, 0, err);
+}
+
+static void queued_finish(lull_job* job)
+{
+  run_end((filter_run*)job);
+  free(job);
+}
+
 static void execute(OIDNFilter filter, int async)
 {
   if (!lull_check_filter(filter))
     return;
   OIDNDevice device = filter->device;
   lull_device_lock(device); /* a dirty device runs its filters: oidnCommitFilter */
+  /* a blocking run follows the work queued on the device's worker before
+   * it (and may let the lock go while it waits: the checks come after);
+   * a backend's own queue (a CUDA stream) orders it by itself */
+  if (!async && device->queue)
+    lull_device_wait(device);
   if (!filter->committed) {
     lull_device_unlock(device);
     lull_api_error(device, OIDN_ERROR_INVALID_OPERATION, "changes to the filter are not committed");
@@ -579,35 +703,28 @@ static void execute(OIDNFilter filter, int async)
     lull_device_unlock(device);
     return; /* nothing to do */
   }
-  /* What the run reads is its own until it ends: the progress monitor runs
-   * with the device's lock held (it is recursive) and may call the API, so
-   * it could release the filter, replace or unset its images (dropping their
-   * buffers) or change its parameters.  The run holds a reference to the
-   * filter (and so to the device) and to each image's buffer, and reads a
-   * copy of the parameters. */
-  atomic_fetch_add(&filter->refs, 1);
-  OIDNBuffer held[LULL_MAX_FILTER_IMAGES];
-  int num_held = 0;
-  for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
-    if (filter->images[i].set && filter->images[i].buffer) {
-      held[num_held] = filter->images[i].buffer;
-      atomic_fetch_add(&held[num_held++]->refs, 1);
-    }
-  double values[LULL_MAX_FILTER_PARAMS];
-  memcpy(values, filter->values, sizeof values);
-  lull_filter_config config;
-  filter_config(filter, &config);
-  config.values = values;
-  progress_state state = {filter->progress_func, filter->progress_user, 0, 0.0};
-  lull_progress progress = {NULL, &state};
-  if (state.func)
-    progress.report = progress_report;
   lull_error err = {LULL_OK, ""};
-  lull_status status = filter->type->execute(device->backend, &config, &progress, async, &err);
-  /* a finished run always ends its report at 1, whatever the filter type
-   * reported last (the output is complete: the answer does not matter) */
-  if (status == LULL_OK && !async && progress.report && !state.cancelled && state.last < 1.0)
-    (void)progress_report(&state, 1.0);
+  lull_status status = LULL_OK;
+  if (async && device->queue) {
+    /* the device's worker runs it; its errors, cancellation included, wait
+     * for the next synchronising call */
+    filter_run* run = calloc(1, sizeof *run);
+    if (!run) {
+      status = lull_fail(&err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    } else {
+      run_begin(run, filter);
+      run->job.run = queued_run;
+      run->job.finish = queued_finish;
+      lull_work_queue_push(device->queue, &run->job);
+    }
+    lull_device_unlock(device);
+    if (status != LULL_OK)
+      lull_api_error_status(device, &err);
+    return;
+  }
+  filter_run run;
+  run_begin(&run, filter);
+  status = run_filter(&run, async, &err);
   if (async && status == LULL_ERROR_CANCELLED) {
     /* a cancelled asynchronous run is an error of asynchronous work, for
      * the next synchronising call; errors of enqueuing (invalid images,
@@ -622,9 +739,7 @@ static void execute(OIDNFilter filter, int async)
   lull_device_unlock(device);
   if (status != LULL_OK)
     lull_api_error_status(device, &err);
-  for (int i = 0; i < num_held; ++i)
-    lull_buffer_release(held[i]);
-  oidnReleaseFilter(filter); /* the last reference when the monitor released it */
+  run_end(&run);
 }
 
 OIDN_API void oidnExecuteFilter(OIDNFilter filter)

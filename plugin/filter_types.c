@@ -266,7 +266,9 @@ static int rt_iterations(int quality)
 
 /* The à-trous configuration RT and RTLightmap run: the ATrous defaults
  * (variance-guided colour test, albedo demodulation, every guide given);
- * noise-free ("clean") guides get sharper normal and albedo tests. */
+ * noise-free ("clean") guides get sharper normal and albedo tests.  Their
+ * colour is radiance: as OIDN sanitizes it, negative values read as 0 (so
+ * the output is never negative), NaN and Inf as missing. */
 static lull_atrous_params rt_like_params(int quality, int clean_aux, int clamp_output, int srgb,
                                          double input_scale)
 {
@@ -277,6 +279,7 @@ static lull_atrous_params rt_like_params(int quality, int clean_aux, int clamp_o
     p.sigma_albedo = 0.15f;
   }
   p.clamp_output = clamp_output;
+  p.nonnegative = 1;
   p.srgb = srgb;
   p.input_scale = (float)input_scale; /* NaN: automatic (atrous.h) */
   return p;
@@ -295,6 +298,7 @@ static lull_atrous_params rtlightmap_atrous_params(const lull_filter_config* con
 {
   const double* v = config->values;
   lull_atrous_params p = rt_like_params((int)v[LP_QUALITY], 0, 0, 0, v[LP_INPUT_SCALE]);
+  p.nonnegative = v[LP_DIRECTIONAL] == 0; /* directional lightmaps hold [-1, 1] */
   p.memory_cap = memory_cap(v[LP_MAX_MEMORY]);
   return p;
 }
@@ -381,10 +385,11 @@ static lull_status rt_execute(lull_backend* backend, const lull_filter_config* c
   lull_atrous_params params = rt_atrous_params(config);
   if (!config->images[R_COLOR].data) {
     /* prefiltering an auxiliary image: no demodulation; albedo stays in
-     * [0, 1], normals are not clamped */
+     * [0, 1], normals are not clamped (and keep their sign) */
     params.demodulate = 0;
     params.srgb = 0;
     params.clamp_output = config->images[R_ALBEDO].data != NULL;
+    params.nonnegative = params.clamp_output;
   }
   return backend->ops->atrous(backend, &params, &images, LULL_ATROUS_SCHEDULE_AUTO, progress,
                               async, err);
@@ -417,15 +422,15 @@ static int rtlightmap_tile_overlap(const lull_filter_config* config)
 
 static const lull_filter_type type_atrous = {
     "ATrous", atrous_images, atrous_params, AP_COUNT, atrous_check, atrous_execute,
-    atrous_tile_overlap};
+    atrous_tile_overlap, 0};
 static const lull_filter_type type_gaussian = {
     "Gaussian", gaussian_images, gaussian_params, GP_COUNT, gaussian_check, gaussian_execute,
-    gaussian_tile_overlap};
+    gaussian_tile_overlap, 0};
 static const lull_filter_type type_rt = {
-    "RT", rt_images, rt_params, RP_COUNT, rt_check, rt_execute, rt_tile_overlap};
+    "RT", rt_images, rt_params, RP_COUNT, rt_check, rt_execute, rt_tile_overlap, 1};
 static const lull_filter_type type_rtlightmap = {
     "RTLightmap", rtlightmap_images, rtlightmap_params, LP_COUNT, rtlightmap_check,
-    rtlightmap_execute, rtlightmap_tile_overlap};
+    rtlightmap_execute, rtlightmap_tile_overlap, 1};
 
 static const lull_filter_type* const all_types[] = {&type_rt, &type_rtlightmap, &type_atrous,
                                                     &type_gaussian, &lull_filter_type_poisson,

@@ -58,6 +58,11 @@ typedef struct lull_filter_type
                          const lull_progress* progress, int async, lull_error* err);
   /* tileAlignment / tileOverlap reported after commit. */
   int (*tile_overlap)(const lull_filter_config* config);
+  /* 1 for OIDN's network filters (RT, RTLightmap), which take the data
+   * parameter "weights" (a trained network); lull has no network, so a
+   * commit with user weights set fails, as OIDN's does for weights it
+   * cannot read.  0: "weights" is an unknown name (a warning). */
+  int takes_weights;
 } lull_filter_type;
 
 /* Types defined in their own files (filter_types_gradient.c). */

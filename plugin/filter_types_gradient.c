@@ -111,7 +111,7 @@ static lull_status poisson_execute(lull_backend* backend, const lull_filter_conf
 }
 
 const lull_filter_type lull_filter_type_poisson = {
-    "Poisson", poisson_images, poisson_params, PP_COUNT, poisson_check, poisson_execute, NULL};
+    "Poisson", poisson_images, poisson_params, PP_COUNT, poisson_check, poisson_execute, NULL, 0};
 
 /* -- GradientDomain ------------------------------------------------------------ */
 
@@ -201,4 +201,4 @@ static lull_status gradient_domain_execute(lull_backend* backend, const lull_fil
 
 const lull_filter_type lull_filter_type_gradient_domain = {
     "GradientDomain",    gradient_domain_images,  gradient_domain_params, GP_COUNT,
-    gradient_domain_check, gradient_domain_execute, NULL};
+    gradient_domain_check, gradient_domain_execute, NULL, 0};

@@ -21,10 +21,12 @@ enum
   LULL_MAGIC_DEVICE = 0x6c6c7544,  /* "Dull" */
   LULL_MAGIC_BUFFER = 0x6c6c7542,
   LULL_MAGIC_FILTER = 0x6c6c7546,
+  LULL_MAGIC_SEMAPHORE = 0x6c6c7553,
   LULL_MAGIC_DEAD = 0,
 };
 
 typedef struct lull_error_slot lull_error_slot;
+typedef struct lull_work_queue lull_work_queue;
 
 struct OIDNDeviceImpl
 {
@@ -43,6 +45,10 @@ struct OIDNDeviceImpl
   int dirty;                    /* a parameter was set after the commit */
 
   lull_backend* backend;        /* created by the commit */
+  /* asynchronous calls of a backend that runs work on the calling thread
+   * (the CPU) run here, on the device's worker thread (work_queue.c);
+   * NULL where the backend queues work itself (CUDA streams) */
+  lull_work_queue* queue;
   /* the first error of asynchronous work (a cancelled asynchronous
    * execution, a failure the backend found while waiting) since it was
    * last raised; under mutex (lull_device_park) */
@@ -67,6 +73,15 @@ struct OIDNBufferImpl
   void* external;               /* imported memory: the backend's handle (release_import) */
 };
 
+struct OIDNSemaphoreImpl
+{
+  unsigned magic;
+  atomic_int refs;
+  OIDNDevice device;
+  int type;                     /* the OIDNExternalSemaphoreTypeFlag it was imported as */
+  void* handle;                 /* the backend's (release_semaphore) */
+};
+
 /* One image argument of a filter. */
 typedef struct lull_filter_image
 {
@@ -87,6 +102,7 @@ struct OIDNFilterImpl
   double values[LULL_MAX_FILTER_PARAMS];
   int committed;                /* commit succeeded and nothing changed since */
   int params_changed;           /* a parameter changed since the last commit (or none yet) */
+  int user_weights;             /* the data parameter "weights" is set (RT, RTLightmap) */
   OIDNProgressMonitorFunction progress_func;
   void* progress_user;
 };
@@ -133,11 +149,47 @@ void lull_errors_hold(OIDNDevice device);
 void lull_errors_unhold(OIDNDevice device, lull_held_errors* out);
 void lull_errors_deliver(lull_held_errors* held);
 
+/* The calling thread's depth of holds on device: how many times it has
+ * locked it (0: it does not hold it). */
+int lull_errors_depth(OIDNDevice device);
+
+/* -- work_queue.c ----------------------------------------------------------- */
+
+/* A piece of asynchronous work.  run does it on the worker (its error is
+ * kept for the next synchronising call); finish runs after it, once the
+ * job counts as done, without the device's lock, and frees the job (with
+ * the references it held). */
+typedef struct lull_job lull_job;
+struct lull_job
+{
+  lull_status (*run)(lull_job* job, lull_error* err);
+  void (*finish)(lull_job* job);
+  lull_job* next;
+};
+
+lull_work_queue* lull_work_queue_new(void);
+/* Queues job (the first job starts the worker thread). */
+void lull_work_queue_push(lull_work_queue* queue, lull_job* job);
+/* 1 when every queued job has run. */
+int lull_work_queue_idle(lull_work_queue* queue);
+/* Waits until every queued job has run (on the worker: returns at once). */
+void lull_work_queue_wait(lull_work_queue* queue);
+/* Moves the first error of queued work into err and returns its code
+ * (LULL_OK when there is none). */
+lull_status lull_work_queue_take_error(lull_work_queue* queue, lull_error* err);
+/* 1 on the queue's worker thread (a monitor of a queued run, a finish). */
+int lull_work_queue_on_worker(lull_work_queue* queue);
+/* Waits for the queue and ends the thread; called on the worker (the
+ * last reference to the device went with a job), the worker ends and frees
+ * the queue by itself. */
+void lull_work_queue_destroy(lull_work_queue* queue);
+
 /* -- handle checks (each records "handle is null" and returns 0) --------- */
 
 int lull_check_device(OIDNDevice device);
 int lull_check_buffer(OIDNBuffer buffer);
 int lull_check_filter(OIDNFilter filter);
+int lull_check_semaphore(OIDNSemaphore semaphore);
 /* Records "string pointer is null" on device and returns 0 when s is NULL. */
 int lull_check_string(OIDNDevice device, const char* s);
 
@@ -157,6 +209,10 @@ void lull_device_release(OIDNDevice device);
 void lull_device_park(OIDNDevice device, const lull_error* err);
 lull_status lull_device_take_parked(OIDNDevice device, lull_error* err);
 void lull_device_wait(OIDNDevice device);
+/* 1 on the device's worker thread: releases there neither lock the device
+ * nor wait (the jobs hold references to what they use, and a thread may
+ * hold the lock while it waits for the worker). */
+int lull_device_on_worker(OIDNDevice device);
 
 /* -- filter.c ------------------------------------------------------------- */
 

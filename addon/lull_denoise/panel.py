@@ -2,7 +2,7 @@
 
 import bpy
 
-from . import loader, operators, passes
+from . import loader, oidn_library, operators, passes
 
 
 class RENDER_PT_lull(bpy.types.Panel):
@@ -18,6 +18,10 @@ class RENDER_PT_lull(bpy.types.Panel):
         layout.use_property_decorate = False
         scene = context.scene
         s = scene.lull
+
+        # Cycles' own denoiser: lull when Blender was started with `lull blender`
+        oidn = oidn_library.info()
+        layout.label(text=oidn["text"], icon="CHECKMARK" if oidn["lull"] else "INFO")
 
         problem = loader.error()
         if problem:

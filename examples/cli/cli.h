@@ -30,6 +30,14 @@ enum
   CLI_ERROR_SIZE = 1024
 };
 
+/* -- launch.c ------------------------------------------------------------------- */
+
+/* lull blender [--blender PATH] [ARGS...] and lull run COMMAND [ARGS...]:
+ * the program with lull's libOpenImageDenoise.so.2 first on its library
+ * path; they return its exit status. */
+int cli_blender_main(int argc, char** argv);
+int cli_run_main(int argc, char** argv);
+
 /* -- signals.c ------------------------------------------------------------------ */
 
 /* Blocks SIGINT, SIGTERM and SIGHUP for the whole process (call first, before

@@ -4,7 +4,9 @@
  *   lull compare OUT REF          relMSE, PSNR, SSIM, side-by-side PNG
  *   lull info FILE                layers, passes, channels
  *   lull extract IN -o OUT        one pass as an image of its own
- *   lull filters [NAME]           filter types and parameters */
+ *   lull filters [NAME]           filter types and parameters
+ *   lull blender [ARGS]           Blender with lull as its OIDN
+ *   lull run COMMAND [ARGS]       any program with lull as its OIDN */
 #include <string.h>
 
 #include "cli.h"
@@ -22,6 +24,8 @@ static const char usage_text[] =
     "  info FILE             layers, passes and channels of a file\n"
     "  extract IN -o OUT     one pass of a file as an image of its own (e.g. PFM)\n"
     "  filters [NAME]        filter types, their images and parameters\n"
+    "  blender [ARGS]        start Blender with lull as its Open Image Denoise\n"
+    "  run COMMAND [ARGS]    run a program (a bpy script, ...) with lull as its OIDN\n"
     "\n"
     "lull COMMAND --help says more.  lull --version prints the version.\n";
 
@@ -70,6 +74,10 @@ int main(int argc, char** argv)
     return cli_info_main(argc - 1, argv + 1);
   if (strcmp(command, "filters") == 0)
     return cli_filters_main(argc - 1, argv + 1);
+  if (strcmp(command, "blender") == 0)
+    return cli_blender_main(argc - 1, argv + 1);
+  if (strcmp(command, "run") == 0)
+    return cli_run_main(argc - 1, argv + 1);
   cli_error("unknown command '%s' (lull --help lists them)", command);
   return CLI_USAGE;
 }

@@ -1,6 +1,7 @@
 /* Filters through the API (the filter mathematics is tested elsewhere):
  * finite output also from NaN/Inf input, RT's rules for combining inputs
  * and modes, progress reporting and cancellation, asynchronous execution. */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -202,6 +203,77 @@ static void non_finite_guides(OIDNDevice device)
   free(output);
 }
 
+/* OIDN's sanitization (oidnTest "image sanitization"): RT with one value
+ * everywhere as colour, albedo and normal (NaN, +-Inf, -100, 10, -2) gives
+ * a finite output in [0, FLT_MAX] (HDR) or [0, 1] (LDR); RTLightmap's
+ * output is never negative either.  The colour's negative values read as
+ * 0, as OIDN's: a negative pixel changes nothing that a 0 there would not
+ * (explicit inputScale: the automatic one counts every value). */
+static int all_within(const float* v, size_t n, float lo, float hi)
+{
+  for (size_t i = 0; i < n; ++i)
+    if (!isfinite(v[i]) || v[i] < lo || v[i] > hi)
+      return 0;
+  return 1;
+}
+
+static void sanitization(OIDNDevice device)
+{
+  static const float values[] = {NAN, INFINITY, -INFINITY, -100.0f, 10.0f, -2.0f};
+  float* input = api_filled(3 * N, 0.0f);
+  float* output = api_filled(3 * N, 0.0f);
+  for (int hdr = 0; hdr < 2; ++hdr)
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; ++k) {
+      for (size_t i = 0; i < 3 * N; ++i) {
+        input[i] = values[k];
+        output[i] = -1000.0f;
+      }
+      OIDNFilter filter = oidnNewFilter(device, "RT");
+      oidnSetFilterBool(filter, "hdr", hdr);
+      CHECK_EQ_INT(rt_commit(device, filter, "can", input, input, input, output), OIDN_ERROR_NONE);
+      oidnExecuteFilter(filter);
+      EXPECT_OK(device);
+      if (!all_within(output, 3 * N, 0.0f, hdr ? FLT_MAX : 1.0f)) {
+        fprintf(stderr, "RT hdr=%d, input %g: output out of range\n", hdr, (double)values[k]);
+        CHECK(0);
+      }
+      oidnReleaseFilter(filter);
+      filter = oidnNewFilter(device, "RTLightmap");
+      oidnSetSharedFilterImage(filter, "color", input, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+      oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+      oidnCommitFilter(filter);
+      oidnExecuteFilter(filter);
+      EXPECT_OK(device);
+      CHECK(all_within(output, 3 * N, 0.0f, FLT_MAX));
+      oidnReleaseFilter(filter);
+    }
+  /* a negative pixel is a 0 pixel */
+  float* color = api_noisy_image(W, H, 3, 0.5f, 10);
+  float* albedo = api_albedo_image(W, H);
+  float* normal = api_normal_image(W, H);
+  float* zeroed = api_filled(3 * N, 0.0f);
+  for (int pass = 0; pass < 2; ++pass) {
+    float* out = pass ? output : zeroed;
+    color[3 * 50 + 1] = pass ? -5.0f : 0.0f;
+    color[3 * 51] = pass ? -1e30f : 0.0f;
+    OIDNFilter filter = oidnNewFilter(device, "RT");
+    oidnSetFilterBool(filter, "hdr", true);
+    oidnSetFilterFloat(filter, "inputScale", 1.0f);
+    CHECK_EQ_INT(rt_commit(device, filter, "can", color, albedo, normal, out), OIDN_ERROR_NONE);
+    oidnExecuteFilter(filter);
+    EXPECT_OK(device);
+    oidnReleaseFilter(filter);
+  }
+  CHECK(lull_test_max_abs_diff(output, zeroed, 3 * N) == 0.0);
+  CHECK(all_within(output, 3 * N, 0.0f, FLT_MAX));
+  free(color);
+  free(albedo);
+  free(normal);
+  free(zeroed);
+  free(input);
+  free(output);
+}
+
 /* Filters of one device run from several threads at once: calls are
  * serialised per device and every result equals the single-threaded one. */
 typedef struct concurrent_job
@@ -339,14 +411,20 @@ static void progress(OIDNDevice device, const char* type)
    * without raising it (OIDN's semantics) */
   OIDNBuffer spare = oidnNewBuffer(device, 64);
   unsigned char bytes[64];
-  memset(&log, 0, sizeof log);
-  log.cancel_at = 1;
+  /* (a queued run keeps the monitor it was queued with: the blocking run
+   * gets another one, which does not cancel) */
+  progress_log cancelling;
+  memset(&cancelling, 0, sizeof cancelling);
+  cancelling.cancel_at = 1;
+  oidnSetFilterProgressMonitorFunction(filter, monitor, &cancelling);
   oidnExecuteFilterAsync(filter);
   EXPECT_OK(device); /* parked, not raised */
-  log.cancel_at = 0;
+  memset(&log, 0, sizeof log);
+  oidnSetFilterProgressMonitorFunction(filter, monitor, &log);
   oidnExecuteFilter(filter);
   EXPECT_ERROR(device, OIDN_ERROR_CANCELLED);
   CHECK(log.calls >= 2); /* the blocking run itself ran to the end */
+  CHECK_EQ_INT(cancelling.calls, 1);
   oidnSyncDevice(device);
   EXPECT_OK(device);
   memset(&log, 0, sizeof log);
@@ -456,6 +534,132 @@ static void async_execution(OIDNDevice device)
   free(color);
 }
 
+/* -- the CPU device's worker thread ------------------------------------------ */
+
+/* A monitor that holds a queued run at its first report until the test
+ * opens the gate, and calls the API of the run's own device from the
+ * worker thread (what it does is `mode`). */
+typedef struct gate
+{
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  int open, reached, calls, version;
+  int mode;
+  OIDNDevice device;
+  OIDNFilter filter;
+} gate;
+
+enum { GATE_ONLY, GATE_QUERY, GATE_SYNC, GATE_RELEASE };
+
+static bool gated(void* user, double done)
+{
+  (void)done;
+  gate* g = user;
+  pthread_mutex_lock(&g->mutex);
+  const int first = g->calls++ == 0;
+  if (first) {
+    g->reached = 1;
+    pthread_cond_broadcast(&g->cond);
+    while (!g->open)
+      pthread_cond_wait(&g->cond, &g->mutex);
+  }
+  pthread_mutex_unlock(&g->mutex);
+  if (first && g->mode == GATE_QUERY)
+    g->version = oidnGetDeviceInt(g->device, "version"); /* needs the device's lock */
+  else if (first && g->mode == GATE_SYNC)
+    oidnSyncDevice(g->device); /* does not wait for its own run */
+  else if (first && g->mode == GATE_RELEASE)
+    oidnReleaseFilter(g->filter); /* the run holds what it reads */
+  return true;
+}
+
+static void gate_wait_reached(gate* g)
+{
+  pthread_mutex_lock(&g->mutex);
+  while (!g->reached)
+    pthread_cond_wait(&g->cond, &g->mutex);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+static void gate_open(gate* g)
+{
+  pthread_mutex_lock(&g->mutex);
+  g->open = 1;
+  pthread_cond_broadcast(&g->cond);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+/* Opens the gate once the run reached it, from another thread: the main
+ * thread is then inside oidnSyncDevice, waiting for the queue. */
+static void* open_later(void* arg)
+{
+  gate* g = arg;
+  gate_wait_reached(g);
+  gate_open(g);
+  return NULL;
+}
+
+/* An asynchronous execution on the CPU device returns while its run is
+ * still held at the monitor's first report (it runs on the device's
+ * worker thread); once synced, the output is the blocking run's.  The
+ * monitor of a queued run may call its own device while the application
+ * waits in oidnSyncDevice (the waiting thread lets the device's lock go),
+ * may synchronise the device (it does not wait for its own run) and may
+ * release the filter (the run keeps it); an application that releases
+ * the filter and the device without syncing still gets its output. */
+static void worker_runs(void)
+{
+  float* color = api_noisy_image(W, H, 3, 0.3f, 23);
+  OIDNDevice device = api_cpu_device();
+  float* reference = api_run_color(device, "RT", color, W, H);
+  for (int mode = GATE_ONLY; mode <= GATE_RELEASE; ++mode) {
+    float* output = api_filled(3 * N, -1.0f);
+    OIDNFilter filter = oidnNewFilter(device, "RT");
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    gate g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mutex, NULL);
+    pthread_cond_init(&g.cond, NULL);
+    g.mode = mode;
+    g.device = device;
+    g.filter = filter;
+    oidnSetFilterProgressMonitorFunction(filter, gated, &g);
+    oidnCommitFilter(filter);
+    oidnExecuteFilterAsync(filter);
+    EXPECT_OK(device);
+    gate_wait_reached(&g); /* the run started and waits, but the call returned */
+    CHECK(output[0] == -1.0f && output[3 * N - 1] == -1.0f);
+    pthread_t opener;
+    CHECK(pthread_create(&opener, NULL, open_later, &g) == 0);
+    oidnSyncDevice(device);
+    pthread_join(opener, NULL);
+    EXPECT_OK(device);
+    CHECK(g.calls >= 2);
+    CHECK(reference && lull_test_max_abs_diff(output, reference, 3 * N) == 0.0);
+    if (mode == GATE_QUERY)
+      CHECK_EQ_INT(g.version, OIDN_VERSION);
+    if (mode != GATE_RELEASE)
+      oidnReleaseFilter(filter);
+    pthread_cond_destroy(&g.cond);
+    pthread_mutex_destroy(&g.mutex);
+    free(output);
+  }
+  /* released without a sync: the device's last release waits for the run */
+  float* output = api_filled(3 * N, -1.0f);
+  OIDNFilter filter = oidnNewFilter(device, "RT");
+  oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(filter);
+  oidnExecuteFilterAsync(filter);
+  oidnReleaseFilter(filter);
+  oidnReleaseDevice(device);
+  CHECK(reference && lull_test_max_abs_diff(output, reference, 3 * N) == 0.0);
+  free(output);
+  free(reference);
+  free(color);
+}
+
 /* -- a monitor that changes the filter while it runs -------------------------- */
 
 /* The progress monitor runs with the device's lock held (it is recursive)
@@ -533,12 +737,14 @@ void api_test_execute(void)
   rt_rules(device);
   finite_output(device);
   non_finite_guides(device);
+  sanitization(device);
   concurrent(device);
   progress(device, "RT");
   progress(device, "ATrous");
   progress(device, "Gaussian");
   async_execution(device);
   oidnReleaseDevice(device);
+  worker_runs();
   monitor_changes_the_filter();
   EXPECT_OK(NULL);
 }

@@ -127,14 +127,87 @@ static void values(OIDNDevice device)
   CHECK_EQ_INT(oidnGetFilterInt(filter, "overlap"), 0);
   EXPECT_OK(device);
 
-  /* data parameters: lull has none; they are unknown names (warnings) */
+  /* data parameters: RT knows "weights" (user_weights below); other
+   * names are unknown (warnings) */
   unsigned char blob[16] = {0};
   oidnSetSharedFilterData(filter, "weights", blob, sizeof blob);
   oidnUpdateFilterData(filter, "weights");
   oidnUnsetFilterData(filter, "weights");
   oidnUnsetFilterData(filter, "neverSet");
+  oidnSetSharedFilterData(filter, "neverSet", blob, sizeof blob);
+  oidnUpdateFilterData(filter, "neverSet");
   EXPECT_OK(device);
   oidnReleaseFilter(filter);
+}
+
+/* The data parameter "weights" (OIDN 2.5's oidnTest "user weights"): lull
+ * has no network, so user weights are refused at the commit, as OIDN
+ * refuses weights it cannot read; NULL with bytes is an error of the call;
+ * unsetting them, or empty data, makes the filter usable again.  lull's
+ * own filter types do not know the name. */
+static void user_weights(OIDNDevice device)
+{
+  enum { W = 23, H = 9 };
+  float* color = api_noisy_image(W, H, 3, 0.2f, 5);
+  float* output = api_filled(W * H * 3, -7.0f);
+  unsigned char blob[900];
+  for (size_t i = 0; i < sizeof blob; ++i)
+    blob[i] = (unsigned char)(i * 37u + 11u);
+  static const char* const types[] = {"RT", "RTLightmap"};
+  for (size_t t = 0; t < 2; ++t) {
+    OIDNFilter filter = oidnNewFilter(device, types[t]);
+    oidnSetSharedFilterImage(filter, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(filter, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    EXPECT_OK(device);
+    /* a NULL name is an error; the filter still commits */
+    oidnSetSharedFilterData(filter, NULL, blob, sizeof blob);
+    EXPECT_ERROR(device, OIDN_ERROR_INVALID_ARGUMENT);
+    oidnCommitFilter(filter);
+    EXPECT_OK(device);
+    /* empty data is no weights; bytes without a pointer are an error */
+    oidnSetSharedFilterData(filter, "weights", NULL, 0);
+    EXPECT_OK(device);
+    oidnSetSharedFilterData(filter, "weights", NULL, sizeof blob);
+    EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_ARGUMENT, "data pointer is null");
+    oidnCommitFilter(filter);
+    EXPECT_OK(device);
+    /* user weights: accepted, refused by the commit, and the filter does
+     * not run */
+    oidnSetSharedFilterData(filter, "weights", blob, sizeof blob);
+    EXPECT_OK(device);
+    oidnCommitFilter(filter);
+    EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "user weights are not supported");
+    oidnExecuteFilter(filter);
+    EXPECT_ERROR_MSG(device, OIDN_ERROR_INVALID_OPERATION, "not committed");
+    CHECK(output[0] == -7.0f);
+    oidnUpdateFilterData(filter, "weights");
+    oidnCommitFilter(filter);
+    EXPECT_ERROR(device, OIDN_ERROR_INVALID_OPERATION);
+    /* unset: the built-in filter again */
+    oidnUnsetFilterData(filter, "weights");
+    oidnCommitFilter(filter);
+    oidnExecuteFilter(filter);
+    EXPECT_OK(device);
+    CHECK(output[0] != -7.0f);
+    /* and empty data replaces the weights */
+    oidnSetSharedFilterData(filter, "weights", blob, sizeof blob);
+    oidnSetSharedFilterData(filter, "weights", NULL, 0);
+    oidnCommitFilter(filter);
+    EXPECT_OK(device);
+    oidnReleaseFilter(filter);
+    output[0] = -7.0f;
+  }
+  /* lull's own filters: an unknown name, which only warns */
+  OIDNFilter atrous = oidnNewFilter(device, "ATrous");
+  oidnSetSharedFilterImage(atrous, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(atrous, "output", output, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterData(atrous, "weights", blob, sizeof blob);
+  oidnCommitFilter(atrous);
+  oidnExecuteFilter(atrous);
+  EXPECT_OK(device);
+  oidnReleaseFilter(atrous);
+  free(color);
+  free(output);
 }
 
 /* Changes need a commit; the tile parameters are set by the commit. */
@@ -182,7 +255,6 @@ static void commit_rules(OIDNDevice device)
                                       "set unknown image", "unknown int",
                                       "type mismatch", "same value", "read-only",
                                       "data", "update data", "unset data", "inputScale"};
-  unsigned char blob[4] = {0};
   for (size_t k = 0; k < sizeof calls / sizeof calls[0]; ++k) {
     oidnCommitFilter(filter);
     oidnExecuteFilter(filter);
@@ -197,7 +269,7 @@ static void commit_rules(OIDNDevice device)
       case 4: oidnSetFilterInt(filter, "inputScale", 3); break;
       case 5: oidnSetFilterBool(filter, "hdr", true); break;
       case 6: oidnSetFilterInt(filter, "tileOverlap", 32); break;
-      case 7: oidnSetSharedFilterData(filter, "weights", blob, sizeof blob); break;
+      case 7: oidnSetSharedFilterData(filter, "weights", NULL, 0); break; /* empty */
       case 8: oidnUpdateFilterData(filter, "weights"); break;
       case 9: oidnUnsetFilterData(filter, "weights"); break;
       default: oidnSetFilterFloat(filter, "inputScale", 2.0f); break;
@@ -430,6 +502,7 @@ void api_test_params(void)
   creation(device);
   values(device);
   commit_rules(device);
+  user_weights(device);
   introspection(device);
   every_type(device);
   sycl_execute(device);

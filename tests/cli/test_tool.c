@@ -1,15 +1,19 @@
 /* The command-line tool: help and usage errors, parameter typing, the
  * non-destructive multilayer output, OIDN-style flags (and that they give
  * the same result as the Blender-style input), round trips, failures
- * that must leave an existing output as it was, and outputs that would
- * replace an input (refused). */
+ * that must leave an existing output as it was, outputs that would
+ * replace an input (refused), and `lull blender` / `lull run` (a program
+ * started with lull's OIDN library first on its library path). */
 #define _XOPEN_SOURCE 700
 
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_test_util.h"
@@ -1007,6 +1011,108 @@ static void test_compare(const char* dir, const cli_scene* scene)
 #endif
 }
 
+/* -- lull blender / lull run ------------------------------------------------------------- */
+
+/* A stand-in for Blender: prints its arguments, where its first library
+ * folder's libOpenImageDenoise.so.2 leads, the rest of LD_LIBRARY_PATH and
+ * the folder itself, and exits 7. */
+static void write_fake_blender(const char* path)
+{
+  FILE* f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (!f)
+    return;
+  fputs("#!/bin/sh\n"
+        "for a in \"$@\"; do echo \"arg=$a\"; done\n"
+        "first=${LD_LIBRARY_PATH%%:*}\n"
+        "echo \"lib=$(readlink -f \"$first/libOpenImageDenoise.so.2\")\"\n"
+        "echo \"files=$(ls \"$first\")\"\n"
+        "echo \"rest=${LD_LIBRARY_PATH#*:}\"\n"
+        "echo \"told=$LULL_OIDN_LIBRARY\"\n"
+        "echo \"dir=$first\"\n"
+        "exit 7\n",
+        f);
+  fclose(f);
+  chmod(path, 0755);
+}
+
+/* The value of "key=" on a line of <dir>/stdout.txt (static buffer). */
+static const char* said_value(const char* dir, const char* key)
+{
+  static char value[PATH_MAX];
+  value[0] = '\0';
+  char* text = cli_slurp(dir, "stdout.txt");
+  const size_t n = strlen(key);
+  for (char* line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+    if (strncmp(line, key, n) == 0 && line[n] == '=') {
+      snprintf(value, sizeof value, "%s", line + n + 1);
+      break;
+    }
+  free(text);
+  return value;
+}
+
+static void test_launch(const char* dir)
+{
+  /* lull's library: beside the library the tool runs on (build or prefix) */
+  char expected[PATH_MAX], guess[PATH_MAX + 64], tool_dir[PATH_MAX];
+  snprintf(tool_dir, sizeof tool_dir, "%s", tool);
+  *strrchr(tool_dir, '/') = '\0';
+  snprintf(guess, sizeof guess, "%s/../lib/libOpenImageDenoise.so.2", tool_dir);
+  CHECK(realpath(guess, expected) != NULL);
+  char fake[1200];
+  cli_path(fake, sizeof fake, dir, "fake-blender");
+  write_fake_blender(fake);
+  const char* old_path = getenv("PATH");
+  char* saved_path = old_path ? strdup(old_path) : NULL;
+  setenv("LD_LIBRARY_PATH", "/keep/me", 1);
+
+  /* every argument but --blender goes through, in order, blanks kept */
+  EXPECT(7, "blender", "--blender", fake, "-b", "two words", "--python-expr", "x");
+  char* out = cli_slurp(dir, "stdout.txt");
+  CHECK(strstr(out, "arg=-b\narg=two words\narg=--python-expr\narg=x\nlib=") != NULL);
+  free(out);
+  CHECK(strcmp(said_value(dir, "lib"), expected) == 0);
+  CHECK(strcmp(said_value(dir, "files"), "libOpenImageDenoise.so.2") == 0); /* nothing else */
+  CHECK(strcmp(said_value(dir, "rest"), "/keep/me") == 0);
+  CHECK(strcmp(said_value(dir, "told"), expected) == 0);
+  struct stat st;
+  CHECK(said_value(dir, "dir")[0] == '/' && stat(said_value(dir, "dir"), &st) != 0); /* removed */
+  EXPECT(2, "blender", "--blender=", "x"); /* an empty path is no Blender */
+  /* found on PATH */
+  char blender[1200];
+  cli_path(blender, sizeof blender, dir, "blender");
+  CHECK_EQ_INT(cli_copy_file(fake, blender), 0);
+  chmod(blender, 0755);
+  setenv("PATH", dir, 1);
+  EXPECT(7, "blender", "scene.blend");
+  CHECK(strcmp(said_value(dir, "arg"), "scene.blend") == 0);
+  unlink(blender);
+  EXPECT(2, "blender", "scene.blend");
+  CHECK(cli_said(dir, "stderr.txt", "blender is not on PATH"));
+  if (saved_path)
+    setenv("PATH", saved_path, 1);
+  free(saved_path);
+  EXPECT(2, "blender", "--blender", "/no/such/blender");
+  CHECK(cli_said(dir, "stderr.txt", "not an executable Blender"));
+  EXPECT(2, "blender", "--blender");
+  EXPECT(0, "blender", "--help");
+  CHECK(cli_said(dir, "stdout.txt", "--blender PATH"));
+
+  /* lull run: the command's status, its signal, usage */
+  EXPECT(7, "run", fake);
+  CHECK(strcmp(said_value(dir, "lib"), expected) == 0);
+  EXPECT(3, "run", "sh", "-c", "exit 3");
+  EXPECT(127, "run", "no-such-command-here");
+  EXPECT(2, "run");
+  EXPECT(0, "run", "--help");
+  int signal_number = 0;
+  const int pid = cli_start(tool, dir, ARGS("run", "sh", "-c", "kill -TERM $$"));
+  CHECK(pid > 0 && cli_wait_signal(pid, &signal_number) == 128 + SIGTERM);
+  CHECK_EQ_INT(signal_number, SIGTERM); /* ended as the program ended */
+  unsetenv("LD_LIBRARY_PATH");
+}
+
 int main(void)
 {
   if (cli_tool_built(tool))
@@ -1041,6 +1147,7 @@ int main(void)
   test_unnamed_layer(dir, &scene);
   test_inputs_kept(dir, &scene);
   test_compare(dir, &scene);
+  test_launch(dir);
   cli_scene_free(&scene);
   return lull_test_result("cli_tool");
 }

@@ -231,14 +231,17 @@ static int find_lib(struct dl_phdr_info* info, size_t size, void* user)
 }
 
 /* Whether a function (objdump's "<name>:" header) runs only with a GPU: the
- * CUDA backend's host code, C or C++-mangled, the CUDA runtime, and the
- * import of external memory (its buffer is allocated only for a type the
- * device imports, which the CPU device has none of; tests/gpu/cuda_api
- * runs it). */
+ * CUDA backend's host code, C or C++-mangled, the CUDA runtime, the import
+ * of external memory (its buffer is allocated only for a type the device
+ * imports, which the CPU device has none of; tests/gpu/cuda_api runs it)
+ * and external semaphores (the same: a handle, and the lists of a signal
+ * or wait, only on a device with semaphores). */
 static int needs_gpu(const char* function)
 {
   return strstr(function, "lull_cuda") != NULL || strstr(function, "libcudart_static") != NULL ||
-         strstr(function, "oidnNewSharedBufferFromFD") != NULL;
+         strstr(function, "oidnNewSharedBufferFromFD") != NULL ||
+         strstr(function, "oidnNewSharedSemaphoreFromFD") != NULL ||
+         strstr(function, "signal_or_wait") != NULL;
 }
 
 /* Return addresses of every call to an allocation function in liblull.so
@@ -416,6 +419,8 @@ static run_state workload(float* pixels, float* outputs)
   STEP(OIDN_ERROR_NONE, buffers[2] = oidnNewSharedBuffer(device, host, sizeof host));
   STEP(OIDN_ERROR_NONE, oidnWriteBuffer(buffers[0], 0, sizeof host, host));
   STEP(OIDN_ERROR_NONE, oidnReadBuffer(buffers[1], 0, sizeof host, host));
+  STEP(OIDN_ERROR_NONE, (oidnWriteBufferAsync(buffers[1], 0, sizeof host, host),
+                         oidnSyncDevice(device)));
 
   for (size_t k = 0; k < sizeof specs / sizeof specs[0]; ++k) {
     const filter_spec* s = &specs[k];

@@ -71,6 +71,9 @@ def test_panel_draws(e2e):
     assert dict(rt["operators"]) == {"lull.enable_passes": True, "lull.denoise_render": True,
                                      "lull.denoise_animation": True}
     assert any(label.startswith("Passes on 'ViewLayer'") for label in rt["labels"])
+    # which OIDN Cycles denoises with: the wheel's own here (test_blender_oidn
+    # checks the lull case, started through `lull run`)
+    assert rt["labels"][0].startswith("Cycles' OpenImageDenoise is Intel's")
     # the module missing: the reason, wrapped; a background worker: its status
     problem = e2e["panel_draw"]["problem"]
     assert problem["errors"] == []

@@ -1,14 +1,16 @@
 /* lull's text of Open Image Denoise's config.h: version and feature macros.
- * lull implements the OIDN 2.4 C API, so programs written against OIDN see
- * version 2.4 here and at run time (device parameter "version"). */
+ * lull implements the OIDN 2.5 C API, so programs written against OIDN see
+ * version 2.5.1 here and at run time (device parameter "version"); OIDN
+ * 2.5.1's own test program (oidnTest) is the yardstick
+ * (docs/oidn-compatibility.md). */
 #pragma once
 
 #define OIDN_VERSION_MAJOR 2
-#define OIDN_VERSION_MINOR 4
+#define OIDN_VERSION_MINOR 5
 #define OIDN_VERSION_PATCH 1
-#define OIDN_VERSION 20401
-#define OIDN_VERSION_STRING "2.4.1 (lull)"
-#define OIDN_VERSION_STRING_SHORT "2.4.1"
+#define OIDN_VERSION 20501
+#define OIDN_VERSION_STRING "2.5.1 (lull)"
+#define OIDN_VERSION_STRING_SHORT "2.5.1"
 
 /* lull's own version, independent of the API level it implements. */
 #define LULL_VERSION_MAJOR 0

@@ -1,10 +1,10 @@
-/* lull's own text of the Open Image Denoise 2.4 C API.
+/* lull's own text of the Open Image Denoise 2.5 C API.
  *
  * Same function names, signatures, enum names and numeric values as OIDN,
  * so a program written against OIDN compiles and links against lull
  * unchanged.  lull adds filter types and parameters (see lull.h), never
  * functions here.  Where lull's behaviour differs from OIDN's it says so in
- * README.md ("OIDN compatibility"). */
+ * docs/oidn-compatibility.md. */
 #pragma once
 
 #include <stddef.h>
@@ -285,8 +285,13 @@ OIDN_API void oidnExecuteSYCLFilterAsync(OIDNFilter filter, const sycl::event* d
 #endif
 
 /* ---------------------------------------------------------------------------
- * OIDN 2.5 external semaphores.  lull imports no semaphores: the device
- * reports "externalSemaphoreTypes" = 0 and these calls fail cleanly.
+ * External semaphores (OIDN 2.5): synchronisation with another API that
+ * shares memory with the device.  The device parameter
+ * "externalSemaphoreTypes" says which kinds it imports: the CUDA device on
+ * Linux OPAQUE_FD and TIMELINE_SEMAPHORE_FD, the CPU device none.  A file
+ * descriptor is taken over by a successful import.  The names and their
+ * order are OIDN's; the values follow OIDN's pattern (one bit each, in
+ * order), see docs/oidn-compatibility.md.
  * ------------------------------------------------------------------------- */
 
 typedef enum

@@ -1,4 +1,5 @@
-// lull's own text of Open Image Denoise's C++ API (the 2.4 surface).
+// lull's own text of Open Image Denoise's C++ API (the 2.4 surface; OIDN 2.5's
+// external semaphores are in the C API, oidn.h).
 //
 // Header-only, C++11, no exceptions: thin RAII wrappers over the C functions
 // of oidn.h, so C++ programs written against OIDN compile against lull
