@@ -78,6 +78,9 @@ OIDN_API void oidnReleaseFilter(OIDNFilter filter)
    * work stay for the next synchronising call, as in OIDN, whose releases
    * wait without raising them */
   lull_device_wait(device);
+  /* the state (temporal mode's history) is backend memory */
+  if (filter->state)
+    filter->state->release(device->backend, filter->state);
   lull_device_unlock(device);
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
     image_clear(&filter->images[i]);
@@ -459,6 +462,7 @@ static void filter_config(OIDNFilter filter, lull_filter_config* config)
 {
   memset(config, 0, sizeof *config);
   config->values = filter->values;
+  config->state = &filter->state;
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i) {
     const lull_filter_image* image = &filter->images[i];
     if (!image->set)

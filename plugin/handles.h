@@ -89,6 +89,7 @@ struct OIDNFilterImpl
   int params_changed;           /* a parameter changed since the last commit (or none yet) */
   OIDNProgressMonitorFunction progress_func;
   void* progress_user;
+  lull_filter_state* state;     /* kept between executions (its release frees it) */
 };
 
 /* -- error.c -------------------------------------------------------------- */
