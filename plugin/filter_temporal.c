@@ -147,7 +147,9 @@ lull_status lull_filter_temporal_atrous(lull_backend* backend, lull_filter_state
   tp.channels = channels;
   status = lull_progress_report(progress, 0.0, err);
   if (status == LULL_OK)
-    status = backend->ops->temporal(backend, &tp, &t, &planes, async, err);
+    /* queued without a wait: the spatial filter's run that follows waits
+     * when the execution is blocking (and reports an error of either) */
+    status = backend->ops->temporal(backend, &tp, &t, &planes, 1, err);
   if (status != LULL_OK)
     return status;
 
