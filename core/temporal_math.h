@@ -14,9 +14,10 @@
  *   3. guard against ghosting, two tests on the reprojected colour h:
  *      - neighbourhood clipping (Salvi 2016, "variance clipping"): each
  *        channel of h into mean +- gamma sigma of c_t's 3x3 neighbourhood;
- *      - a per-pixel test: when the luminance of h differs from c_t(p) by
- *        more than k standard deviations of c_t(p)'s noise, the weight of
- *        the current frame rises to lambda = 1 - k sigma / |dl| (A-SVGF's
+ *      - a statistical test: when the luminance of h differs from the mean
+ *        of that neighbourhood by more than k standard deviations of the
+ *        difference's noise (the mean's and the history's own), the weight
+ *        of the current frame rises to lambda = 1 - k sigma / |dl| (A-SVGF's
  *        idea, Schied et al. 2018, with the noise scale in place of the
  *        re-shaded gradient, which offline renders do not have);
  *   4. blend: with a = max(alpha, 1 / (n + 1), lambda) (n the history
@@ -52,17 +53,20 @@
 #include "platform.h"
 
 /* Consistency tests of a history tap (SVGF §4.1; thresholds ours, chosen
- * on the test animation, docs/temporal.md): depths within 5% of the
- * larger (a camera moving along the view changes a static surface's depth
- * from one frame to the next) plus one pixel footprint of the current
- * depth (a slanted surface); unit normals within about 26 degrees. */
+ * on the test animation, docs/temporal.md): depths within 5% of the larger
+ * (a camera moving along the view changes a static surface's depth from
+ * one frame to the next; 2% rejected a fifth of the valid history of
+ * 4-spp frames, whose depth is noisy at edges) plus one pixel footprint of
+ * the current depth (a slanted surface); unit normals within about 26
+ * degrees. */
 #define LULL_TEMPORAL_DEPTH_RELATIVE 0.05f
 #define LULL_TEMPORAL_DEPTH_FOOTPRINTS 1.0f
 #define LULL_TEMPORAL_NORMAL_COS 0.9f
 
 /* History frames after which the moments give the noise variance; before,
- * the spatial filter estimates it from the neighbourhood. */
-#define LULL_TEMPORAL_MIN_MOMENTS 2.0f
+ * the spatial filter estimates it from the neighbourhood (SVGF's 4: with 2
+ * the variance of two samples, often near 0, left pixels unfiltered). */
+#define LULL_TEMPORAL_MIN_MOMENTS 4.0f
 
 /* The variance value that asks the à-trous filter for its own estimate
  * (lull_atrous_params.variance_fallback). */
@@ -321,6 +325,7 @@ typedef struct lull_temporal_stats
 {
   float mean[3], var[3];
   float lum_var;
+  float count;            /* finite pixels in it (>= 1: the centre) */
   float amin[3], amax[3]; /* the albedo's box (when given) */
 } lull_temporal_stats;
 
@@ -367,6 +372,7 @@ LULL_HD lull_temporal_stats lull_temporal_neighbourhood(const lull_temporal_para
   }
   const float ml = sl * inv, vl = sl2 * inv - ml * ml;
   st.lum_var = vl > 0.0f ? vl : 0.0f;
+  st.count = count > 0.0f ? count : 1.0f;
   return st;
 }
 
@@ -438,10 +444,18 @@ LULL_HD void lull_temporal_accumulate(const lull_temporal_params* p, const lull_
         for (int k = 0; k < 3; ++k)
           h.a[k] = h.a[k] < st.amin[k] ? st.amin[k] : (h.a[k] > st.amax[k] ? st.amax[k] : h.a[k]);
       /* the noise of one frame: from the history's moments once they are
-       * there, else the neighbourhood's spread (which edges widen) */
+       * there, else the neighbourhood's spread (which edges widen).  The
+       * test compares the history with the neighbourhood's mean: their
+       * difference has the variance var (1 / count + s) when the history
+       * is right (the mean's noise plus the history's own), a third or
+       * less of a single pixel's, so a change of shading shows 2-3 times
+       * sooner than against the pixel itself */
       const float vm = h.m2 - h.m1 * h.m1;
-      const float var = h.n >= LULL_TEMPORAL_MIN_MOMENTS ? (vm > 0.0f ? vm : 0.0f) : st.lum_var;
-      lambda = lull_temporal_reject(lull_luminance(h.r, h.g, h.b), l, sqrtf(var), p->reject_sigma);
+      float var = h.n >= LULL_TEMPORAL_MIN_MOMENTS ? (vm > 0.0f ? vm : 0.0f) : st.lum_var;
+      var = var < st.lum_var ? var : st.lum_var;
+      const float lm = lull_luminance(st.mean[0], st.mean[1], st.mean[2]);
+      lambda = lull_temporal_reject(lull_luminance(h.r, h.g, h.b), lm,
+                                    sqrtf(var * (1.0f / st.count + h.s)), p->reject_sigma);
     }
     const float first = 1.0f / (h.n + 1.0f);
     float ac = p->alpha > first ? p->alpha : first;

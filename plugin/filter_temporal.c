@@ -13,14 +13,14 @@ lull_temporal_params lull_filter_temporal_defaults(void)
   lull_temporal_params p;
   memset(&p, 0, sizeof p);
   /* SVGF's alpha for colour and moments (Schied et al. 2017, §4.1) and
-   * Falcor's cap of the history; gamma 1 as Salvi's variance clipping;
-   * k 2 and the albedo's 0.5: chosen on the test animation
-   * (docs/temporal.md) */
+   * Falcor's cap of the history; gamma 0.5 (tighter than TAA's 1: the
+   * ball's moving shadow had left a trail), k 1 and the albedo's 0.5:
+   * chosen on the test animation (docs/temporal.md) */
   p.alpha = 0.2f;
   p.moments_alpha = 0.2f;
   p.max_history = 32.0f;
-  p.clip_sigma = 1.0f;
-  p.reject_sigma = 2.0f;
+  p.clip_sigma = 0.5f;
+  p.reject_sigma = 1.0f;
   p.albedo_alpha = 0.5f;
   return p;
 }

@@ -151,10 +151,10 @@ static const lull_param_def atrous_params[AP_COUNT] = {
     FLOAT_PARAM("albedoAlpha", 0.5, 0, 1,
                 "temporal: least weight of its albedo (1: the albedo is not accumulated)"),
     INT_PARAM("maxHistory", 32, 1, 1 << 20, "temporal: cap of the history length in frames"),
-    FLOAT_PARAM("clipSigma", 1.0, 0, FLT_MAX,
+    FLOAT_PARAM("clipSigma", 0.5, 0, FLT_MAX,
                 "temporal: clip the history to mean +- clipSigma sd of the 3x3 neighbourhood "
                 "(0: off)"),
-    FLOAT_PARAM("rejectSigma", 2.0, 0, FLT_MAX,
+    FLOAT_PARAM("rejectSigma", 1.0, 0, FLT_MAX,
                 "temporal: trust the current frame more where the history is more than "
                 "rejectSigma noise sd away (0: off)"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
