@@ -661,7 +661,9 @@ def compact_exr(path):
     """Rewrites a multilayer EXR with every channel as half float (ZIP):
     Blender stores the data passes (Vector, Denoising Normal/Depth) as
     32-bit float whatever the colour depth, which tripled the animation's
-    size; half keeps motion to 1/64 pixel and depth to 1/1000 relative.
+    size; half keeps depth to 1/1000 relative.  The motion vectors are
+    rounded to 1/64 pixel (half's own step for 8 to 16 pixels), which
+    makes them compress 3x better (a third of a noisy frame otherwise).
     The header's attributes (Note, Camera, cycles.*) stay.  Needs the
     OpenEXR module (pip install OpenEXR) next to bpy."""
     import numpy as np
@@ -673,9 +675,14 @@ def compact_exr(path):
         header = dict(f.header())
         # Vector.Z/W (the motion towards the next frame) are left out: a
         # temporal denoiser reads X/Y, and they were 12% of a file
-        channels = {name: np.ascontiguousarray(ch.pixels.astype(np.float16))
-                    for name, ch in f.channels().items()
-                    if not name.endswith(("Vector.Z", "Vector.W"))}
+        channels = {}
+        for name, ch in f.channels().items():
+            if name.endswith(("Vector.Z", "Vector.W")):
+                continue
+            values = ch.pixels.astype(np.float32)
+            if ".Vector." in name:
+                values = np.round(values * 64.0) / 64.0
+            channels[name] = np.ascontiguousarray(values.astype(np.float16))
     header["compression"] = OpenEXR.ZIP_COMPRESSION
     OpenEXR.File(header, channels).write(path)
 
