@@ -221,8 +221,10 @@ lull_status lull_temporal_cpu(const lull_temporal_params* params,
     float* const mp[4] = {s + 11 * (size_t)w, s + 12 * (size_t)w, NULL, NULL};
     if (images->motion.data)
       lull_image_read_row(&images->motion, y, mp, 2);
-    for (int x = 0; x < w; ++x)
-      lull_temporal_accumulate(params, planes, x, y, mp[0][x], mp[1][x]);
+    for (int x = 0; x < w; ++x) {
+      const lull_temporal_stats st = lull_temporal_neighbourhood(params, planes, x, y);
+      lull_temporal_accumulate(params, planes, x, y, mp[0][x], mp[1][x], &st);
+    }
   }
   free(scratch);
   return LULL_OK;

@@ -320,7 +320,8 @@ LULL_HD lull_temporal_sample lull_temporal_reproject(const lull_temporal_params*
 
 /* Mean and variance of the 3x3 neighbourhood of pixel (x, y) in this
  * frame's colour, per channel and of the luminance; non-finite pixels and
- * pixels outside the image left out (the centre is finite). */
+ * pixels outside the image left out (the centre is finite); and the min-max
+ * box of the albedo. */
 typedef struct lull_temporal_stats
 {
   float mean[3], var[3];
@@ -329,51 +330,83 @@ typedef struct lull_temporal_stats
   float amin[3], amax[3]; /* the albedo's box (when given) */
 } lull_temporal_stats;
 
+/* The sums the statistics come from, added pixel by pixel. */
+enum
+{
+  LULL_TS_R, LULL_TS_G, LULL_TS_B, LULL_TS_R2, LULL_TS_G2, LULL_TS_B2, LULL_TS_L, LULL_TS_L2,
+  LULL_TS_COUNT, LULL_TS_SUMS, /* the sums; then the albedo's box */
+  LULL_TS_AMIN = LULL_TS_SUMS, LULL_TS_AMAX = LULL_TS_SUMS + 3, LULL_TS_ALL = LULL_TS_SUMS + 6
+};
+
+/* The empty sums. */
+LULL_HD void lull_temporal_sums_clear(float s[LULL_TS_ALL])
+{
+  for (int k = 0; k < LULL_TS_SUMS; ++k)
+    s[k] = 0.0f;
+  for (int k = 0; k < 3; ++k) {
+    s[LULL_TS_AMIN + k] = FLT_MAX;
+    s[LULL_TS_AMAX + k] = -FLT_MAX;
+  }
+}
+
+/* Pixel q of this frame (cur planes) added to the sums. */
+LULL_HD void lull_temporal_sums_add(const lull_temporal_params* p, const lull_temporal_planes* t,
+                                    size_t q, float s[LULL_TS_ALL])
+{
+  if (p->has_albedo)
+    for (int k = 0; k < 3; ++k) {
+      const float av = t->cur[3 + k][q];
+      s[LULL_TS_AMIN + k] = av < s[LULL_TS_AMIN + k] ? av : s[LULL_TS_AMIN + k];
+      s[LULL_TS_AMAX + k] = av > s[LULL_TS_AMAX + k] ? av : s[LULL_TS_AMAX + k];
+    }
+  const float r = t->cur[0][q], g = t->cur[1][q], b = t->cur[2][q];
+  const int finite = lull_isfinite3(r, g, b);
+  const float v[3] = {finite ? lull_temporal_limit(r) : 0.0f, finite ? lull_temporal_limit(g) : 0.0f,
+                      finite ? lull_temporal_limit(b) : 0.0f};
+  const float l = lull_luminance(v[0], v[1], v[2]);
+  s[LULL_TS_R] += v[0];
+  s[LULL_TS_G] += v[1];
+  s[LULL_TS_B] += v[2];
+  s[LULL_TS_R2] += v[0] * v[0];
+  s[LULL_TS_G2] += v[1] * v[1];
+  s[LULL_TS_B2] += v[2] * v[2];
+  s[LULL_TS_L] += l;
+  s[LULL_TS_L2] += l * l;
+  s[LULL_TS_COUNT] += finite ? 1.0f : 0.0f;
+}
+
+LULL_HD lull_temporal_stats lull_temporal_stats_of(const float s[LULL_TS_ALL])
+{
+  lull_temporal_stats st;
+  const float count = s[LULL_TS_COUNT];
+  const float inv = count > 0.0f ? 1.0f / count : 0.0f;
+  for (int k = 0; k < 3; ++k) {
+    st.mean[k] = s[LULL_TS_R + k] * inv;
+    const float var = s[LULL_TS_R2 + k] * inv - st.mean[k] * st.mean[k];
+    st.var[k] = var > 0.0f ? var : 0.0f;
+    st.amin[k] = s[LULL_TS_AMIN + k];
+    st.amax[k] = s[LULL_TS_AMAX + k];
+  }
+  const float ml = s[LULL_TS_L] * inv, vl = s[LULL_TS_L2] * inv - ml * ml;
+  st.lum_var = vl > 0.0f ? vl : 0.0f;
+  st.count = count > 0.0f ? count : 1.0f;
+  return st;
+}
+
 LULL_HD lull_temporal_stats lull_temporal_neighbourhood(const lull_temporal_params* p,
                                                         const lull_temporal_planes* t, int x,
                                                         int y)
 {
-  lull_temporal_stats st;
-  float s[3] = {0, 0, 0}, s2[3] = {0, 0, 0}, sl = 0.0f, sl2 = 0.0f, count = 0.0f;
-  for (int k = 0; k < 3; ++k) {
-    st.amin[k] = FLT_MAX;
-    st.amax[k] = -FLT_MAX;
-  }
+  float s[LULL_TS_ALL];
+  lull_temporal_sums_clear(s);
   for (int dy = -1; dy <= 1; ++dy)
     for (int dx = -1; dx <= 1; ++dx) {
       const int qx = x + dx, qy = y + dy;
       if (qx < 0 || qy < 0 || qx >= t->width || qy >= t->height)
         continue;
-      const size_t q = (size_t)qy * (size_t)t->width + (size_t)qx;
-      if (p->has_albedo)
-        for (int k = 0; k < 3; ++k) {
-          const float av = t->cur[3 + k][q];
-          st.amin[k] = av < st.amin[k] ? av : st.amin[k];
-          st.amax[k] = av > st.amax[k] ? av : st.amax[k];
-        }
-      const float r = t->cur[0][q], g = t->cur[1][q], b = t->cur[2][q];
-      if (!lull_isfinite3(r, g, b))
-        continue;
-      const float v[3] = {lull_temporal_limit(r), lull_temporal_limit(g), lull_temporal_limit(b)};
-      for (int k = 0; k < 3; ++k) {
-        s[k] += v[k];
-        s2[k] += v[k] * v[k];
-      }
-      const float l = lull_luminance(v[0], v[1], v[2]);
-      sl += l;
-      sl2 += l * l;
-      count += 1.0f;
+      lull_temporal_sums_add(p, t, (size_t)qy * (size_t)t->width + (size_t)qx, s);
     }
-  const float inv = count > 0.0f ? 1.0f / count : 0.0f;
-  for (int k = 0; k < 3; ++k) {
-    st.mean[k] = s[k] * inv;
-    const float var = s2[k] * inv - st.mean[k] * st.mean[k];
-    st.var[k] = var > 0.0f ? var : 0.0f;
-  }
-  const float ml = sl * inv, vl = sl2 * inv - ml * ml;
-  st.lum_var = vl > 0.0f ? vl : 0.0f;
-  st.count = count > 0.0f ? count : 1.0f;
-  return st;
+  return lull_temporal_stats_of(s);
 }
 
 /* Neighbourhood clipping of one channel of the history. */
@@ -404,13 +437,15 @@ LULL_HD float lull_temporal_mix(float h, float c, float a)
   return lull_hold_in_range((1.0f - a) * h + a * c);
 }
 
-/* Steps 2 to 6 for pixel (x, y): reads the planes (this frame's colour,
- * albedo and their 3x3 neighbourhood, the history) and the motion; writes
+/* Steps 2 to 6 for pixel (x, y): reads the planes (this frame's colour
+ * and albedo, the history), the statistics of its 3x3 neighbourhood
+ * (lull_temporal_neighbourhood) and the motion; writes
  * the new history, the accumulated colour (remodulated by the accumulated
  * albedo, sRGB-encoded when the input is), its variance in the colour's
  * units (lull_variance_luminance's one-channel form) and the albedo. */
 LULL_HD void lull_temporal_accumulate(const lull_temporal_params* p, const lull_temporal_planes* t,
-                                      int x, int y, float mx, float my)
+                                      int x, int y, float mx, float my,
+                                      const lull_temporal_stats* st)
 {
   const size_t i = (size_t)y * (size_t)t->width + (size_t)x;
   const float c[3] = {t->cur[0][i], t->cur[1][i], t->cur[2][i]};
@@ -434,15 +469,15 @@ LULL_HD void lull_temporal_accumulate(const lull_temporal_params* p, const lull_
     const float l = lull_temporal_limit(lull_luminance(c[0], c[1], c[2]));
     float lambda = 0.0f;
     if (h.n > 0.0f) {
-      const lull_temporal_stats st = lull_temporal_neighbourhood(p, t, x, y);
       if (p->clip_sigma > 0.0f) {
-        h.r = lull_temporal_clip(h.r, st.mean[0], st.var[0], p->clip_sigma);
-        h.g = lull_temporal_clip(h.g, st.mean[1], st.var[1], p->clip_sigma);
-        h.b = lull_temporal_clip(h.b, st.mean[2], st.var[2], p->clip_sigma);
+        h.r = lull_temporal_clip(h.r, st->mean[0], st->var[0], p->clip_sigma);
+        h.g = lull_temporal_clip(h.g, st->mean[1], st->var[1], p->clip_sigma);
+        h.b = lull_temporal_clip(h.b, st->mean[2], st->var[2], p->clip_sigma);
       }
       if (p->has_albedo)
         for (int k = 0; k < 3; ++k)
-          h.a[k] = h.a[k] < st.amin[k] ? st.amin[k] : (h.a[k] > st.amax[k] ? st.amax[k] : h.a[k]);
+          h.a[k] = h.a[k] < st->amin[k] ? st->amin[k]
+                                        : (h.a[k] > st->amax[k] ? st->amax[k] : h.a[k]);
       /* the noise of one frame: from the history's moments once they are
        * there, else the neighbourhood's spread (which edges widen).  The
        * test compares the history with the neighbourhood's mean: their
@@ -451,11 +486,10 @@ LULL_HD void lull_temporal_accumulate(const lull_temporal_params* p, const lull_
        * less of a single pixel's, so a change of shading shows 2-3 times
        * sooner than against the pixel itself */
       const float vm = h.m2 - h.m1 * h.m1;
-      float var = h.n >= LULL_TEMPORAL_MIN_MOMENTS ? (vm > 0.0f ? vm : 0.0f) : st.lum_var;
-      var = var < st.lum_var ? var : st.lum_var;
-      const float lm = lull_luminance(st.mean[0], st.mean[1], st.mean[2]);
+      const float var = h.n >= LULL_TEMPORAL_MIN_MOMENTS ? (vm > 0.0f ? vm : 0.0f) : st->lum_var;
+      const float lm = lull_luminance(st->mean[0], st->mean[1], st->mean[2]);
       lambda = lull_temporal_reject(lull_luminance(h.r, h.g, h.b), lm,
-                                    sqrtf(var * (1.0f / st.count + h.s)), p->reject_sigma);
+                                    sqrtf(var * (1.0f / st->count + h.s)), p->reject_sigma);
     }
     const float first = 1.0f / (h.n + 1.0f);
     float ac = p->alpha > first ? p->alpha : first;

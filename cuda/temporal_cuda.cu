@@ -44,7 +44,8 @@ static __global__ void temporal_accumulate(const temporal_args a)
   float m[4] = {0, 0, 0, 0};
   if (a.im.motion.data)
     lull_cuda_image_load(&a.im.motion, x, y, m);
-  lull_temporal_accumulate(&a.p, &a.t, x, y, m[0], m[1]);
+  const lull_temporal_stats st = lull_temporal_neighbourhood(&a.p, &a.t, x, y);
+  lull_temporal_accumulate(&a.p, &a.t, x, y, m[0], m[1], &st);
 }
 
 lull_status lull_cuda_temporal(lull_cuda_backend* cuda, const lull_temporal_params* params,
