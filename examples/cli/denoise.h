@@ -83,8 +83,8 @@ void cli_temporal_roles(const long* frames, long count, const int* needed, const
 /* 1 when frame must start a new history: the first, after a gap, a
  * failure or a skipped frame, or a --cut. */
 int cli_temporal_starts_shot(const cli_temporal* t, long frame, const long* cuts, long num_cuts);
-/* 1 when the file names another camera than the last frame (and records
- * this one's). */
+/* 1 when the file names another camera than the last frame, both naming
+ * one (and records this one's). */
 int cli_temporal_camera_changed(cli_temporal* t, const lull_io_image* image);
 /* The filter of a layer and view (created on first use, kept), or NULL. */
 OIDNFilter cli_temporal_filter(cli_temporal* t, OIDNDevice device, const char* type,

@@ -82,7 +82,9 @@ int cli_temporal_camera_changed(cli_temporal* t, const lull_io_image* image)
 {
   char camera[sizeof t->camera];
   camera_of(image, camera, sizeof camera);
-  const int changed = t->last_frame != CLI_NO_FRAME && strcmp(camera, t->camera) != 0;
+  /* a file without the metadata says nothing */
+  const int changed = t->last_frame != CLI_NO_FRAME && camera[0] && t->camera[0] &&
+                      strcmp(camera, t->camera) != 0;
   memcpy(t->camera, camera, sizeof camera);
   return changed;
 }
