@@ -23,11 +23,17 @@ pipeline (docs/temporal.md has the measurements these bounds come from):
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 import lull
-from conftest import DATA, build_dir
+from conftest import DATA, ROOT, build_dir
+
+sys.path.insert(0, str(ROOT / "examples"))
+import temporal_compare  # noqa: E402  (the measurement program: its metrics, the same)
+
+rel_mse = temporal_compare.rel_mse
 
 ANIMATION = DATA / "animation"
 CUT = 13
@@ -52,33 +58,6 @@ def _ref(np, number):
                                 ["ViewLayer.Combined"][..., :3])
 
 
-def rel_mse(np, x, r):
-    return float(np.mean((x - r) ** 2 / (r * r + 0.01)))
-
-
-def temporal_error(np, outs, refs):
-    errors = []
-    for t in range(1, len(outs)):
-        d = (outs[t] - outs[t - 1]) - (refs[t] - refs[t - 1])
-        m, mp = refs[t].mean((0, 1)), refs[t - 1].mean((0, 1))
-        errors.append(np.mean(d * d / ((m * m + mp * mp) / 2 + 0.01)))
-    return float(np.mean(errors))
-
-
-def ball_band(np, frame, radius=12):
-    a, z = frame["albedo"], frame["depth"]
-    yellow = (a[..., 0] > 0.6) & (a[..., 1] > 0.5) & (a[..., 2] < 0.35)
-    blue = (a[..., 0] < 0.25) & (a[..., 1] < 0.3) & (a[..., 2] > 0.4)
-    ball = (yellow | blue) & (z > 0)
-    h, w = ball.shape
-    grown = np.zeros((h + 2 * radius, w + 2 * radius), bool)
-    for dy in range(-radius, radius + 1):
-        for dx in range(-radius, radius + 1):
-            if dx * dx + dy * dy <= radius * radius:
-                grown[radius + dy:radius + dy + h, radius + dx:radius + dx + w] |= ball
-    return grown[radius:radius + h, radius:radius + w] & ~ball
-
-
 def _sequence(np, spp):
     paths = _frames(spp)
     numbers = [int(p.stem) for p in paths]
@@ -99,19 +78,20 @@ def test_flicker_quality_and_no_ghosts(np, spp, flicker):
     per_frame = [lull.denoise(f["color"], f["albedo"], f["normal"], f["depth"], device="cpu")
                  for f in frames]
     temporal = _temporal(np, numbers, frames)
-    assert temporal_error(np, temporal, refs) <= flicker * temporal_error(np, per_frame, refs)
+    te = lambda outs: float(np.mean(temporal_compare.temporal_errors(outs, refs)))  # noqa: E731
+    assert te(temporal) <= flicker * te(per_frame)
     settled = [i for i, n in enumerate(numbers) if n - 1 >= 3 and not 0 <= n - CUT < 3]
-    rel_t = [rel_mse(np, temporal[i], refs[i]) for i in settled]
-    rel_p = [rel_mse(np, per_frame[i], refs[i]) for i in settled]
+    rel_t = [rel_mse(temporal[i], refs[i]) for i in settled]
+    rel_p = [rel_mse(per_frame[i], refs[i]) for i in settled]
     assert all(t <= 1.05 * p for t, p in zip(rel_t, rel_p)), list(zip(rel_t, rel_p))
     assert np.mean(rel_t) < np.mean(rel_p)
 
     def band_ratios(outs):
         ratios = []
         for i in settled:
-            band = ball_band(np, frames[i])
-            e = lambda o: (((o - refs[i]) ** 2) / (refs[i] ** 2 + 0.01)).mean(-1)[band].mean()  # noqa
-            ratios.append(e(outs[i]) / e(per_frame[i]))
+            band = temporal_compare.ball_band(frames[i])
+            ratios.append(temporal_compare.band_rel_mse(outs[i], refs[i], band)
+                          / temporal_compare.band_rel_mse(per_frame[i], refs[i], band))
         return np.array(ratios)
 
     ratios = band_ratios(temporal)
@@ -201,7 +181,7 @@ def test_command_line_tool(np, tmp_path):
     assert proc.returncode == 0, proc.stderr
     first = _denoised(np, tmp_path / "w" / "0007.exr")
     assert not np.array_equal(first, full[7])
-    assert rel_mse(np, first, full[7]) < 0.01
+    assert rel_mse(first, full[7]) < 0.01
 
 
 def test_command_line_tool_size_change(np, tmp_path):
