@@ -59,6 +59,12 @@ typedef struct lull_atrous_params
    * CUDA (which also tiles when the GPU's free memory is short).  OIDN's
    * maxMemoryMB. */
   size_t memory_cap;
+  /* A variance image whose first channel is negative at a pixel asks for
+   * the spatial estimate there (as if no variance image were given); off,
+   * such a value means 0.  Temporal mode (temporal.h) gives the variance
+   * of the pixels whose history is long enough and asks for the estimate
+   * elsewhere.  Not a filter parameter. */
+  int variance_fallback;
 } lull_atrous_params;
 
 /* Defaults of the "ATrous" filter (documented in lull.h and README.md). */

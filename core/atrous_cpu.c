@@ -45,6 +45,7 @@ lull_atrous_params lull_atrous_default_params(void)
   p.nonnegative = 0;
   p.packed_guides = 0;
   p.memory_cap = 0;
+  p.variance_fallback = 0;
   return p;
 }
 
@@ -737,33 +738,14 @@ static void moments_blocks(const lull_planes* pl, size_t row, int xa, int blocks
   moments_body(pl, row, xa, blocks, taps, minus_2k, k_albedo, v);
 }
 
-/* Variance of the luminance of each pixel at level 0: from the variance
- * image when given, else estimated from the luminance moments of its 5x5
- * neighbourhood, weighted by the guides (SVGF §4.2 estimates spatially in
- * the same way when temporal history is short). */
-static void prepare_variance(const lull_atrous_images* images, const atrous_setup* s,
-                             lull_planes* pl, float* scratch_rows, size_t scratch_stride)
+/* The luminance variance of level 0 estimated from the luminance moments
+ * of each pixel's 5x5 neighbourhood, weighted by the guides (SVGF §4.2
+ * estimates spatially in the same way when temporal history is short),
+ * into v. */
+static void estimate_variance(const atrous_setup* s, lull_planes* pl, float* v,
+                              float* scratch_rows, size_t scratch_stride)
 {
   const int w = s->width, h = s->height;
-  float* v = lull_plane(pl, P_V);
-  const float* ar = lull_plane_c(pl, P_AR);
-  const float* ag = lull_plane_c(pl, P_AG);
-  const float* ab = lull_plane_c(pl, P_AB);
-  if (images->variance.data) {
-    const int nc = lull_format_channels(images->variance.format);
-#pragma omp parallel for schedule(static) num_threads(s->threads)
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        const size_t i = (size_t)y * (size_t)w + (size_t)x;
-        float c[4];
-        lull_image_load(&images->variance, x, y, c);
-        const float dr = s->demodulate ? lull_demodulation_albedo(ar[i]) : 1.0f;
-        const float dg = s->demodulate ? lull_demodulation_albedo(ag[i]) : 1.0f;
-        const float db = s->demodulate ? lull_demodulation_albedo(ab[i]) : 1.0f;
-        v[i] = lull_variance_luminance(c, nc, dr, dg, db, s->input_scale);
-      }
-    return;
-  }
   const size_t ws = (size_t)w;
   const float minus_2k = -2.0f * s->k_normal;
   level_taps taps;
@@ -803,6 +785,54 @@ static void prepare_variance(const lull_atrous_images* images, const atrous_setu
       for (int x = segments[k][0]; x < segments[k][1]; ++x)
         v[row + (size_t)x] = lull_moments_variance(t.sw[x], t.sr[x], t.sg[x]);
   }
+}
+
+/* Variance of the luminance of each pixel at level 0: from the variance
+ * image when given, else estimated (estimate_variance); with
+ * variance_fallback, estimated where the image's first channel is
+ * negative. */
+static void prepare_variance(const lull_atrous_params* params, const lull_atrous_images* images,
+                             const atrous_setup* s, lull_planes* pl, float* scratch_rows,
+                             size_t scratch_stride)
+{
+  const int w = s->width, h = s->height;
+  float* v = lull_plane(pl, P_V);
+  const float* ar = lull_plane_c(pl, P_AR);
+  const float* ag = lull_plane_c(pl, P_AG);
+  const float* ab = lull_plane_c(pl, P_AB);
+  if (!images->variance.data) {
+    estimate_variance(s, pl, v, scratch_rows, scratch_stride);
+    return;
+  }
+  const int nc = lull_format_channels(images->variance.format);
+  const int fallback = params->variance_fallback;
+  long estimates = 0;
+#pragma omp parallel for schedule(static) num_threads(s->threads) reduction(+ : estimates)
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const size_t i = (size_t)y * (size_t)w + (size_t)x;
+      float c[4];
+      lull_image_load(&images->variance, x, y, c);
+      if (fallback && c[0] < 0.0f) {
+        v[i] = -1.0f; /* a variance is never negative: marks the pixel */
+        ++estimates;
+        continue;
+      }
+      const float dr = s->demodulate ? lull_demodulation_albedo(ar[i]) : 1.0f;
+      const float dg = s->demodulate ? lull_demodulation_albedo(ag[i]) : 1.0f;
+      const float db = s->demodulate ? lull_demodulation_albedo(ab[i]) : 1.0f;
+      v[i] = lull_variance_luminance(c, nc, dr, dg, db, s->input_scale);
+    }
+  if (estimates == 0)
+    return;
+  /* the level output's variance plane is free until the first level */
+  float* e = lull_plane(pl, P_V2);
+  estimate_variance(s, pl, e, scratch_rows, scratch_stride);
+  const size_t n = (size_t)w * (size_t)h;
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+  for (size_t i = 0; i < n; ++i)
+    if (v[i] < 0.0f)
+      v[i] = e[i];
 }
 
 /* The 3x3 binomial of prepare_level_guides along one row, renormalised at
@@ -1277,7 +1307,7 @@ lull_status lull_atrous_cpu_cached(const lull_atrous_params* params,
     prepare_geometry(params, images, &s, &pl);
   prepare_color(params, images, &s, &pl);
   if (params->color_mode == LULL_ATROUS_COLOR_VARIANCE) {
-    prepare_variance(images, &s, &pl, scratch, scratch_stride);
+    prepare_variance(params, images, &s, &pl, scratch, scratch_stride);
   } else {
     /* the fixed colour test reads no variance and no luminance guide; the
      * interior kernel multiplies them by 0, so they must be finite */

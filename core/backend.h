@@ -16,6 +16,7 @@
 #include "gradient_domain.h"
 #include "poisson.h"
 #include "status.h"
+#include "temporal.h"
 
 /* Values of OIDNStorage. */
 enum
@@ -94,6 +95,12 @@ typedef struct lull_backend_ops
   lull_status (*gradient_domain)(lull_backend* backend, const lull_gradient_domain_params* params,
                                  const lull_gradient_domain_images* images,
                                  const lull_progress* progress, int async, lull_error* err);
+  /* Temporal accumulation, step 1 of a frame (temporal.h): reads the
+   * images and planes->in, writes planes->out, cur, acc and variance
+   * (memory of the history block, which the backend allocated). */
+  lull_status (*temporal)(lull_backend* backend, const lull_temporal_params* params,
+                          const lull_temporal_images* images, const lull_temporal_planes* planes,
+                          int async, lull_error* err);
 } lull_backend_ops;
 
 struct lull_backend

@@ -104,6 +104,14 @@ static lull_status cpu_gradient_domain(lull_backend* backend,
   return lull_gradient_domain_cpu(params, images, backend->num_threads, progress, err);
 }
 
+static lull_status cpu_temporal(lull_backend* backend, const lull_temporal_params* params,
+                                const lull_temporal_images* images,
+                                const lull_temporal_planes* planes, int async, lull_error* err)
+{
+  (void)async;
+  return lull_temporal_cpu(params, images, planes, backend->num_threads, err);
+}
+
 static const lull_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
@@ -115,6 +123,7 @@ static const lull_backend_ops cpu_ops = {
     .gaussian = cpu_gaussian,
     .poisson = cpu_poisson,
     .gradient_domain = cpu_gradient_domain,
+    .temporal = cpu_temporal,
 };
 
 lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err)

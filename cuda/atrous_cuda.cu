@@ -173,6 +173,7 @@ lull_status lull_atrous_enqueue(const lull_atrous_plan* plan, const lull_atrous_
   pa.geometry_kind = plan->geometry_kind;
   pa.demodulate = demodulate;
   pa.variance_mode = plan->variance_mode;
+  pa.variance_fallback = params->variance_fallback;
   pa.input_scale = input_scale;
   pa.auto_scale = plan->auto_scale;
   pa.sigma_depth = params->sigma_depth;

@@ -69,6 +69,7 @@ typedef struct lull_atrous_prepare_args
   int width, height;
   int channels;        /* colour channels filtered, 1..3 */
   int has_alpha, has_albedo, has_normal, geometry_kind, demodulate, variance_mode;
+  int variance_fallback; /* lull_atrous_params.variance_fallback */
   float input_scale;   /* the explicit scale (1 when automatic) */
   float sigma_depth, k_normal, k_albedo;
   int srgb, packed, nonnegative;

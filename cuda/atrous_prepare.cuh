@@ -363,15 +363,19 @@ LULL_BODY void prepare_finish(const lull_atrous_prepare_args* a, const prepare_t
   const float4 c = s->c[ty][tx];
   const float4 g1 = s->a[ty][tx];
   float var = 0.0f;
+  int estimate = a->variance_mode && !a->variance.data;
   if (a->variance_mode && a->variance.data) {
     float v[4];
     prepare_fetch(&a->variance, x, y, floats, v);
     const float dr = a->demodulate ? lull_demodulation_albedo(g1.x) : 1.0f;
     const float dg = a->demodulate ? lull_demodulation_albedo(g1.y) : 1.0f;
     const float db = a->demodulate ? lull_demodulation_albedo(g1.z) : 1.0f;
+    /* a negative value asks for the estimate (core/atrous.h) */
+    estimate = a->variance_fallback && v[0] < 0.0f;
     var = lull_variance_luminance(v, lull_format_channels(a->variance.format), dr, dg, db,
                                   prepare_input_scale(a));
-  } else if (a->variance_mode) {
+  }
+  if (estimate) {
     const int all_inside = x >= 2 && y >= 2 && x + 2 < a->width && y + 2 < a->height;
     var = all_inside ? prepare_variance_estimate(a, s, x, y, tx, ty, ig, position, 1)
                      : prepare_variance_estimate(a, s, x, y, tx, ty, ig, position, 0);

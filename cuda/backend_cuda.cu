@@ -469,6 +469,9 @@ typedef struct filter_call
   const lull_poisson_images* poisson_images;
   const lull_gradient_domain_params* gd_params;
   const lull_gradient_domain_images* gd_images;
+  const lull_temporal_params* temporal_params;
+  const lull_temporal_images* temporal_images;
+  const lull_temporal_planes* temporal_planes;
 } filter_call;
 
 static lull_status run_filter(lull_backend* backend, const filter_call* call,
@@ -499,6 +502,9 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
     status = lull_cuda_poisson(cuda, call->poisson_params, call->poisson_images, progress, err);
   else if (call->gd_params)
     status = lull_cuda_gradient_domain(cuda, call->gd_params, call->gd_images, progress, err);
+  else if (call->temporal_params)
+    status = lull_cuda_temporal(cuda, call->temporal_params, call->temporal_images,
+                                call->temporal_planes, err);
   else
     status = lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, err);
   /* A blocking call returns with nothing of it left on the stream, also
@@ -529,7 +535,8 @@ static lull_status cuda_atrous(lull_backend* backend, const lull_atrous_params* 
                                const lull_atrous_images* images, int schedule,
                                const lull_progress* progress, int async, lull_error* err)
 {
-  const filter_call call = {params, images, schedule, NULL, NULL, NULL, NULL, NULL, NULL};
+  const filter_call call = {params, images, schedule, NULL, NULL, NULL, NULL, NULL, NULL,
+                            NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -537,7 +544,8 @@ static lull_status cuda_gaussian(lull_backend* backend, const lull_gaussian_para
                                  const lull_gaussian_images* images,
                                  const lull_progress* progress, int async, lull_error* err)
 {
-  const filter_call call = {NULL, NULL, 0, params, images, NULL, NULL, NULL, NULL};
+  const filter_call call = {NULL, NULL, 0, params, images, NULL, NULL, NULL, NULL, NULL, NULL,
+                            NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -545,7 +553,8 @@ static lull_status cuda_poisson(lull_backend* backend, const lull_poisson_params
                                 const lull_poisson_images* images, const lull_progress* progress,
                                 int async, lull_error* err)
 {
-  const filter_call call = {NULL, NULL, 0, NULL, NULL, params, images, NULL, NULL};
+  const filter_call call = {NULL, NULL, 0, NULL, NULL, params, images, NULL, NULL, NULL, NULL,
+                            NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -554,8 +563,18 @@ static lull_status cuda_gradient_domain(lull_backend* backend,
                                         const lull_gradient_domain_images* images,
                                         const lull_progress* progress, int async, lull_error* err)
 {
-  const filter_call call = {NULL, NULL, 0, NULL, NULL, NULL, NULL, params, images};
+  const filter_call call = {NULL, NULL, 0, NULL, NULL, NULL, NULL, params, images, NULL, NULL,
+                            NULL};
   return run_filter(backend, &call, progress, async, err);
+}
+
+static lull_status cuda_temporal(lull_backend* backend, const lull_temporal_params* params,
+                                 const lull_temporal_images* images,
+                                 const lull_temporal_planes* planes, int async, lull_error* err)
+{
+  const filter_call call = {NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL,
+                            params, images, planes};
+  return run_filter(backend, &call, NULL, async, err);
 }
 
 extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lull_backend** out,
@@ -599,6 +618,7 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
   cuda->ops.gaussian = cuda_gaussian;
   cuda->ops.poisson = cuda_poisson;
   cuda->ops.gradient_domain = cuda_gradient_domain;
+  cuda->ops.temporal = cuda_temporal;
   cuda->base.ops = &cuda->ops;
   cuda->base.device_type = 3; /* OIDN_DEVICE_TYPE_CUDA */
   cuda->base.num_threads = 0;

@@ -89,6 +89,10 @@ lull_status lull_cuda_atrous_tiles(lull_cuda_backend* cuda, const lull_atrous_pa
  * else three quarters of what is free (then the run tiles; SIZE_MAX asks
  * for that).  The tiles take up to 1 KB more than the cap, for alignment. */
 size_t lull_cuda_atrous_default_cap(lull_cuda_backend* cuda, size_t needed);
+/* Temporal accumulation (temporal_cuda.cu), step 1 of core/temporal.h. */
+lull_status lull_cuda_temporal(lull_cuda_backend* cuda, const lull_temporal_params* params,
+                               const lull_temporal_images* images,
+                               const lull_temporal_planes* planes, lull_error* err);
 lull_status lull_cuda_gaussian(lull_cuda_backend* cuda, const lull_gaussian_params* params,
                                const lull_gaussian_images* images,
                                const lull_progress* progress, lull_error* err);

@@ -18,6 +18,7 @@
 #include "../core/image.h"
 #include "../core/atrous_math.h"
 #include "../core/gradient_domain_planes.h"
+#include "../core/temporal_math.h"
 
 #if defined(__cplusplus)
 extern "C" {

@@ -16,6 +16,22 @@ and Normal (XYZ); Blender always stores the XYZ/Z data passes as 32-bit float.
 Channel names look like ``ViewLayer.Combined.R`` and
 ``ViewLayer.Denoising Albedo.G``.
 
+The scene ``animation`` is a short animation for temporal denoising instead
+(``build_animation``): frames 1..24, a cut at frame 13, written as
+
+    <out>/animation/spp<N>/<frame:04d>.exr   (Combined, Denoising Albedo,
+                                              Denoising Normal, Denoising
+                                              Depth, Vector.X/Y; all half)
+    <out>/animation/ref/<frame:04d>.exr      (Combined only)
+
+at 4:3 (--res is the width), a new seed every noisy frame and REF_SEED for
+every reference; frames already written are kept, so an interrupted run
+resumes (--frames renders a range).  It needs the ``OpenEXR`` module next to
+bpy (compact_exr).  tests/data/animation was made with
+
+    python examples/render_testdata.py --out tests/data --scenes animation \
+        --res 160 --spp 4,16 --ref-spp 1024
+
 Run it either with the ``bpy`` module from PyPI::
 
     python examples/render_testdata.py --out tests/data
@@ -25,7 +41,7 @@ or with a Blender binary::
     blender -b --factory-startup --python examples/render_testdata.py -- --out tests/data
 
 Options (see --help): --out, --scenes, --spp, --ref-spp, --res, --threads,
---no-ref, --pattern, --verbose.
+--no-ref, --pattern, --frames, --verbose.
 
 Render settings shared by every image of a scene: Cycles on the CPU, adaptive
 sampling off, Cycles denoising off (only its data passes are stored), no
@@ -406,10 +422,103 @@ def build_dof_glossy():
     cam.data.dof.aperture_blades = 0
 
 
+def textured(name, color1, color2, scale, coords="Object"):
+    """A diffuse material with a procedural checker of two colours."""
+    mat, nt, out = _material(name)
+    bsdf = nt.nodes.new("ShaderNodeBsdfDiffuse")
+    tc = nt.nodes.new("ShaderNodeTexCoord")
+    chk = nt.nodes.new("ShaderNodeTexChecker")
+    chk.inputs["Scale"].default_value = scale
+    chk.inputs["Color1"].default_value = (*color1, 1.0)
+    chk.inputs["Color2"].default_value = (*color2, 1.0)
+    nt.links.new(tc.outputs[coords], chk.inputs["Vector"])
+    nt.links.new(chk.outputs["Color"], bsdf.inputs["Color"])
+    nt.links.new(bsdf.outputs[0], out.inputs["Surface"])
+    return mat
+
+
+# The animation: frames 1..ANIM_FRAMES, a cut (a second camera) at ANIM_CUT.
+ANIM_FRAMES = 24
+ANIM_CUT = 13
+
+
+def keyframes(ob, path, values):
+    """Keys ob.<path> at each (frame, value), interpolated linearly (constant
+    velocity between keys, so the Vector pass is exact)."""
+    for frame, value in values:
+        setattr(ob, path, value)
+        ob.keyframe_insert(data_path=path, frame=frame)
+    for fc in ob.animation_data.action.fcurves:
+        for kp in fc.keyframe_points:
+            kp.interpolation = "LINEAR"
+
+
+def build_animation():
+    """A short animation for temporal denoising: camera motion, a moving
+    object, a cut half-way.
+
+    An open-fronted room: a textured floor, a back and a left wall and a
+    roof over the back half, so that the back of the room is lit only by
+    light bouncing off the sunlit front (noisy indirect light) while the
+    front gets the sun's soft-edged shadows.  A static box and column; a
+    textured ball rolls across the floor in every frame (its shadow moves
+    over the floor).  Frames 1..12 look from the front with a camera that
+    dollies sideways while turning (parallax, disocclusions behind the
+    column and the ball); at frame 13 the view cuts to a second camera on
+    the right that moves towards the scene.  The Vector pass (Cycles'
+    motion vectors) is on, so motion blur is off.
+    """
+    floor = textured("floor", (0.75, 0.72, 0.66), (0.3, 0.26, 0.22), 3.0)
+    wall = diffuse("wall", (0.78, 0.76, 0.72))
+    red = diffuse("red", (0.63, 0.12, 0.08))
+    box_mat = diffuse("box", (0.25, 0.4, 0.65))
+    ball_mat = textured("ball", (0.9, 0.75, 0.15), (0.15, 0.2, 0.55), 3.0)
+    S, H = 3.0, 2.4
+    quad("floor", (-S, -S, 0), (S, -S, 0), (S, S, 0), (-S, S, 0), floor)
+    quad("back", (-S, S, 0), (S, S, 0), (S, S, H), (-S, S, H), wall)
+    quad("left", (-S, -S, 0), (-S, S, 0), (-S, S, H), (-S, -S, H), red)
+    quad("roof", (-S, 0.4, H), (-S, S, H), (S, S, H), (S, 0.4, H), wall)
+    box("box", (1.1, 1.2, 0.35), (0.7, 0.7, 0.7), box_mat, 25.0)
+    cylinder("column", (-0.9, 0.5, 0.0), (-0.9, 0.5, H), 0.18, wall, 32)
+    r = 0.32
+    ball = sphere("ball", (0, 0, r), r, ball_mat)
+    x0, x1 = -1.8, 1.6
+    keyframes(ball, "location", [(0, (x0, -0.5, r)), (ANIM_FRAMES + 1, (x1, -0.5, r))])
+    # rolling without slipping: the angle about y is the distance over r
+    keyframes(ball, "rotation_euler",
+              [(0, (0, 0, 0)), (ANIM_FRAMES + 1, (0, (x1 - x0) / r, 0))])
+
+    light("sun", "SUN", (2, -6, 4.5), target=(0, 0, 0), energy=4.0,
+          color=(1.0, 0.93, 0.82), angle_deg=3.0)
+    world((0.45, 0.58, 0.85), 0.5)
+
+    scene = bpy.context.scene
+    scene.frame_start = 1
+    scene.frame_end = ANIM_FRAMES
+    a0, a1 = Vector((-1.5, -4.6, 1.5)), Vector((0.6, -4.2, 1.3))
+    t0, t1 = Vector((0, 0.4, 0.7)), Vector((0.3, 0.6, 0.6))
+    cam_a = camera(a0, t0, lens_mm=28.0)
+    cam_a.name = "CameraFront"
+    keyframes(cam_a, "location", [(1, a0), (ANIM_CUT - 1, a1)])
+    keyframes(cam_a, "rotation_euler",
+              [(1, (t0 - a0).to_track_quat("-Z", "Y").to_euler()),
+               (ANIM_CUT - 1, (t1 - a1).to_track_quat("-Z", "Y").to_euler())])
+    b0, b1 = Vector((3.6, -3.0, 1.9)), Vector((3.0, -2.2, 1.7))
+    cam_b = camera(b0, (-0.3, 0.5, 0.6), lens_mm=30.0)
+    cam_b.name = "CameraSide"
+    keyframes(cam_b, "location", [(ANIM_CUT, b0), (ANIM_FRAMES, b1)])
+    # the cut: timeline markers bind the cameras to frames
+    for frame, cam in ((1, cam_a), (ANIM_CUT, cam_b)):
+        m = scene.timeline_markers.new("shot_%s" % cam.name, frame=frame)
+        m.camera = cam
+    scene.camera = cam_a
+
+
 BUILDERS = {
     "cornell": build_cornell,
     "indirect": build_indirect,
     "dof_glossy": build_dof_glossy,
+    "animation": build_animation,
 }
 
 
@@ -527,6 +636,97 @@ def render_to(path, spp, seed, note, verbose):
     return dt
 
 
+def anim_seed(spp, frame):
+    """Noisy animation frames: a new seed every frame (Cycles' "animated
+    seed"), so each frame's noise is independent, as temporal accumulation
+    needs; the reference keeps REF_SEED (its own small noise then changes
+    little from frame to frame, which keeps it out of the flicker metric)."""
+    return 1000 * int(spp) + int(frame)
+
+
+def set_anim_passes(data):
+    """The passes of the animation's files: the noisy frames carry what a
+    temporal denoiser reads (Combined, Denoising Albedo/Normal/Depth,
+    Vector); the reference only Combined."""
+    scene = bpy.context.scene
+    vl = scene.view_layers[0]
+    vl.use_pass_z = False
+    vl.use_pass_normal = False
+    vl.use_pass_position = False
+    vl.use_pass_vector = data
+    vl.cycles.denoising_store_passes = data
+
+
+def compact_exr(path):
+    """Rewrites a multilayer EXR with every channel as half float (ZIP):
+    Blender stores the data passes (Vector, Denoising Normal/Depth) as
+    32-bit float whatever the colour depth, which tripled the animation's
+    size; half keeps depth to 1/1000 relative.  The motion vectors are
+    rounded to 1/64 pixel (half's own step for 8 to 16 pixels), which
+    makes them compress 3x better (a third of a noisy frame otherwise).
+    The header's attributes (Note, Camera, cycles.*) stay.  Needs the
+    OpenEXR module (pip install OpenEXR) next to bpy."""
+    import numpy as np
+    try:
+        import OpenEXR
+    except ImportError:
+        sys.exit("the animation needs the OpenEXR module: pip install OpenEXR")
+    with OpenEXR.File(path, separate_channels=True) as f:
+        header = dict(f.header())
+        # Vector.Z/W (the motion towards the next frame) are left out: a
+        # temporal denoiser reads X/Y, and they were 12% of a file
+        channels = {}
+        for name, ch in f.channels().items():
+            if name.endswith(("Vector.Z", "Vector.W")):
+                continue
+            values = ch.pixels.astype(np.float32)
+            if ".Vector." in name:
+                values = np.round(values * 64.0) / 64.0
+            channels[name] = np.ascontiguousarray(values.astype(np.float16))
+    header["compression"] = OpenEXR.ZIP_COMPRESSION
+    OpenEXR.File(header, channels).write(path)
+
+
+def render_animation(a):
+    """Renders frames 1..ANIM_FRAMES of the animation into
+    <out>/animation/spp<N>/<frame:04d>.exr and <out>/animation/ref/...;
+    frames already there are kept (a resumed run renders the rest)."""
+    scene = bpy.context.scene
+    scene.render.use_motion_blur = False  # the Vector pass needs it off
+    scene.render.use_stamp_camera = True  # the camera's name marks the cut
+    # 4:3 (--res is the width): with --res 160, 160 x 120, small enough that
+    # 24 frames at two sample counts plus references stay near 8 MB
+    scene.render.resolution_x = a.res
+    scene.render.resolution_y = a.res * 3 // 4
+    root = os.path.join(os.path.abspath(a.out), "animation")
+    spps = [int(x) for x in a.spp.split(",") if x]
+    jobs = [(spp, "spp%d" % spp, True) for spp in spps]
+    if not a.no_ref:
+        jobs.append((a.ref_spp, "ref", False))
+    frames = range(1, ANIM_FRAMES + 1)
+    if a.frames:
+        lo, hi = (int(v) for v in a.frames.split("-"))
+        frames = range(lo, hi + 1)
+    for spp, sub, data in jobs:
+        os.makedirs(os.path.join(root, sub), exist_ok=True)
+    for frame in frames:
+        scene.frame_set(frame)
+        for spp, sub, data in jobs:
+            path = os.path.join(root, sub, "%04d.exr" % frame)
+            if os.path.exists(path):
+                continue
+            seed = anim_seed(spp, frame) if data else REF_SEED
+            set_anim_passes(data)
+            note = ("lull test data: scene=animation frame=%d spp=%d seed=%d res=%d "
+                    "blender=%s" % (frame, spp, seed, a.res, bpy.app.version_string))
+            tmp = path + ".part.exr"
+            dt = render_to(tmp, spp, seed, note, a.verbose)
+            compact_exr(tmp)
+            os.replace(tmp, path)
+            print("[animation] frame %d %s: %.1f s (%.1f KiB)"
+                  % (frame, sub, dt, os.path.getsize(path) / 1024.0), flush=True)
+
+
 def parse_args():
     argv = sys.argv
     if "--" in argv:
@@ -540,7 +740,7 @@ def parse_args():
         description="Render lull's denoising test data with Blender Cycles.")
     p.add_argument("--out", default="tests/data", help="output folder")
     p.add_argument("--scenes", default=",".join(SCENES),
-                   help="comma-separated scene names (%s)" % ",".join(SCENES))
+                   help="comma-separated scene names (%s, or animation)" % ",".join(SCENES))
     p.add_argument("--spp", default="4,16,64",
                    help="comma-separated samples per pixel of the noisy images")
     p.add_argument("--ref-spp", type=int, default=8192,
@@ -551,6 +751,8 @@ def parse_args():
     p.add_argument("--pattern", default="TABULATED_SOBOL",
                    choices=("TABULATED_SOBOL", "BLUE_NOISE", "AUTOMATIC"),
                    help="Cycles sampling pattern (TABULATED_SOBOL = 'Classic')")
+    p.add_argument("--frames", default="",
+                   help="animation only: frame range FIRST-LAST (default: all)")
     p.add_argument("--verbose", action="store_true",
                    help="show Blender's own render log")
     return p.parse_args(argv)
@@ -571,6 +773,9 @@ def main():
         bpy.ops.wm.read_factory_settings(use_empty=True)
         BUILDERS[name]()
         setup_render(a.res, a.threads, a.pattern)
+        if name == "animation":
+            render_animation(a)
+            continue
         folder = os.path.join(os.path.abspath(a.out), name)
         os.makedirs(folder, exist_ok=True)
         jobs = [(spp, noisy_seed(spp), "%s_spp%d.exr" % (name, spp)) for spp in spps]

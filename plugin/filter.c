@@ -78,11 +78,16 @@ OIDN_API void oidnReleaseFilter(OIDNFilter filter)
    * wait without raising them.  On the device's worker (the last
    * reference went with a finished job, or a monitor released it) no job
    * that uses the images is left: each holds references to its own. */
-  if (!lull_device_on_worker(device)) {
+  const int on_worker = lull_device_on_worker(device);
+  if (!on_worker) {
     lull_device_lock(device);
     lull_device_wait(device);
-    lull_device_unlock(device);
   }
+  /* the state (temporal mode's history) is backend memory */
+  if (filter->state)
+    filter->state->release(device->backend, filter->state);
+  if (!on_worker)
+    lull_device_unlock(device);
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i)
     image_clear(&filter->images[i]);
   filter->magic = LULL_MAGIC_DEAD;
@@ -500,6 +505,7 @@ static void filter_config(OIDNFilter filter, lull_filter_config* config)
 {
   memset(config, 0, sizeof *config);
   config->values = filter->values;
+  config->state = &filter->state;
   for (int i = 0; i < LULL_MAX_FILTER_IMAGES; ++i) {
     const lull_filter_image* image = &filter->images[i];
     if (!image->set)

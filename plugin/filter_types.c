@@ -80,17 +80,45 @@ static size_t memory_cap(double max_memory_mb)
   return bytes < 1.0 ? 1 : (size_t)bytes;
 }
 
+/* -- temporal mode (ATrous and RT; filter_temporal.c) ---------------------------- */
+
+#define TEMPORAL_PARAMS                                                                        \
+  BOOL_PARAM("temporal", 0,                                                                    \
+             "accumulate each frame with the history of the executions before it "            \
+             "(docs/temporal.md)"),                                                            \
+  {"resetHistory", LULL_PARAM_BOOL, 0, 0, 1, 0, 0,                                             \
+   "temporal: this frame starts a new history (a cut)", NULL},                                 \
+  {"frame", LULL_PARAM_INT, -1, -1, INT_MAX, 0, 0,                                             \
+   "temporal: the frame's number, which must follow the last one's (-1: not numbered)", NULL}
+
+/* Commit-time checks shared by ATrous and RT: motion only with temporal. */
+static lull_status temporal_check(const lull_atrous_images* images, const lull_image* motion,
+                                  int temporal, lull_error* err)
+{
+  if (!temporal)
+    return motion->data ? lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                                    "the motion image is used only in temporal mode (set "
+                                    "temporal)")
+                        : LULL_OK;
+  return lull_filter_temporal_check(images, motion, err);
+}
+
 /* -- ATrous ------------------------------------------------------------------- */
 
-enum { A_COLOR, A_OUTPUT, A_ALBEDO, A_NORMAL, A_DEPTH, A_POSITION, A_VARIANCE, A_IMAGES };
+enum
+{
+  A_COLOR, A_OUTPUT, A_ALBEDO, A_NORMAL, A_DEPTH, A_POSITION, A_VARIANCE, A_MOTION, A_IMAGES
+};
 static const char* const atrous_images[] = {"color", "output", "albedo", "normal", "depth",
-                                            "position", "variance", NULL};
+                                            "position", "variance", "motion", NULL};
 
 enum
 {
   AP_ITERATIONS, AP_COLOR_MODE, AP_SIGMA_COLOR, AP_SIGMA_LUMINANCE, AP_SIGMA_NORMAL,
   AP_SIGMA_DEPTH, AP_SIGMA_ALBEDO, AP_DEMODULATE, AP_HDR, AP_SRGB, AP_INPUT_SCALE,
-  AP_MAX_MEMORY, AP_SCHEDULE, AP_PACKED_GUIDES, AP_TILE_ALIGNMENT, AP_TILE_OVERLAP, AP_COUNT
+  AP_MAX_MEMORY, AP_SCHEDULE, AP_PACKED_GUIDES, AP_TEMPORAL, AP_RESET_HISTORY, AP_FRAME,
+  AP_TEMPORAL_ALPHA, AP_MOMENTS_ALPHA, AP_ALBEDO_ALPHA, AP_MAX_HISTORY, AP_CLIP_SIGMA,
+  AP_REJECT_SIGMA, AP_TILE_ALIGNMENT, AP_TILE_OVERLAP, AP_COUNT
 };
 
 static const lull_param_def atrous_params[AP_COUNT] = {
@@ -115,6 +143,20 @@ static const lull_param_def atrous_params[AP_COUNT] = {
     INT_PARAM("schedule", -1, -1, 1,
               "CUDA: 0 baseline (dilated taps), 1 permuted (Dolp et al. 2024), -1 the faster"),
     BOOL_PARAM("packedGuides", 0, "CUDA: fp16 colour and oct-encoded normals"),
+    TEMPORAL_PARAMS,
+    FLOAT_PARAM("temporalAlpha", 0.2, 0, 1,
+                "temporal: least weight of the current frame's colour in the blend"),
+    FLOAT_PARAM("momentsAlpha", 0.2, 0, 1,
+                "temporal: least weight of its luminance moments (the noise estimate)"),
+    FLOAT_PARAM("albedoAlpha", 0.5, 0, 1,
+                "temporal: least weight of its albedo (1: the albedo is not accumulated)"),
+    INT_PARAM("maxHistory", 32, 1, 1 << 20, "temporal: cap of the history length in frames"),
+    FLOAT_PARAM("clipSigma", 0.5, 0, FLT_MAX,
+                "temporal: clip the history to mean +- clipSigma sd of the 3x3 neighbourhood "
+                "(0: off)"),
+    FLOAT_PARAM("rejectSigma", 1.0, 0, FLT_MAX,
+                "temporal: trust the current frame more where the history is more than "
+                "rejectSigma noise sd away (0: off)"),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
@@ -158,7 +200,11 @@ static lull_status atrous_check(const lull_filter_config* config, lull_error* er
   if (config->values[AP_HDR] != 0 && config->values[AP_SRGB] != 0)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
                      "hdr and srgb modes cannot be enabled at the same time");
-  return lull_atrous_validate(&params, &images, err);
+  const lull_status status = lull_atrous_validate(&params, &images, err);
+  if (status != LULL_OK)
+    return status;
+  return temporal_check(&images, &config->images[A_MOTION], config->values[AP_TEMPORAL] != 0,
+                        err);
 }
 
 static lull_status atrous_execute(lull_backend* backend, const lull_filter_config* config,
@@ -166,6 +212,22 @@ static lull_status atrous_execute(lull_backend* backend, const lull_filter_confi
 {
   const lull_atrous_images images = atrous_views(config);
   const lull_atrous_params params = atrous_from_values(config->values);
+  const double* v = config->values;
+  if (v[AP_TEMPORAL] != 0) {
+    lull_filter_temporal t;
+    t.reset = v[AP_RESET_HISTORY] != 0;
+    t.frame = (long long)v[AP_FRAME];
+    t.params = lull_filter_temporal_defaults();
+    t.params.alpha = (float)v[AP_TEMPORAL_ALPHA];
+    t.params.moments_alpha = (float)v[AP_MOMENTS_ALPHA];
+    t.params.max_history = (float)v[AP_MAX_HISTORY];
+    t.params.clip_sigma = (float)v[AP_CLIP_SIGMA];
+    t.params.reject_sigma = (float)v[AP_REJECT_SIGMA];
+    t.params.albedo_alpha = (float)v[AP_ALBEDO_ALPHA];
+    return lull_filter_temporal_atrous(backend, config->state, &t, &params, &images,
+                                       &config->images[A_MOTION], (int)v[AP_SCHEDULE],
+                                       progress, async, err);
+  }
   return backend->ops->atrous(backend, &params, &images, (int)config->values[AP_SCHEDULE],
                               progress, async, err);
 }
@@ -219,13 +281,16 @@ static int gaussian_tile_overlap(const lull_filter_config* config)
 /* -- RT and RTLightmap -------------------------------------------------------------- */
 
 /* RT accepts OIDN's images plus lull's optional guides. */
-enum { R_COLOR, R_OUTPUT, R_ALBEDO, R_NORMAL, R_DEPTH, R_POSITION, R_VARIANCE, R_IMAGES };
-static const char* const rt_images[] = {"color", "output", "albedo", "normal", "depth",
-                                        "position", "variance", NULL};
 enum
 {
-  RP_HDR, RP_SRGB, RP_INPUT_SCALE, RP_CLEAN_AUX, RP_QUALITY, RP_MAX_MEMORY, RP_TILE_ALIGNMENT,
-  RP_TILE_OVERLAP, RP_COUNT
+  R_COLOR, R_OUTPUT, R_ALBEDO, R_NORMAL, R_DEPTH, R_POSITION, R_VARIANCE, R_MOTION, R_IMAGES
+};
+static const char* const rt_images[] = {"color", "output", "albedo", "normal", "depth",
+                                        "position", "variance", "motion", NULL};
+enum
+{
+  RP_HDR, RP_SRGB, RP_INPUT_SCALE, RP_CLEAN_AUX, RP_QUALITY, RP_MAX_MEMORY, RP_TEMPORAL,
+  RP_RESET_HISTORY, RP_FRAME, RP_TILE_ALIGNMENT, RP_TILE_OVERLAP, RP_COUNT
 };
 static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("hdr", 0, "colour is HDR (else LDR in [0, 1], output clamped)"),
@@ -234,6 +299,7 @@ static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
     QUALITY_PARAM,
     INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
+    TEMPORAL_PARAMS,
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
@@ -355,12 +421,18 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   if (!color && normal && v[RP_SRGB] != 0)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
                      "srgb mode is not supported when prefiltering normals");
+  if (!color && v[RP_TEMPORAL] != 0)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "temporal mode is not supported when prefiltering auxiliary images");
   status = check_sizes(config, R_IMAGES, err);
   if (status != LULL_OK)
     return status;
   const lull_atrous_images images = rt_views(config);
   const lull_atrous_params params = rt_atrous_params(config);
-  return lull_atrous_validate(&params, &images, err);
+  status = lull_atrous_validate(&params, &images, err);
+  if (status != LULL_OK)
+    return status;
+  return temporal_check(&images, &config->images[R_MOTION], v[RP_TEMPORAL] != 0, err);
 }
 
 static lull_status rtlightmap_check(const lull_filter_config* config, lull_error* err)
@@ -390,6 +462,15 @@ static lull_status rt_execute(lull_backend* backend, const lull_filter_config* c
     params.srgb = 0;
     params.clamp_output = config->images[R_ALBEDO].data != NULL;
     params.nonnegative = params.clamp_output;
+  }
+  if (config->values[RP_TEMPORAL] != 0 && config->images[R_COLOR].data) {
+    lull_filter_temporal t;
+    t.reset = config->values[RP_RESET_HISTORY] != 0;
+    t.frame = (long long)config->values[RP_FRAME];
+    t.params = lull_filter_temporal_defaults();
+    return lull_filter_temporal_atrous(backend, config->state, &t, &params, &images,
+                                       &config->images[R_MOTION], LULL_ATROUS_SCHEDULE_AUTO,
+                                       progress, async, err);
   }
   return backend->ops->atrous(backend, &params, &images, LULL_ATROUS_SCHEDULE_AUTO, progress,
                               async, err);

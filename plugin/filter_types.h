@@ -43,7 +43,17 @@ typedef struct lull_filter_config
 {
   lull_image images[LULL_MAX_FILTER_IMAGES]; /* indexed like the type's image names */
   const double* values;                      /* indexed like the type's params */
+  /* The filter's state between executions: NULL until a type's execute
+   * keeps one there (the history of temporal mode), which the filter's
+   * release frees with the state's own release function. */
+  struct lull_filter_state** state;
 } lull_filter_config;
+
+/* What a filter keeps between executions begins with this header. */
+typedef struct lull_filter_state
+{
+  void (*release)(lull_backend* backend, struct lull_filter_state* state);
+} lull_filter_state;
 
 typedef struct lull_filter_type
 {
@@ -68,6 +78,33 @@ typedef struct lull_filter_type
 /* Types defined in their own files (filter_types_gradient.c). */
 extern const lull_filter_type lull_filter_type_poisson;
 extern const lull_filter_type lull_filter_type_gradient_domain;
+
+/* -- filter_temporal.c: temporal mode of the à-trous types ------------------- */
+
+/* What a frame of temporal mode asks for (the filter's parameters). */
+typedef struct lull_filter_temporal
+{
+  int reset;                   /* resetHistory: a cut */
+  long long frame;             /* frame, -1: not numbered */
+  lull_temporal_params params; /* alpha .. reject_sigma; the rest from the images */
+} lull_filter_temporal;
+
+/* The defaults of the blend (ATrous's parameters; RT uses them as they are). */
+lull_temporal_params lull_filter_temporal_defaults(void);
+
+/* Commit-time checks of temporal mode (temporal.h's lull_temporal_validate). */
+lull_status lull_filter_temporal_check(const lull_atrous_images* images, const lull_image* motion,
+                                       lull_error* err);
+
+/* One frame: accumulation into the history kept in *state, then the
+ * à-trous filter on its result; the history advances only when both
+ * succeed. */
+lull_status lull_filter_temporal_atrous(lull_backend* backend, lull_filter_state** state,
+                                        const lull_filter_temporal* temporal,
+                                        const lull_atrous_params* params,
+                                        const lull_atrous_images* images, const lull_image* motion,
+                                        int schedule, const lull_progress* progress, int async,
+                                        lull_error* err);
 
 /* The type named name, or NULL. */
 const lull_filter_type* lull_filter_type_find(const char* name);

@@ -105,6 +105,7 @@ struct OIDNFilterImpl
   int user_weights;             /* the data parameter "weights" is set (RT, RTLightmap) */
   OIDNProgressMonitorFunction progress_func;
   void* progress_user;
+  lull_filter_state* state;     /* kept between executions (its release frees it) */
 };
 
 /* -- error.c -------------------------------------------------------------- */

@@ -32,7 +32,9 @@ def use_multilayer_exr(settings):
 
 
 # One background worker for automatic denoising (created on first use).
-_auto = {"worker": None, "render_started": 0.0}
+# temporal: view -> pipeline.Temporal of a batch render's frames (denoised in
+# the render's thread)
+_auto = {"worker": None, "render_started": 0.0, "temporal": {}}
 # The job of the Denoise Last Render that runs in the UI, if any.
 _last_render = {"job": None}
 # The worker of the Denoise Animation Frames that runs in the UI, if any.
@@ -75,8 +77,11 @@ class LULL_OT_enable_passes(bpy.types.Operator):
         scene = context.scene
         layers = scene.view_layers if self.all_layers else [context.view_layer]
         enabled = []
+        needed = passes.NEEDED_SETTINGS.get(scene.lull.filter_type, ())
+        if scene.lull.temporal and needed:
+            needed = needed + passes.TEMPORAL_SETTINGS
         for layer in layers:
-            for label, owner, attr in passes.NEEDED_SETTINGS.get(scene.lull.filter_type, ()):
+            for label, owner, attr in needed:
                 target = getattr(layer, "cycles", None) if owner == "cycles" else layer
                 if target is not None and hasattr(target, attr) and not getattr(target, attr):
                     setattr(target, attr, True)
@@ -86,6 +91,10 @@ class LULL_OT_enable_passes(bpy.types.Operator):
             enabled.append("multilayer EXR output")
         self.report({"INFO"}, "lull: enabled " + (", ".join(enabled) if enabled else "nothing "
                                                   "(all set already)"))
+        if scene.lull.temporal and scene.render.use_motion_blur:
+            # not turned off here: motion blur is the user's look
+            self.report({"WARNING"}, "lull: Motion Blur is on, so Cycles writes no Vector pass "
+                        "and the frames are denoised without temporal mode")
         return {"FINISHED"}
 
 
@@ -352,9 +361,30 @@ def frame_paths(scene, frame):
 
 
 def frame_files(scene):
-    """(frame, path) of the scene's frame range as Blender writes them."""
+    """(frame, path, view) of the scene's frame range as Blender writes them,
+    in frame order."""
     frames = range(scene.frame_start, scene.frame_end + 1, max(1, scene.frame_step))
-    return [(f, p) for f in frames for p in frame_paths(scene, f)]
+    return [(f, p, v) for f in frames for p, v in zip(frame_paths(scene, f), view_names(scene))]
+
+
+def cut_frames(scene):
+    """Frames where the timeline's camera markers switch to another camera:
+    each starts a new shot, whose motion vectors say nothing of the frame
+    before (Cycles takes them from the new camera's own motion)."""
+    markers = sorted((m.frame, m.camera) for m in scene.timeline_markers if m.camera)
+    cuts, camera = set(), None
+    for frame, cam in markers:
+        if camera is not None and cam != camera:
+            cuts.add(frame)
+        camera = cam
+    return cuts
+
+
+def temporal_frames(scene):
+    """Whether the scene's frames can be denoised in temporal mode: the
+    Vector pass relates each frame to the one just before, so only frames
+    rendered one after the other (a Frame Step of 1)."""
+    return scene.lull.temporal and scene.frame_step == 1
 
 
 class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
@@ -378,8 +408,8 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
             self.report({"ERROR"}, f"lull: {problem}")
             return None
         try:
-            jobs = [(p, output_path(context.scene, p)) for _, p in frame_files(context.scene)
-                    if os.path.exists(p)]
+            jobs = [(p, output_path(context.scene, p), f, v)
+                    for f, p, v in frame_files(context.scene) if os.path.exists(p)]
         except ValueError as e:  # the suffix
             self.report({"ERROR"}, f"lull: {e}")
             return None
@@ -394,7 +424,7 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
         jobs = self._collect(context) if lull else None
         if not jobs:
             return {"CANCELLED"}
-        settings = settings_of(context.scene)
+        settings = self._settings(context)
         try:
             device = lull.Device(settings.device)
         except (ValueError, lull.Error) as e:
@@ -402,12 +432,26 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
             return {"CANCELLED"}
         failed = []
         unguided = []
-        for src, dst in jobs:
+        cuts = cut_frames(context.scene)
+        streams = {}  # view -> pipeline.Temporal (frames in order)
+        for src, dst, frame, view in jobs:
+            temporal = None
+            if settings.temporal:
+                if view not in streams:
+                    streams[view] = pipeline.Temporal(lull)
+                temporal = streams[view]
+                temporal.begin(frame, settings, frame in cuts)
+            ok = False
             try:
                 pipeline.denoise_file(lull, src, dst, settings, device=device,
-                                      unguided=unguided)
+                                      unguided=unguided, temporal=temporal)
+                ok = True
             except (ValueError, KeyError, lull.Error) as e:
                 failed.append(f"{os.path.basename(src)}: {e}")
+            if temporal is not None:
+                temporal.end(ok)
+        for temporal in streams.values():
+            temporal.close()
         done = len(jobs) - len(failed)
         if failed:
             self.report({"WARNING"}, f"lull: denoised {done} frame(s), failed: "
@@ -416,6 +460,15 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
             self.report({"INFO"}, f"lull: denoised {done} frame(s)")
         _report_unguided(self, unguided)
         return {"FINISHED"}
+
+    def _settings(self, context):
+        settings = settings_of(context.scene)
+        if settings.temporal and not temporal_frames(context.scene):
+            settings.temporal = False
+            self.report({"WARNING"}, "lull: a Frame Step above 1: the frames are denoised "
+                        "without temporal mode (the Vector pass relates a frame to the one "
+                        "just before)")
+        return settings
 
     def invoke(self, context, event):
         if bpy.app.background:
@@ -432,9 +485,11 @@ class LULL_OT_denoise_animation(_Progress, bpy.types.Operator):
             return {"CANCELLED"}
         self._worker = pipeline.Worker(lull)
         _animation["worker"] = self._worker
-        settings = settings_of(context.scene)
-        for src, dst in self._jobs:
-            self._worker.submit(src, dst, settings)
+        settings = self._settings(context)
+        cuts = cut_frames(context.scene)
+        # in frame order, one worker thread: temporal mode's history carries
+        for src, dst, frame, view in self._jobs:
+            self._worker.submit(src, dst, settings, frame, frame in cuts, view)
         return self._begin(context, len(self._jobs))
 
     def modal(self, context, event):
@@ -495,8 +550,13 @@ def written_paths(scene, since):
 @bpy.app.handlers.persistent
 def on_render_init(*_):
     """When a render (a still or an animation) begins: files older than
-    this are not its output."""
+    this are not its output, and the frames of an animation start a new
+    history in temporal mode."""
     _auto["render_started"] = time.time()
+    if _auto["worker"] is not None:
+        _auto["worker"].forget_history()
+    for temporal in _auto["temporal"].values():
+        temporal.end(False)
 
 
 @bpy.app.handlers.persistent
@@ -523,16 +583,37 @@ def on_render_write(scene, *_):
         except ValueError as e:
             print(f"lull: {e}; frame not denoised")
             return
+    settings = settings_of(scene)
+    frame = scene.frame_current
+    # an animation's frame (a numbered file) goes through temporal mode, in
+    # the order Blender renders them; a still does not
+    animation_files = frame_paths(scene, frame)
+    temporal_ok = settings.temporal and temporal_frames(scene)
+    cut = frame in cut_frames(scene)
     for src in written_paths(scene, _auto["render_started"]):
+        numbered = temporal_ok and src in animation_files
+        view = view_names(scene)[animation_files.index(src)] if numbered else ""
         if bpy.app.background:
             # batch: at once, in the render's thread, with the result in the log
+            temporal = None
+            if numbered:
+                temporal = _auto["temporal"].get(view)
+                if temporal is None:
+                    temporal = _auto["temporal"][view] = pipeline.Temporal(lull)
+                temporal.begin(frame, settings, cut)
+            ok = False
             try:
-                pipeline.denoise_file(lull, src, output_path(scene, src), settings_of(scene))
+                pipeline.denoise_file(lull, src, output_path(scene, src), settings,
+                                      temporal=temporal)
                 print(f"lull: denoised {src}")
+                ok = True
             except (ValueError, KeyError, OSError, lull.Error) as e:
                 print(f"lull: {src}: {e}")
+            if temporal is not None:
+                temporal.end(ok)
         else:
-            auto_worker().submit(src, output_path(scene, src), settings_of(scene))
+            auto_worker().submit(src, output_path(scene, src), settings,
+                                 frame if numbered else None, cut, view)
 
 
 classes = (LULL_OT_enable_passes, LULL_OT_denoise_render, LULL_OT_denoise_animation)

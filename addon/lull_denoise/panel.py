@@ -45,9 +45,18 @@ class RENDER_PT_lull(bpy.types.Panel):
             col.prop(s, "sigma_depth")
             col.prop(s, "sigma_albedo")
 
+        layout.prop(s, "temporal")
+        if s.temporal and scene.render.use_motion_blur:
+            row = layout.row()
+            row.alert = True
+            row.label(text="Motion Blur is on: Cycles writes no Vector pass", icon="ERROR")
+
         box = layout.box()
         box.label(text=f"Passes on '{context.view_layer.name}':")
-        for label, owner, attr in passes.NEEDED_SETTINGS.get(s.filter_type, ()):
+        needed = passes.NEEDED_SETTINGS.get(s.filter_type, ())
+        if s.temporal and needed:
+            needed = needed + passes.TEMPORAL_SETTINGS
+        for label, owner, attr in needed:
             target = getattr(context.view_layer, "cycles", None) if owner == "cycles" \
                 else context.view_layer
             on = bool(target is not None and getattr(target, attr, False))

@@ -21,6 +21,10 @@ GUIDE_PASSES = (
     ("position", "Position"),
 )
 
+# Temporal mode's motion vectors: Cycles' Vector pass (use_pass_vector; it is
+# written only with motion blur off).
+MOTION_PASS = "Vector"
+
 # The pass the add-on writes next to the originals, per view layer.
 OUTPUT_PASS = "Denoised"
 
@@ -31,6 +35,9 @@ NEEDED_SETTINGS = {
     "ATrous": (("Denoising Data", "cycles", "denoising_store_passes"),),
     "Gaussian": (),
 }
+
+# What temporal mode adds (animations: no flicker).
+TEMPORAL_SETTINGS = (("Vector (temporal)", "layer", "use_pass_vector"),)
 
 
 def _key(layer, name, view=""):
@@ -83,16 +90,17 @@ def color_key(passes, layer, view=""):
     return None
 
 
-def filter_inputs(passes, layer, accepted, view=""):
+def filter_inputs(passes, layer, accepted, view="", motion=False):
     """{image name: array} for one view layer (and view): the colour and
-    every guide the filter accepts that the file has.  OIDN's rule (normals
-    need an albedo) is kept by dropping the normal when the albedo is
-    missing."""
+    every guide the filter accepts that the file has, and with `motion` the
+    Vector pass as "motion" when there is one.  OIDN's rule (normals need an
+    albedo) is kept by dropping the normal when the albedo is missing."""
     key = color_key(passes, layer, view)
     if key is None:
         raise KeyError(f"view layer '{label(layer, view)}' has no Combined pass")
     inputs = {"color": passes[key]}
-    for image, name in GUIDE_PASSES:
+    guides = GUIDE_PASSES + ((("motion", MOTION_PASS),) if motion else ())
+    for image, name in guides:
         if image in accepted and _key(layer, name, view) in passes:
             inputs[image] = passes[_key(layer, name, view)]
     if "normal" in inputs and "albedo" not in inputs:

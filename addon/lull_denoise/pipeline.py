@@ -5,6 +5,12 @@ filters and while it reads and writes files) and in tests.
 A file is denoised non-destructively: every original pass stays as it was
 (bit for bit, with the file's metadata), and a "Denoised" pass is added per
 view layer, written atomically to a new file (or back into the same one).
+
+The frames of an animation go through temporal mode when Settings.temporal
+is on and a frame has Cycles' Vector pass (docs/temporal.md): a Temporal
+keeps a filter per view layer whose history carries from one frame to the
+next, so they must come in frame order; a gap, a cut or a frame without
+the Vector pass starts a new history.
 """
 
 import os
@@ -19,7 +25,7 @@ class Settings:
     """What to run: a filter type, a device and filter parameters."""
 
     def __init__(self, filter_type="RT", device="default", params=None, view_layers=None,
-                 aovs=None):
+                 aovs=None, temporal=False):
         self.filter_type = filter_type
         self.device = device
         self.params = dict(params or {})
@@ -30,10 +36,12 @@ class Settings:
         # {view layer: names of its AOVs}: Blender's passes named by the
         # user, which the Denoised pass must never replace
         self.aovs = {layer: tuple(names) for layer, names in (aovs or {}).items()}
+        # animations: temporal mode where a frame has the Vector pass
+        self.temporal = bool(temporal)
 
     def __repr__(self):
         return (f"Settings({self.filter_type!r}, {self.device!r}, {self.params!r}, "
-                f"{self.view_layers!r}, {self.aovs!r})")
+                f"{self.view_layers!r}, {self.aovs!r}, temporal={self.temporal!r})")
 
 
 class Cancelled(Exception):
@@ -141,8 +149,78 @@ def _check_replaceable(passes, targets, settings):
         raise ValueError(f"the file already has a pass '{key}', not replaced: {why}")
 
 
+class Temporal:
+    """The history of an animation's frames: a lull filter in temporal mode
+    per (view layer, view), kept while frames come in order.
+
+    begin(frame, cut) before each frame says whether it starts a new history
+    (the first frame, a gap, a cut, a different filter or device); filter()
+    gives a layer's filter.  The filters go with close() (or the object)."""
+
+    def __init__(self, lull):
+        self.lull = lull
+        self.filters = {}
+        self.device = None
+        self.key = None
+        self.last_frame = None
+        self.reset = True
+        self.frame = -1
+
+    def begin(self, frame, settings, cut=False):
+        key = (settings.filter_type, settings.device, tuple(sorted(settings.params.items())))
+        if key != self.key:
+            self.close()
+            self.key = key
+            self.device = self.lull.Device(settings.device)
+        self.reset = cut or self.last_frame is None or frame != self.last_frame + 1
+        self.frame = frame
+        return self.reset
+
+    def end(self, ok):
+        """After the frame: the next one follows it (or, after a failure,
+        starts anew)."""
+        self.last_frame = self.frame if ok else None
+
+    def filter(self, layer, view, settings):
+        f = self.filters.get((layer, view))
+        if f is None:
+            f = self.device.new_filter(settings.filter_type)
+            self.filters[(layer, view)] = f
+        return f
+
+    def close(self):
+        for f in self.filters.values():
+            f.close()
+        self.filters = {}
+        self.last_frame = None
+
+
+def _denoise_temporal(lull, temporal, layer, view, inputs, settings, step):
+    """One layer of a frame through its temporal filter."""
+    f = temporal.filter(layer, view, settings)
+    for name in lull.filter_images(settings.filter_type):
+        f.set_image(name, None)  # this frame's images only
+    color = inputs.pop("color")
+    out = lull._empty(*lull._shape_and_code(color))
+    f.set_image("color", color)
+    for name, array in inputs.items():
+        f.set_image(name, array)
+    f.set_image("output", out)
+    params = dict(settings.params)
+    if "hdr" not in params and not params.get("srgb"):
+        params["hdr"] = True
+    for name, value in params.items():
+        f[name] = value
+    f["temporal"] = True
+    f["frame"] = temporal.frame if 0 <= temporal.frame < 2 ** 31 else -1
+    f["resetHistory"] = temporal.reset
+    f.progress = step
+    f.execute()
+    return out
+
+
 def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=None,
-                   unguided=None):
+                   unguided=None, temporal=None):
     """Denoises every view layer of `passes` (a lull.read_exr result), each
     view of a stereo render on its own.
 
@@ -153,7 +231,7 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
     appended to `unguided`."""
     targets = _targets(passes, settings)
     accepted = lull.filter_images(settings.filter_type)
-    device = device or lull.Device(settings.device)
+    device = device or (temporal.device if temporal is not None else lull.Device(settings.device))
     results = {}
     for i, (layer, view) in enumerate(targets):
         if cancel is not None and cancel.is_set():
@@ -164,13 +242,19 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
                 progress((i + done) / len(targets))
             return cancel is None or not cancel.is_set()
 
-        inputs = cycles_passes.filter_inputs(passes, layer, accepted, view)
+        inputs = cycles_passes.filter_inputs(passes, layer, accepted, view,
+                                             motion=temporal is not None)
         if unguided is not None and "albedo" not in inputs:
             name = cycles_passes.label(layer, view)
             if name not in unguided:
                 unguided.append(name)
-        color = inputs.pop("color")
         try:
+            if temporal is not None and "motion" in inputs:
+                results[cycles_passes.output_key(layer, view)] = _denoise_temporal(
+                    lull, temporal, layer, view, inputs, settings, step)
+                continue
+            inputs.pop("motion", None)
+            color = inputs.pop("color")
             results[cycles_passes.output_key(layer, view)] = lull.denoise(
                 color, filter=settings.filter_type, device=device, progress=step,
                 **inputs, **settings.params)
@@ -182,16 +266,18 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
 
 
 def denoise_file(lull, src, dst, settings, device=None, progress=None, cancel=None,
-                 unguided=None):
+                 unguided=None, temporal=None):
     """Reads src, denoises every view layer and writes src's passes plus the
     denoised ones to dst (atomically; dst may be src).  Returns the list of
     keys written; a pass of the output's name that lull did not write is
     never replaced (ValueError, nothing written).  unguided: as
-    denoise_passes."""
+    denoise_passes; temporal: a Temporal after its begin() for this frame
+    (its end() is the caller's)."""
     passes = lull.read_exr(src)
     targets = _targets(passes, settings)
     _check_replaceable(passes, targets, settings)
-    results = denoise_passes(lull, passes, settings, device, progress, cancel, unguided)
+    results = denoise_passes(lull, passes, settings, device, progress, cancel, unguided,
+                             temporal)
     half = {}
     names = {}
     for layer, view in targets:
@@ -279,11 +365,16 @@ class Worker:
         self.unguided = []  # layers without Denoising Data (denoise_passes)
         self.current = None
         self.fraction = 0.0
+        self._temporal = {}  # stream -> Temporal of its frames in order (settings.temporal)
 
-    def submit(self, src, dst, settings):
+    def submit(self, src, dst, settings, frame=None, cut=False, stream=""):
+        """Queues a file; `frame` (its frame number) with settings.temporal
+        makes it a frame of an animation in temporal mode (the files of a
+        stream, a view of a stereo render written a file a view, then come
+        in frame order; cut: a new shot)."""
         with self._lock:
             self._cancel.clear()
-            self._queue.put((src, dst, settings))
+            self._queue.put((src, dst, settings, frame, cut, stream))
             if self._thread is None or not self._thread.is_alive():
                 # not a daemon: Python waits for it at exit, so a batch
                 # render (blender -b -a) or a quit keeps the queued frames
@@ -297,7 +388,7 @@ class Worker:
     def _run(self):
         while True:
             try:
-                src, dst, settings = self._queue.get(timeout=0.5)
+                src, dst, settings, frame, cut, stream = self._queue.get(timeout=0.5)
             except queue.Empty:
                 with self._lock:
                     if self._queue.empty():
@@ -305,20 +396,36 @@ class Worker:
                         return
                 continue
             self.current, self.fraction = src, 0.0
+            temporal = None
+            if settings.temporal and frame is not None:
+                temporal = self._temporal.get(stream)
+                if temporal is None:
+                    temporal = self._temporal[stream] = Temporal(self.lull)
+            ok = False
             try:
+                if temporal is not None:
+                    temporal.begin(frame, settings, cut)
                 denoise_file(self.lull, src, dst, settings, progress=self._progress,
-                             cancel=self._cancel, unguided=self.unguided)
+                             cancel=self._cancel, unguided=self.unguided, temporal=temporal)
                 self.done.append((src, dst))
+                ok = True
             except Cancelled:
                 self.failed.append((src, "cancelled"))
             except Exception as e:  # noqa: BLE001 - reported to the user, never raised
                 self.failed.append((src, str(e)))
             finally:
+                if temporal is not None:
+                    temporal.end(ok)
                 self.current = None
                 self._queue.task_done()
 
     def pending(self):
         return self._queue.unfinished_tasks
+
+    def forget_history(self):
+        """The next frames start new histories (a new animation render)."""
+        for temporal in self._temporal.values():
+            temporal.end(False)
 
     def cancel(self):
         self._cancel.set()

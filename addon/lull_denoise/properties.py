@@ -38,6 +38,13 @@ class LullSceneSettings(bpy.types.PropertyGroup):
                                "(0 disables)", default=4.0, min=0.0, soft_max=50)
     sigma_albedo: FloatProperty(name="Albedo", description="Albedo edge sigma (0 disables)",
                                 default=0.3, min=0.0, soft_max=2)
+    temporal: BoolProperty(
+        name="Temporal (Animations)",
+        description="Denoise an animation's frames in order, each with the history of the "
+                    "frames before it reprojected by the Vector pass, so the result does not "
+                    "flicker.  Needs the Vector pass (Enable Passes), which Cycles writes only "
+                    "with Motion Blur off; frames without it are denoised alone",
+        default=True)
     auto_denoise: BoolProperty(
         name="Denoise Written Frames",
         description="After each frame Blender writes as multilayer EXR, denoise it in the "
@@ -64,7 +71,8 @@ def settings_of(scene):
     return Settings(s.filter_type, s.device, params,
                     view_layers=[layer.name for layer in scene.view_layers],
                     aovs={layer.name: [aov.name for aov in getattr(layer, "aovs", ())]
-                          for layer in scene.view_layers})
+                          for layer in scene.view_layers},
+                    temporal=s.temporal)
 
 
 def output_path(scene, src):

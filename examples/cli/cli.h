@@ -176,7 +176,7 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
 /* The pass Blender writes for a filter image in a layer and view, or NULL:
  * "albedo": "Denoising Albedo" (else "DiffCol"), "normal": "Denoising
  * Normal" (else "Normal"), "depth": "Denoising Depth" (else "Depth"),
- * "position": "Position". */
+ * "position": "Position", "motion": "Vector". */
 const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image_name,
                                    const char* layer, const char* view);
 /* The pass of a separate file that holds a filter image for a target's

@@ -41,9 +41,18 @@ static const char usage_text[] =
     "      --threads N         CPU threads (0: all)\n"
     "Sequences:\n"
     "      --frames LIST       e.g. 1-100 or 1,5,10-20 (default: the frames that exist)\n"
-    "      --shard I/N         only frames k with k mod N = I (split over N machines)\n"
+    "      --shard I/N         only frames k with k mod N = I (split over N machines);\n"
+    "                          with --temporal the I-th of N contiguous chunks\n"
     "      --overwrite         also denoise frames whose output is up to date, and\n"
     "                          replace an input pass named as --output-pass\n"
+    "      --temporal          frames in order, each with the history of those before\n"
+    "                          it, reprojected by the 'Vector' pass: no flicker (RT,\n"
+    "                          ATrous; docs/temporal.md).  A new history at a --cut, at a\n"
+    "                          change of the EXR's Camera, after a gap in the frames\n"
+    "      --cut LIST          frames that start a new shot (e.g. 1,241,388)\n"
+    "      --warmup N          --temporal: frames run (not written) before the first one\n"
+    "                          denoised, so a shard or a resumed run starts with the\n"
+    "                          history it would have had (default 16)\n"
     "Checking:\n"
     "      --reference FILE    print relMSE, PSNR and SSIM of noisy and denoised vs FILE\n"
     "      --side-by-side PNG  write noisy | denoised | reference side by side\n"
@@ -73,6 +82,7 @@ typedef struct parsed_args
   int affinity; /* -1: unset */
   int verbose;  /* -1: unset */
   char frames[256];
+  char cuts[256];               /* --cut */
   int shard_index, shard_count; /* count 0: no shards */
   int list_devices;
   int help;
@@ -223,8 +233,9 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
   } else {
     snprintf(flag, sizeof flag, "%s", arg);
   }
-  static const char* const no_value[] = {"--help", "--inplace", "--overwrite", "--quiet",
-                                         "--list_devices", "--ll", "--srgb", "--clean_aux"};
+  static const char* const no_value[] = {"--help",      "--inplace", "--overwrite",
+                                         "--quiet",     "--list_devices", "--ll",
+                                         "--srgb",      "--clean_aux", "--temporal"};
   for (size_t k = 0; inline_value && k < sizeof no_value / sizeof no_value[0]; ++k)
     if (strcmp(flag, no_value[k]) == 0) {
       cli_error("%s takes no value", flag);
@@ -341,6 +352,12 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
     a->shard_count = (int)count;
   } else if (IS("--overwrite")) {
     o->overwrite = 1;
+  } else if (IS("--temporal")) {
+    o->temporal = 1;
+  } else if (IS("--warmup")) {
+    return !(v = VALUE()) || parse_int(v, flag, 0, 100000, &o->warmup);
+  } else if (IS("--cut")) {
+    return !(v = VALUE()) || copy(a->cuts, sizeof a->cuts, v, flag);
   } else if (IS("--quiet")) {
     o->quiet = 1;
   } else if (IS("--ll") || IS("--list_devices")) {
@@ -364,6 +381,7 @@ static int parse(parsed_args* a, int argc, char** argv)
   snprintf(a->device, sizeof a->device, "default");
   a->options.hdr_mode = -1;
   a->options.repeat = 1;
+  a->options.warmup = 16;
   a->threads = a->affinity = a->verbose = -1;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--") == 0) {
@@ -403,6 +421,14 @@ static int check_filter(parsed_args* a)
       cli_error("filter %s takes no '%s' image", o->filter, o->sources[i].image);
       return 1;
     }
+  if (o->temporal && !cli_filter_has_param(o->filter, "temporal")) {
+    cli_error("--temporal: filter %s has no temporal mode (RT and ATrous have)", o->filter);
+    return 1;
+  }
+  if (!o->temporal && a->cuts[0]) {
+    cli_error("--cut needs --temporal");
+    return 1;
+  }
   return 0;
 }
 
@@ -552,7 +578,7 @@ static int make_plan(parsed_args* a, plan* p)
     cli_error("%s: no frames found", o->input);
     return 2; /* not a usage error: nothing to do is a failure for a farm */
   }
-  if (a->shard_count) {
+  if (a->shard_count && !o->temporal) { /* (temporal: contiguous chunks, temporal.c) */
     long kept = 0;
     for (long i = 0; i < p->num_frames; ++i)
       if (cli_shard_has(p->frames[i], a->shard_index, a->shard_count))
@@ -607,6 +633,49 @@ static const char* base_name(const char* path)
   return slash ? slash + 1 : path;
 }
 
+/* 1 when a frame's output (and side-by-side picture, when asked for) is
+ * newer than its input: a resumed run skips it. */
+static int up_to_date(const cli_denoise_options* o, const plan* p, const cli_frame_files* files)
+{
+  /* (a picture that failed to be written after its output had been left
+   * missing for good) */
+  return p->sequence && !o->overwrite && cli_output_is_newer(files->output, files->input) &&
+         (!files->side_by_side[0] || cli_output_is_newer(files->side_by_side, files->input));
+}
+
+/* --temporal: what to do with each frame (temporal.c), or NULL with a
+ * message. */
+static unsigned char* temporal_roles(const parsed_args* a, const plan* p, long** cuts,
+                                     long* num_cuts)
+{
+  const cli_denoise_options* o = &a->options;
+  char err[CLI_ERROR_SIZE];
+  *cuts = NULL;
+  *num_cuts = 0;
+  if (a->cuts[0] && (*num_cuts = cli_frames_parse(a->cuts, cuts, err, sizeof err)) < 0) {
+    cli_error("%s", err); /* (the message names --frames: the same syntax) */
+    return NULL;
+  }
+  unsigned char* roles = malloc((size_t)p->num_frames);
+  int* needed = malloc((size_t)p->num_frames * sizeof *needed);
+  cli_frame_files* files = malloc(sizeof *files);
+  if (!roles || !needed || !files) {
+    cli_error("out of memory");
+    free(roles);
+    roles = NULL;
+  }
+  for (long i = 0; roles && i < p->num_frames; ++i) {
+    memset(files, 0, sizeof *files);
+    needed[i] = frame_files(o, p, p->frames[i], files) || !up_to_date(o, p, files);
+  }
+  if (roles)
+    cli_temporal_roles(p->frames, p->num_frames, needed, *cuts, *num_cuts, a->shard_index,
+                       a->shard_count, o->warmup, roles);
+  free(needed);
+  free(files);
+  return roles;
+}
+
 static int run(parsed_args* a)
 {
   cli_denoise_options* o = &a->options;
@@ -615,6 +684,28 @@ static int run(parsed_args* a)
   if (planned) {
     free(p.frames);
     return planned == 2 ? CLI_FAILED : CLI_USAGE;
+  }
+  long* cuts = NULL;
+  long num_cuts = 0;
+  unsigned char* roles = NULL;
+  cli_temporal* temporal = NULL;
+  long to_run = p.num_frames; /* frames the progress counts */
+  if (o->temporal && p.num_frames > 0) {
+    roles = temporal_roles(a, &p, &cuts, &num_cuts);
+    temporal = malloc(sizeof *temporal);
+    if (!roles || !temporal) {
+      if (roles && !temporal)
+        cli_error("out of memory");
+      free(roles);
+      free(temporal);
+      free(cuts);
+      free(p.frames);
+      return roles ? CLI_FAILED : CLI_USAGE;
+    }
+    cli_temporal_init(temporal);
+    to_run = 0;
+    for (long i = 0; i < p.num_frames; ++i)
+      to_run += roles[i] != CLI_ROLE_SKIP;
   }
   if (p.num_frames == 0) {
     if (!o->quiet)
@@ -625,12 +716,15 @@ static int run(parsed_args* a)
   OIDNDevice device = make_device(a);
   if (!device) {
     free(p.frames);
+    free(roles);
+    free(temporal);
+    free(cuts);
     return CLI_FAILED;
   }
   cli_frame_files* files = malloc(sizeof *files);
   cli_progress progress;
-  cli_progress_init(&progress, o->quiet, (int)p.num_frames);
-  long done = 0, skipped = 0, failed = 0;
+  cli_progress_init(&progress, o->quiet, (int)to_run);
+  long done = 0, skipped = 0, failed = 0, warmed = 0, outside = 0, position = 0;
   int interrupted = 0;
   for (long i = 0; files && i < p.num_frames && !interrupted; ++i) {
     if (cli_interrupted()) {
@@ -638,6 +732,23 @@ static int run(parsed_args* a)
       break;
     }
     memset(files, 0, sizeof *files);
+    if (temporal && roles[i] == CLI_ROLE_SKIP) {
+      /* the history breaks here: the next frame run starts a new one */
+      temporal->broken = 1;
+      long first = 0, end = p.num_frames;
+      if (a->shard_count) {
+        first = (long)((long long)p.num_frames * a->shard_index / a->shard_count);
+        end = (long)((long long)p.num_frames * (a->shard_index + 1) / a->shard_count);
+      }
+      if (i < first || i >= end) {
+        ++outside; /* another shard's */
+        continue;
+      }
+      ++skipped;
+      if (!progress.tty && !frame_files(o, &p, p.frames[i], files))
+        cli_progress_message(&progress, 0, "%s: up to date, skipped", files->output);
+      continue;
+    }
     if (frame_files(o, &p, p.frames[i], files)) {
       cli_progress_message(&progress, 1, "frame %ld: file name too long", p.frames[i]);
       ++failed;
@@ -652,24 +763,36 @@ static int run(parsed_args* a)
       continue;
     }
     /* up to date: the output, and the side-by-side picture when one is
-     * asked for (one that failed to be written after its output had been
-     * left missing for good) */
-    if (p.sequence && !o->overwrite && cli_output_is_newer(files->output, files->input) &&
-        (!files->side_by_side[0] || cli_output_is_newer(files->side_by_side, files->input))) {
+     * asked for (temporal: roles say it) */
+    if (!temporal && up_to_date(o, &p, files)) {
       ++skipped;
       if (!progress.tty)
         cli_progress_message(&progress, 0, "%s: up to date, skipped", files->output);
       continue;
     }
-    cli_progress_frame(&progress, i, base_name(files->input));
+    if (temporal) {
+      temporal->frame = p.frames[i];
+      temporal->warmup = roles[i] == CLI_ROLE_WARMUP;
+      temporal->reset = cli_temporal_starts_shot(temporal, p.frames[i], cuts, num_cuts);
+    }
+    cli_progress_frame(&progress, temporal ? position++ : i, base_name(files->input));
     char err[CLI_ERROR_SIZE];
-    const int status = cli_denoise_frame(o, files, device, &progress, err, sizeof err);
+    const int status = cli_denoise_frame(o, files, device, temporal, &progress, err, sizeof err);
     if (status == CLI_OK) {
-      ++done;
+      if (temporal && temporal->warmup)
+        ++warmed;
+      else
+        ++done;
+      if (temporal) {
+        temporal->last_frame = p.frames[i];
+        temporal->broken = 0;
+      }
     } else if (status == CLI_INTERRUPTED) {
       interrupted = 1;
     } else {
       ++failed;
+      if (temporal)
+        temporal->broken = 1;
       cli_progress_message(&progress, 1, "%s", err);
     }
   }
@@ -681,13 +804,21 @@ static int run(parsed_args* a)
   if (interrupted)
     cli_error("interrupted: no file was left half-written");
   if (p.sequence && (!o->quiet || failed || interrupted)) {
-    const long left = p.num_frames - done - skipped - failed;
-    char rest[64] = "";
+    const long frames = p.num_frames - outside;
+    const long left = frames - done - skipped - failed - warmed;
+    char rest[64] = "", warm[64] = "";
     if (left > 0)
       snprintf(rest, sizeof rest, ", %ld not done", left);
-    cli_error("%ld frame%s: %ld denoised, %ld up to date (skipped), %ld failed%s", p.num_frames,
-              p.num_frames == 1 ? "" : "s", done, skipped, failed, rest);
+    if (temporal)
+      snprintf(warm, sizeof warm, ", %ld run for the history only", warmed);
+    cli_error("%ld frame%s: %ld denoised, %ld up to date (skipped)%s, %ld failed%s", frames,
+              frames == 1 ? "" : "s", done, skipped, warm, failed, rest);
   }
+  if (temporal)
+    cli_temporal_release(temporal);
+  free(temporal);
+  free(roles);
+  free(cuts);
   free(files);
   free(p.frames);
   oidnReleaseDevice(device);

@@ -309,8 +309,8 @@ static int compare_double(const void* a, const void* b)
 }
 
 static int denoise_target(const cli_denoise_options* options, const cli_frame_files* files,
-                          OIDNDevice device, frame_state* s, int t, cli_progress* progress,
-                          char* err, size_t err_size)
+                          OIDNDevice device, cli_temporal* temporal, frame_state* s, int t,
+                          cli_progress* progress, char* err, size_t err_size)
 {
   const cli_target* target = &s->targets[t];
   const lull_io_pass* color = &s->input.passes[s->color_index[t]];
@@ -325,14 +325,35 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
   int num_images = 0;
   device_image output;
   memset(&output, 0, sizeof output);
-  OIDNFilter filter = oidnNewFilter(device, options->filter);
+  /* temporal: the layer's and view's own filter, which keeps the history */
+  OIDNFilter filter = temporal ? cli_temporal_filter(temporal, device, options->filter,
+                                                     target->layer, target->view)
+                               : oidnNewFilter(device, options->filter);
   if (!filter) {
-    device_error(device, context, err, err_size);
+    if (!device_error(device, context, err, err_size))
+      snprintf(err, err_size, "%s: too many layers and views", context);
     return CLI_FAILED;
   }
   lull_io_file_info info;
   lull_io_get_file_info(&s->input, &info);
   set_params(options, filter, info.integer);
+  if (temporal) {
+    /* a kept filter forgets the last frame's images (a pass this frame
+     * lacks must not be read from the last frame's buffer) */
+    const int count = lullGetFilterImageCount(options->filter);
+    for (int i = 0; i < count; ++i) {
+      const char* name = lullGetFilterImageName(options->filter, i);
+      if (name)
+        oidnUnsetFilterImage(filter, name);
+    }
+    oidnSetFilterBool(filter, "temporal", true);
+    /* the library checks the order of frames numbered from 0 on; the tool
+     * has checked it already, and starts a new history where it must */
+    oidnSetFilterInt(filter, "frame",
+                     temporal->frame >= 0 && temporal->frame <= INT_MAX ? (int)temporal->frame
+                                                                          : -1);
+    oidnSetFilterBool(filter, "resetHistory", temporal->reset);
+  }
 
   int color_channels[3], alpha;
   const int n = cli_pass_channels(color, color_channels, &alpha);
@@ -357,12 +378,17 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
     const char* name = lullGetFilterImageName(options->filter, i);
     if (!name || strcmp(name, "color") == 0 || strcmp(name, "output") == 0)
       continue;
+    if (strcmp(name, "motion") == 0 && !temporal)
+      continue; /* only temporal mode takes motion vectors */
     const lull_io_pass* pass;
     const lull_io_image* owner;
     if (guide_for(options, files, s, target, name, &pass, &owner, err, err_size))
       goto done;
-    if (!pass)
+    if (!pass) {
+      if (strcmp(name, "motion") == 0)
+        add_note(s->notes[t], sizeof s->notes[t], "no Vector pass: motion taken as zero");
       continue;
+    }
     int explicit_source;
     if (strcmp(name, "normal") == 0 && strcmp(options->filter, "RT") == 0 &&
         !source_for(options, name, &explicit_source) &&
@@ -443,6 +469,10 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
     cli_progress_message(progress, 0, "%s: filter %s: median %.3f ms over %d runs (min %.3f ms)",
                          context, options->filter, 1e3 * times[runs / 2], runs, 1e3 * times[0]);
 
+  if (temporal && temporal->warmup) {
+    status = CLI_OK; /* the history has it; nothing is written */
+    goto done;
+  }
   s->results[t] = download(options->inplace ? &images[0] : &output, width, height);
   s->result_channels[t] = n;
   if (!s->results[t]) {
@@ -453,7 +483,8 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
 done:
   if (status != CLI_OK && !err[0])
     snprintf(err, err_size, "%s: failed", context);
-  oidnReleaseFilter(filter);
+  if (!temporal)
+    oidnReleaseFilter(filter);
   for (int i = 0; i < num_images; ++i)
     oidnReleaseBuffer(images[i].buffer);
   if (output.buffer)
@@ -716,8 +747,32 @@ static int load(const cli_denoise_options* options, const cli_frame_files* files
   return 0;
 }
 
+/* Temporal mode's checks of a loaded frame: the size of the shot, and
+ * the camera (a new one starts a new history). */
+static int temporal_frame(cli_temporal* t, const cli_frame_files* files, const frame_state* s,
+                          cli_progress* progress, int quiet, char* err, size_t err_size)
+{
+  if (cli_temporal_camera_changed(t, &s->input) && !t->reset) {
+    t->reset = 1;
+    if (!quiet)
+      cli_progress_message(progress, 0, "%s: camera '%s': a new shot, a new history",
+                           files->input, t->camera);
+  }
+  if (!t->reset && (s->input.width != t->width || s->input.height != t->height)) {
+    snprintf(err, err_size,
+             "%s is %dx%d, the frame before it %dx%d: --temporal needs one size per shot "
+             "(--cut %ld starts a new one)",
+             files->input, s->input.width, s->input.height, t->width, t->height, t->frame);
+    return 1;
+  }
+  t->width = s->input.width;
+  t->height = s->input.height;
+  return 0;
+}
+
 int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files* files,
-                      OIDNDevice device, cli_progress* progress, char* err, size_t err_size)
+                      OIDNDevice device, cli_temporal* temporal, cli_progress* progress,
+                      char* err, size_t err_size)
 {
   err[0] = '\0';
   frame_state* s = calloc(1, sizeof *s);
@@ -726,6 +781,9 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
     return CLI_FAILED;
   }
   int status = load(options, files, s, err, err_size) ? CLI_FAILED : CLI_OK;
+  if (status == CLI_OK && temporal &&
+      temporal_frame(temporal, files, s, progress, options->quiet, err, err_size))
+    status = CLI_FAILED;
   if (status == CLI_OK && cli_same_file(files->output, files->input)) {
     /* the input file as the output: only when it gains a pass (an EXR of
      * named passes), never when its colour would be replaced */
@@ -750,16 +808,17 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
     }
   }
   for (int t = 0; t < s->num_targets && status == CLI_OK; ++t)
-    status = denoise_target(options, files, device, s, t, progress, err, err_size);
+    status = denoise_target(options, files, device, temporal, s, t, progress, err, err_size);
+  const int warmup = temporal && temporal->warmup;
   if (status == CLI_OK && cli_interrupted())
     status = CLI_INTERRUPTED;
   /* metrics and pictures first: writing a plain image replaces its colour */
   frame_panels panels;
   memset(&panels, 0, sizeof panels);
-  if (status == CLI_OK && (files->reference[0] || files->side_by_side[0]) &&
+  if (status == CLI_OK && !warmup && (files->reference[0] || files->side_by_side[0]) &&
       report(files, s, &panels, err, err_size))
     status = CLI_FAILED;
-  if (status == CLI_OK && write_output(options, files, s, err, err_size))
+  if (status == CLI_OK && !warmup && write_output(options, files, s, err, err_size))
     status = CLI_FAILED;
   if (status == CLI_OK && panels.rgb[0]) {
     const float* rgb[3] = {panels.rgb[0], panels.rgb[1], panels.rgb[2]};
@@ -769,7 +828,10 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
       status = CLI_FAILED;
   }
   free_panels(&panels);
-  for (int t = 0; t < s->num_targets && status == CLI_OK && !options->quiet; ++t) {
+  if (status == CLI_OK && warmup && !options->quiet)
+    cli_progress_message(progress, 0, "%s: warm-up (history only, nothing written) %.2f s",
+                         files->input, s->seconds);
+  for (int t = 0; t < s->num_targets && status == CLI_OK && !options->quiet && !warmup; ++t) {
     char where[2 * LULL_IO_NAME_SIZE + 8] = "";
     if (s->targets[t].layer[0] || s->targets[t].view[0])
       snprintf(where, sizeof where, " [%s%s%s]", s->targets[t].layer,

@@ -124,6 +124,7 @@ static const guide_name guides[] = {
     {"normal", {"Denoising Normal", "Normal"}},
     {"depth", {"Denoising Depth", "Depth"}},
     {"position", {"Position", NULL}},
+    {"motion", {"Vector", NULL}}, /* temporal mode's motion vectors */
 };
 
 static const guide_name* guide_of(const char* image_name)

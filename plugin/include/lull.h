@@ -17,7 +17,12 @@ extern "C" {
  * "RT", "RTLightmap"  OIDN's names, mapped onto lull's classical filters.
  * "ATrous"            edge-avoiding à-trous wavelet filter (Dammertz 2010),
  *                     images color, output, albedo, normal, depth, position,
- *                     variance; parameters below.
+ *                     variance, motion; parameters below.  With "temporal"
+ *                     (ATrous and RT) the filter keeps a history between
+ *                     executions: frames accumulate, reprojected by the
+ *                     motion image (Blender's Vector pass), before the
+ *                     spatial filter; "resetHistory" at a cut, "frame" to
+ *                     have the order checked (docs/temporal.md).
  * "Gaussian"          plain Gaussian blur, images color, output, float sigma.
  * "Poisson"           gradient-domain reconstruction (screened Poisson, L2 or
  *                     L1 by IRLS): images color (the primal), gradientX,

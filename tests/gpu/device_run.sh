@@ -5,7 +5,7 @@
 #   sh tests/gpu/device_run.sh [bench-repeats]
 # LULL_DEVICE_BENCH (default "atrous poisson") and LULL_DEVICE_SANITIZE
 # (default "test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_gradient_domain
-# test_cuda_atrous_tiles") pick the
+# test_cuda_atrous_tiles test_cuda_temporal") pick the
 # benchmarks and the programs compute-sanitizer runs.
 # The Python module is built when the machine has Python's headers (then
 # the test python_gpu, label gpu, runs too, with pytest and NumPy there).
@@ -84,7 +84,7 @@ esac
 # smaller image per schedule)
 for tool in memcheck racecheck initcheck; do
   for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_gradient_domain
-    test_cuda_atrous_tiles}; do
+    test_cuda_atrous_tiles test_cuda_temporal}; do
     [ -x "$build/bin/$test" ] || continue
     args=
     [ "$test" = test_cuda_poisson ] && args=quick

@@ -11,6 +11,11 @@ One call::
                          iterations=5, sigmaLuminance=4.0)
     image = lull.reconstruct(primal, dx, dy)                 # "Poisson"
 
+Animations, without flicker (temporal mode, docs/temporal.md)::
+
+    for clean in lull.denoise_sequence(sorted(glob.glob("frames/*.exr"))):
+        ...                                   # each frame with its history
+
 Objects, mirroring the C API::
 
     with lull.Device("cpu") as device, device.new_filter("ATrous") as f:
@@ -77,7 +82,8 @@ from ._lull import (  # noqa: F401  (re-exported API)
 )
 
 __all__ = [
-    "Device", "Filter", "Error", "Passes", "denoise", "reconstruct", "read_exr", "write_exr",
+    "Device", "Filter", "Error", "Passes", "denoise", "denoise_sequence", "reconstruct",
+    "read_exr", "write_exr",
     "add_passes", "metrics", "filter_types", "filter_params", "filter_images", "physical_devices",
     "__version__",
 ]
@@ -211,6 +217,95 @@ def denoise(color, albedo=None, normal=None, depth=None, *, filter="RT", device=
         params["hdr"] = True
     images = {"color": color, "albedo": albedo, "normal": normal, "depth": depth}
     return _run(filter, device, images, out, progress, params, color)
+
+
+# Blender's passes for the images of a frame given as a file, best first.
+_SEQUENCE_PASSES = {
+    "color": ("Noisy Image", "Combined"),
+    "albedo": ("Denoising Albedo",),
+    "normal": ("Denoising Normal",),
+    "depth": ("Denoising Depth",),
+    "motion": ("Vector",),
+}
+
+
+def _frame_images(item):
+    """A frame of denoise_sequence as {image: array} (and "frame", "cut")."""
+    if isinstance(item, (str, bytes, _os.PathLike)):
+        passes = read_exr(item)
+        layers = [k.rpartition(".")[0] for k in passes if k.endswith((".Combined", ".Noisy Image"))]
+        layer = layers[0] if layers else ""
+        images = {}
+        for image, names in _SEQUENCE_PASSES.items():
+            for name in names:
+                key = _join(layer, name)
+                if key in passes:
+                    images[image] = passes[key]
+                    break
+        if "color" not in images and "" in passes:
+            images["color"] = passes[""]
+        if "color" not in images:
+            raise ValueError("%s: no colour pass (Combined, Noisy Image or plain RGB)"
+                             % _os.fspath(item))
+        return images
+    if isinstance(item, dict):
+        return dict(item)
+    raise TypeError("a frame of denoise_sequence is a file name or a dict of images, not %s"
+                    % type(item).__name__)
+
+
+def denoise_sequence(frames, *, filter="RT", device=None, cuts=(), progress=None, **params):
+    """Denoises an animation in temporal mode: each frame is accumulated with
+    the history of the frames before it (reprojected by its motion vectors),
+    then filtered, so the result does not flicker (docs/temporal.md).  A
+    generator: yields each frame's result (a new array) in order.
+
+    frames: an iterable of frames, each a file name (a Blender multilayer
+        EXR: the first layer's Noisy Image or Combined, Denoising Albedo,
+        Denoising Normal, Denoising Depth and Vector passes) or a dict of
+        arrays {"color": ..., "albedo": ..., "normal": ..., "depth": ...,
+        "motion": ...} where motion is Blender's Vector pass (2 or more
+        channels: the offset in pixels to where the pixel was in the frame
+        before, x right, y up; absent: a static camera), with optional
+        "frame" (its number: the library then checks the order) and "cut"
+        (True: a new shot, a new history).
+    cuts: positions in `frames` (0-based) that start a new shot.
+    filter: "RT" or "ATrous"; device and params as for denoise.
+    progress: callable(position, fraction) for each frame; False cancels.
+    """
+    if "hdr" in [p["name"] for p in _params_of(filter)] and "hdr" not in params \
+            and not params.get("srgb"):
+        params["hdr"] = True
+    cuts = set(cuts)
+    accepted = filter_images(filter)
+    dev = _device(device)
+    with dev.new_filter(filter) as f:
+        for name, value in params.items():
+            f[name] = value
+        f["temporal"] = True
+        for position, item in enumerate(frames):
+            images = _frame_images(item)
+            number = images.pop("frame", -1)
+            cut = bool(images.pop("cut", False)) or position in cuts
+            unknown = [k for k in images if k not in accepted]
+            if unknown:
+                raise ValueError("filter %s takes no image %s" % (filter, ", ".join(unknown)))
+            color = images.get("color")
+            if color is None:
+                raise ValueError("frame %d has no colour image" % position)
+            for name in accepted:  # this frame's images only (sizes may change at a cut)
+                f.set_image(name, None)
+            out = _empty(*_shape_and_code(color))
+            for name, array in images.items():
+                if array is not None:
+                    f.set_image(name, array)
+            f.set_image("output", out)
+            f["frame"] = int(number)
+            f["resetHistory"] = cut
+            f.progress = None if progress is None else (
+                lambda done, position=position: progress(position, done))
+            f.execute()
+            yield out
 
 
 def _params_of(filter_type):

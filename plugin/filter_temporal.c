@@ -1,0 +1,169 @@
+/* Temporal mode of the à-trous filter types (ATrous, RT): a frame's colour
+ * is accumulated with the reprojected history of the frames before it
+ * (core/temporal.h), then filtered spatially with the variance the
+ * accumulation measured.  The history is the filter's state: it lives
+ * between executions in backend memory and goes with the filter. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter_types.h"
+
+lull_temporal_params lull_filter_temporal_defaults(void)
+{
+  lull_temporal_params p;
+  memset(&p, 0, sizeof p);
+  /* SVGF's alpha for colour and moments (Schied et al. 2017, §4.1) and
+   * Falcor's cap of the history; gamma 0.5 (tighter than TAA's 1: the
+   * ball's moving shadow had left a trail), k 1 and the albedo's 0.5:
+   * chosen on the test animation (docs/temporal.md) */
+  p.alpha = 0.2f;
+  p.moments_alpha = 0.2f;
+  p.max_history = 32.0f;
+  p.clip_sigma = 0.5f;
+  p.reject_sigma = 1.0f;
+  p.albedo_alpha = 0.5f;
+  return p;
+}
+
+static lull_temporal_images temporal_views(const lull_atrous_images* images,
+                                           const lull_image* motion)
+{
+  lull_temporal_images t;
+  memset(&t, 0, sizeof t);
+  t.color = images->color;
+  t.albedo = images->albedo;
+  t.normal = images->normal;
+  t.depth = images->depth; /* a world position changes with the object's motion: not a test */
+  t.motion = *motion;
+  return t;
+}
+
+lull_status lull_filter_temporal_check(const lull_atrous_images* images, const lull_image* motion,
+                                       lull_error* err)
+{
+  const lull_temporal_images t = temporal_views(images, motion);
+  return lull_temporal_validate(&t, err);
+}
+
+static void release_block(lull_backend* backend, lull_temporal_history* history)
+{
+  if (history->block)
+    backend->ops->free(backend, history->block, history->storage);
+  history->block = NULL;
+  history->bytes = 0;
+}
+
+/* The filter's state: the history. */
+typedef struct temporal_state
+{
+  lull_filter_state base;
+  lull_temporal_history history;
+} temporal_state;
+
+static void release_state(lull_backend* backend, lull_filter_state* state)
+{
+  temporal_state* t = (temporal_state*)state;
+  release_block(backend, &t->history);
+  free(t);
+}
+
+/* A block for width x height x channels; the old one is freed after the
+ * work queued before (which may still read it) is done. */
+static lull_status reallocate(lull_backend* backend, lull_temporal_history* history, int width,
+                              int height, int channels, lull_error* err)
+{
+  const size_t bytes = lull_temporal_history_bytes(width, height, channels);
+  if (bytes == 0)
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "image too large for temporal mode");
+  if (history->block) {
+    const lull_status status = backend->ops->sync(backend, err);
+    if (status != LULL_OK)
+      return status;
+    release_block(backend, history);
+  }
+  void* block = NULL;
+  int storage = 0;
+  const lull_status status =
+      backend->ops->alloc(backend, bytes, LULL_STORAGE_DEVICE, &block, &storage, err);
+  if (status != LULL_OK)
+    return status;
+  history->block = block;
+  history->bytes = bytes;
+  history->storage = storage;
+  history->width = width;
+  history->height = height;
+  history->channels = channels;
+  return LULL_OK;
+}
+
+lull_status lull_filter_temporal_atrous(lull_backend* backend, lull_filter_state** state,
+                                        const lull_filter_temporal* temporal,
+                                        const lull_atrous_params* params,
+                                        const lull_atrous_images* images, const lull_image* motion,
+                                        int schedule, const lull_progress* progress, int async,
+                                        lull_error* err)
+{
+  if (!backend->ops->temporal)
+    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                     "temporal mode is not supported by this device");
+  const lull_temporal_images t = temporal_views(images, motion);
+  lull_status status = lull_temporal_validate(&t, err);
+  if (status != LULL_OK)
+    return status;
+  if (!*state) {
+    temporal_state* t = calloc(1, sizeof *t);
+    if (!t)
+      return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    t->base.release = release_state;
+    lull_temporal_history_clear(&t->history);
+    *state = &t->base;
+  }
+  /* the state of a filter of a temporal type is this (the only kind) */
+  lull_temporal_history* history = &((temporal_state*)*state)->history;
+  const int w = t.color.width, h = t.color.height;
+  const int channels = lull_format_channels(t.color.format);
+  lull_temporal_step step;
+  status = lull_temporal_begin(history, w, h, channels, temporal->frame, temporal->reset, &step,
+                               err);
+  if (status != LULL_OK)
+    return status;
+  if (!lull_temporal_history_fits(history, w, h, channels)) {
+    status = reallocate(backend, history, w, h, channels, err);
+    if (status != LULL_OK)
+      return status;
+    lull_temporal_history_clear(history);
+    step.read = -1;
+    step.write = 1 - history->newest;
+  }
+  const lull_temporal_planes planes = lull_temporal_planes_of(history, &step);
+
+  lull_temporal_params tp = temporal->params;
+  tp.has_albedo = t.albedo.data != NULL;
+  tp.demodulate = params->demodulate && t.albedo.data != NULL;
+  tp.srgb = params->srgb;
+  tp.has_normal = t.normal.data != NULL;
+  tp.has_depth = t.depth.data != NULL;
+  tp.has_motion = t.motion.data != NULL;
+  tp.channels = channels;
+  status = lull_progress_report(progress, 0.0, err);
+  if (status == LULL_OK)
+    /* queued without a wait: the spatial filter's run that follows waits
+     * when the execution is blocking (and reports an error of either) */
+    status = backend->ops->temporal(backend, &tp, &t, &planes, 1, err);
+  if (status != LULL_OK)
+    return status;
+
+  /* the spatial filter on the accumulated colour, with its variance where
+   * the history measured it (else its own estimate) */
+  lull_atrous_images spatial = *images;
+  spatial.color = planes.acc;
+  spatial.variance = planes.variance;
+  if (tp.has_albedo)
+    spatial.albedo = planes.albedo;
+  lull_atrous_params sp = *params;
+  sp.variance_fallback = 1;
+  status = backend->ops->atrous(backend, &sp, &spatial, schedule, progress, async, err);
+  if (status == LULL_OK)
+    lull_temporal_end(history, &step);
+  return status;
+}
