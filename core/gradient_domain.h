@@ -26,7 +26,7 @@
  *      also solved on the halves (the same weights, so one more linear
  *      solve for their difference) and compared with the unbiased L2
  *      reconstruction of the other half (gradient_domain_math.h,
- *      lull_gd_candidate_error), smoothed over a 17x17 window.
+ *      lull_two_buffer_error), smoothed over a 17x17 window.
  *
  * Inputs are as for Poisson, except that the half-buffers are required (the
  * colour weights need their variance).  Features are optional: without any

@@ -255,7 +255,7 @@ static void guide_variance(const gd_run* r)
     float* v = plane(r, LULL_GD_W_VAR + c);
     const float* d = plane(r, LULL_GD_W_UD + c);
     for (size_t i = 0; i < r->n; ++i)
-      v[i] = lull_gd_half_variance(d[i]);
+      v[i] = lull_two_buffer_variance(d[i]);
   }
   blur_variance(r, LULL_GD_W_VAR);
 }
@@ -446,7 +446,7 @@ static void keep_best(const gd_run* r, int first)
       best_score[i] = score;
       for (int c = 0; c < r->nc; ++c) {
         plane(r, LULL_GD_W_BEST + c)[i] = plane(r, LULL_GD_W_FINAL + c)[i];
-        plane(r, LULL_GD_W_BEST_VAR + c)[i] = lull_gd_half_variance(
+        plane(r, LULL_GD_W_BEST_VAR + c)[i] = lull_two_buffer_variance(
             plane(r, LULL_GD_W_FA + c)[i] - plane(r, LULL_GD_W_FB + c)[i]);
       }
     }

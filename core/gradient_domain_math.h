@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "nlmeans_math.h"
 #include "platform.h"
 #include "poisson_math.h"
 
@@ -43,13 +44,6 @@ typedef struct lull_gd_guide
   const float* value[3];
   const float* variance[3];
 } lull_gd_guide;
-
-/* The two-buffer variance of a mean of two half-buffer estimates whose
- * difference is d: Var[(A + B) / 2] ~ ((A - B) / 2)^2. */
-LULL_HD float lull_gd_half_variance(float d)
-{
-  return 0.25f * d * d;
-}
 
 typedef struct lull_gd_candidate
 {
@@ -87,17 +81,6 @@ LULL_HD void lull_gd_patch_offset(int index, int* dx, int* dy)
 {
   *dx = index % (2 * LULL_GD_RADIUS + 1) - LULL_GD_RADIUS;
   *dy = index / (2 * LULL_GD_RADIUS + 1) - LULL_GD_RADIUS;
-}
-
-/* Colour distance of one channel between the centre p and a neighbour q
- * (eq. 5.9): the squared difference of the guide u less its expected noise
- * Var[p] + Var[q], over the noise scaled by k_c^2.  Averaged over channels
- * and a (2f+1)^2 patch it gives d_c^2 (eq. 5.10). */
-LULL_HD float lull_gd_color_distance(float up, float uq, float var_p, float var_q, float kc)
-{
-  const float d = up - uq;
-  const float v = var_p + var_q;
-  return (d * d - v) / (1e-10f + kc * kc * v);
 }
 
 /* V_j[p] of eq. 5.12: the feature's variance, or its local contrast
@@ -271,19 +254,6 @@ LULL_HD void lull_gd_patch_gram(const float* basis, int keep, const float* d, fl
   }
 }
 
-/* Error estimate of one candidate at one pixel and channel from the two
- * half-buffers: x_a, x_b the candidate run on each half, r_a, r_b the
- * unbiased L2 reconstructions of the halves.  E[(x_a - r_b)^2] =
- * bias^2 + Var[x_a] + Var[r_b] (independent halves) and
- * E[(x_a - x_b)^2] = 2 Var[x_a]; the candidate on the full data has about
- * bias^2 + Var[x_a] / 2, so this returns that plus Var[r] (the same for
- * every candidate, so it does not change which is smallest). */
-LULL_HD float lull_gd_candidate_error(float x_a, float x_b, float r_a, float r_b)
-{
-  const float ea = x_a - r_b, eb = x_b - r_a, d = x_a - x_b;
-  return 0.5f * (ea * ea + eb * eb) - 0.25f * d * d;
-}
-
 /* Pixels of the (2 radius + 1)^2 window around (x, y) inside the image:
  * the count behind lull_gd_box_mean's mean there. */
 LULL_HD float lull_gd_window_count(int x, int y, int width, int height, int radius)
@@ -296,7 +266,7 @@ LULL_HD float lull_gd_window_count(int x, int y, int width, int height, int radi
 
 /* The score of a candidate against the first one at a pixel, from the
  * window means of D and D^2, D being the difference of their per-pixel
- * error estimates (lull_gd_candidate_error): the mean of D plus z of its
+ * error estimates (lull_two_buffer_error): the mean of D plus z of its
  * standard errors.  The candidate replaces the first (score 0) only where
  * the score is negative, i.e. where the window's evidence that it is
  * better is significant.  Why: the plain minimum of the window means
@@ -327,7 +297,7 @@ LULL_HD float lull_gd_pixel_distance(const lull_gd_guide* guide, const lull_gd_f
                                     f->scale[source][i], f->scale[source][i + o], cand->kf);
   float d = 0.0f;
   for (int c = 0; c < guide->channels; ++c)
-    d += lull_gd_color_distance(guide->value[c][i], guide->value[c][i + o], guide->variance[c][i],
+    d += lull_nlm_distance(guide->value[c][i], guide->value[c][i + o], guide->variance[c][i],
                                 guide->variance[c][i + o], cand->kc);
   return d * inv_channels;
 }

@@ -74,7 +74,7 @@ void lull_gd_offset_weights(int width, int height, const lull_gd_guide* guide,
       const size_t i = (size_t)y * w + (size_t)x;
       float s = 0.0f;
       for (int c = 0; c < guide->channels; ++c)
-        s += lull_gd_color_distance(guide->value[c][i], guide->value[c][i + o],
+        s += lull_nlm_distance(guide->value[c][i], guide->value[c][i + o],
                                     guide->variance[c][i], guide->variance[c][i + o],
                                     candidate->kc);
       dist[i] = s * inv_channels;

@@ -103,7 +103,7 @@ enum { LULL_GD_POST_RADIUS = 7, LULL_GD_POST_NLM = 1 };
 enum { LULL_GD_NLM_RADIUS = 2, LULL_GD_VARIANCE_BLUR = 1, LULL_GD_ERROR_RADIUS = 8 };
 
 /* The per-pixel error estimate of a candidate, relative to the guide (as
- * relMSE): lull_gd_candidate_error summed over the channels.  sets: the
+ * relMSE): lull_two_buffer_error summed over the channels.  sets: the
  * candidate on half A and on half B, the references of halves A and B;
  * guide: the guide's planes. */
 LULL_HD float lull_gd_pixel_error(const float* const sets[4][3], const float* const guide[3],
@@ -112,7 +112,7 @@ LULL_HD float lull_gd_pixel_error(const float* const sets[4][3], const float* co
   float s = 0.0f;
   for (int c = 0; c < channels && c < 3; ++c) { /* (3 planes: channels is 1 to 3) */
     const float u = guide[c][i];
-    s += lull_gd_candidate_error(sets[0][c][i], sets[1][c][i], sets[2][c][i], sets[3][c][i]) /
+    s += lull_two_buffer_error(sets[0][c][i], sets[1][c][i], sets[2][c][i], sets[3][c][i]) /
          (u * u + 0.01f);
   }
   return s;

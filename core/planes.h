@@ -55,3 +55,8 @@ void lull_plane_fill(lull_planes* planes, int index, float value);
 void lull_planes_swap(lull_planes* planes, int a, int b);
 /* Makes plane `index` read the memory of plane `target`. */
 void lull_planes_alias(lull_planes* planes, int index, int target);
+
+/* Replaces each NaN of a w x h plane by the mean of the finite values in
+ * its 5x5 neighbourhood (0 without any); replacements read only original
+ * values, so a NaN never spreads. */
+void lull_plane_repair(float* plane, int w, int h);

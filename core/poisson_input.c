@@ -1,4 +1,5 @@
 #include "poisson_input.h"
+#include "planes.h"
 #include "poisson_math.h"
 
 #include <math.h>
@@ -80,56 +81,6 @@ static void load_pixel(const lull_image* full, const lull_image* a, const lull_i
     out[c] = lull_poisson_half_mean(va[c], vb[c]);
 }
 
-/* Replaces each NaN of a plane by the mean of the finite values in its 5x5
- * neighbourhood (0 without any); replacements read only original values. */
-static void repair_plane(float* plane, int w, int h)
-{
-  size_t bad = 0;
-  const size_t n = (size_t)w * (size_t)h;
-  for (size_t i = 0; i < n; ++i)
-    bad += isnan(plane[i]) != 0;
-  if (bad == 0)
-    return;
-  size_t* where = malloc(bad * sizeof *where);
-  float* value = malloc(bad * sizeof *value);
-  if (!where || !value) {
-    /* out of memory for the neighbourhood means: fall back to 0 */
-    for (size_t i = 0; i < n; ++i)
-      if (isnan(plane[i]))
-        plane[i] = 0.0f;
-    free(where);
-    free(value);
-    return;
-  }
-  size_t k = 0;
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      const size_t i = (size_t)y * (size_t)w + (size_t)x;
-      if (!isnan(plane[i]))
-        continue;
-      double sum = 0.0;
-      int count = 0;
-      for (int dy = -2; dy <= 2; ++dy)
-        for (int dx = -2; dx <= 2; ++dx) {
-          const int xx = x + dx, yy = y + dy;
-          if (xx < 0 || yy < 0 || xx >= w || yy >= h)
-            continue;
-          const float v = plane[(size_t)yy * (size_t)w + (size_t)xx];
-          if (!isnan(v)) {
-            sum += v;
-            ++count;
-          }
-        }
-      where[k] = i;
-      value[k] = count ? (float)(sum / count) : 0.0f;
-      ++k;
-    }
-  for (size_t j = 0; j < k; ++j)
-    plane[where[j]] = value[j];
-  free(where);
-  free(value);
-}
-
 void lull_poisson_input_load(const lull_poisson_input* in, int which, int channels,
                              float* const b[4], float* const gx[3], float* const gy[3],
                              int threads)
@@ -164,7 +115,7 @@ void lull_poisson_input_load(const lull_poisson_input* in, int which, int channe
     }
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
   for (int c = 0; c < channels; ++c)
-    repair_plane(b[c], w, h);
+    lull_plane_repair(b[c], w, h);
 }
 
 void lull_poisson_finite_or(const lull_poisson_system* sys, float* const x[3],

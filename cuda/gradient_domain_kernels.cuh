@@ -309,7 +309,7 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
       break;
     case LULL_PK_GD_HALF_VARIANCE:
       for (int c = 0; c < a->channels; ++c) {
-        g->dst[c][i] = lull_gd_half_variance(g->src[c][i]);
+        g->dst[c][i] = lull_two_buffer_variance(g->src[c][i]);
       }
       break;
     case LULL_PK_GD_BOX_MEAN:
@@ -367,7 +367,7 @@ LULL_BODY void lull_gdk_pixel_body(const lull_pk_args* a, int kind, const lull_p
         for (int c = 0; c < a->channels; ++c) {
           g->dst2[c][i] = g->src2[c][i];
           g->best_var[c][i] =
-              lull_gd_half_variance(g->score_sets[0][c][i] - g->score_sets[1][c][i]);
+              lull_two_buffer_variance(g->score_sets[0][c][i] - g->score_sets[1][c][i]);
         }
       }
       break;
