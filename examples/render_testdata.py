@@ -10,6 +10,14 @@ reference, all as Blender multilayer OpenEXR files:
     <out>/<scene>/<scene>_spp64.exr
     <out>/<scene>/<scene>_ref.exr
 
+and, with --halves, each noisy total also as two independent halves of half
+the samples (different seeds), for the two-buffer ("Regression") filter:
+
+    <out>/<scene>/<scene>_spp16_A.exr, <scene>_spp16_B.exr   (8 spp each)
+
+The halves hold only the passes a denoiser reads (Combined, Denoising
+Albedo, Denoising Normal, Denoising Depth), which halves their size.
+
 Each file holds the passes Combined (RGBA, half), Denoising Albedo (RGB,
 half), Denoising Normal (XYZ), Denoising Depth (Z), Position (XYZ), Depth (Z)
 and Normal (XYZ); Blender always stores the XYZ/Z data passes as 32-bit float.
@@ -41,7 +49,7 @@ or with a Blender binary::
     blender -b --factory-startup --python examples/render_testdata.py -- --out tests/data
 
 Options (see --help): --out, --scenes, --spp, --ref-spp, --res, --threads,
---no-ref, --pattern, --frames, --verbose.
+--no-ref, --no-full, --halves, --pattern, --frames, --verbose.
 
 Render settings shared by every image of a scene: Cycles on the CPU, adaptive
 sampling off, Cycles denoising off (only its data passes are stored), no
@@ -76,6 +84,15 @@ REF_SEED = 7777
 
 def noisy_seed(spp):
     return int(spp)
+
+
+# The halves of a total of spp samples: seeds apart from every noisy and
+# reference seed, so that each half's noise is independent of the other's
+# and of the full render's (Cycles' seeds hash the sample sequence: error
+# correlation about 0 between two seeds, see
+# ../shared/reference/regression-and-temporal.md section 4).
+def half_seed(spp, half):
+    return 100000 * (1 + "AB".index(half)) + int(spp)
 
 
 # --------------------------------------------------------------------------
@@ -746,6 +763,11 @@ def parse_args():
     p.add_argument("--ref-spp", type=int, default=8192,
                    help="samples per pixel of the reference")
     p.add_argument("--no-ref", action="store_true", help="skip the reference")
+    p.add_argument("--no-full", action="store_true",
+                   help="skip the noisy full renders (e.g. to add only halves)")
+    p.add_argument("--halves", action="store_true",
+                   help="also render each noisy total as two halves A and B of "
+                        "spp/2 samples each (seeds 100000 + spp, 200000 + spp)")
     p.add_argument("--res", type=int, default=256, help="image width = height")
     p.add_argument("--threads", type=int, default=2, help="CPU render threads")
     p.add_argument("--pattern", default="TABULATED_SOBOL",
@@ -778,10 +800,20 @@ def main():
             continue
         folder = os.path.join(os.path.abspath(a.out), name)
         os.makedirs(folder, exist_ok=True)
-        jobs = [(spp, noisy_seed(spp), "%s_spp%d.exr" % (name, spp)) for spp in spps]
+        jobs = [] if a.no_full else [
+            (spp, noisy_seed(spp), "%s_spp%d.exr" % (name, spp), True) for spp in spps]
         if not a.no_ref:
-            jobs.append((a.ref_spp, REF_SEED, "%s_ref.exr" % name))
-        for spp, seed, fname in jobs:
+            jobs.append((a.ref_spp, REF_SEED, "%s_ref.exr" % name, True))
+        if a.halves:
+            for spp in spps:
+                if spp % 2:
+                    sys.exit("--halves needs even sample counts, not %d" % spp)
+                jobs += [(spp // 2, half_seed(spp, h), "%s_spp%d_%s.exr" % (name, spp, h), False)
+                         for h in "AB"]
+        for spp, seed, fname, all_passes in jobs:
+            # halves: only the passes a denoiser reads
+            vl = bpy.context.scene.view_layers[0]
+            vl.use_pass_z = vl.use_pass_normal = vl.use_pass_position = all_passes
             path = os.path.join(folder, fname)
             note = ("lull test data: scene=%s spp=%d seed=%d res=%d blender=%s"
                     % (name, spp, seed, a.res, bpy.app.version_string))
