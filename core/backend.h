@@ -15,6 +15,7 @@
 #include "gaussian.h"
 #include "gradient_domain.h"
 #include "poisson.h"
+#include "regression.h"
 #include "status.h"
 #include "temporal.h"
 
@@ -101,6 +102,10 @@ typedef struct lull_backend_ops
   lull_status (*temporal)(lull_backend* backend, const lull_temporal_params* params,
                           const lull_temporal_images* images, const lull_temporal_planes* planes,
                           int async, lull_error* err);
+  /* NL-means-weighted regression (NULL: OIDN_ERROR_UNSUPPORTED_HARDWARE). */
+  lull_status (*regression)(lull_backend* backend, const lull_regression_params* params,
+                            const lull_regression_images* images, const lull_progress* progress,
+                            int async, lull_error* err);
 } lull_backend_ops;
 
 struct lull_backend

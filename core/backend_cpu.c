@@ -112,6 +112,14 @@ static lull_status cpu_temporal(lull_backend* backend, const lull_temporal_param
   return lull_temporal_cpu(params, images, planes, backend->num_threads, err);
 }
 
+static lull_status cpu_regression(lull_backend* backend, const lull_regression_params* params,
+                                  const lull_regression_images* images,
+                                  const lull_progress* progress, int async, lull_error* err)
+{
+  (void)async;
+  return lull_regression_cpu(params, images, backend->num_threads, progress, err);
+}
+
 static const lull_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
@@ -124,6 +132,7 @@ static const lull_backend_ops cpu_ops = {
     .poisson = cpu_poisson,
     .gradient_domain = cpu_gradient_domain,
     .temporal = cpu_temporal,
+    .regression = cpu_regression,
 };
 
 lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err)

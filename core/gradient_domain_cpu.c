@@ -243,7 +243,7 @@ static void blur_variance(const gd_run* r, int var)
   float* blur = plane(r, LULL_GD_W_SCRATCH + 1);
   for (int c = 0; c < r->nc; ++c) {
     float* v = plane(r, var + c);
-    lull_gd_box_mean(r->w, r->h, v, blur, tmp, LULL_GD_VARIANCE_BLUR, 0, r->w, 0, r->h, r->threads);
+    lull_box_mean(r->w, r->h, v, blur, tmp, LULL_GD_VARIANCE_BLUR, 0, r->w, 0, r->h, r->threads);
     for (size_t i = 0; i < r->n; ++i)
       v[i] = LULL_MAX(v[i], blur[i]);
   }
@@ -426,9 +426,9 @@ static void candidate_score(const gd_run* r, int first)
   if (first)
     return;
   float* tmp = plane(r, LULL_GD_W_SCRATCH + 1);
-  lull_gd_box_mean(r->w, r->h, raw, plane(r, LULL_GD_W_SCORE), tmp, LULL_GD_ERROR_RADIUS, 0,
+  lull_box_mean(r->w, r->h, raw, plane(r, LULL_GD_W_SCORE), tmp, LULL_GD_ERROR_RADIUS, 0,
                    r->w, 0, r->h, r->threads);
-  lull_gd_box_mean(r->w, r->h, raw2, plane(r, LULL_GD_W_SCRATCH + 3), tmp, LULL_GD_ERROR_RADIUS,
+  lull_box_mean(r->w, r->h, raw2, plane(r, LULL_GD_W_SCRATCH + 3), tmp, LULL_GD_ERROR_RADIUS,
                    0, r->w, 0, r->h, r->threads);
 }
 

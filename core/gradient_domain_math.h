@@ -255,7 +255,7 @@ LULL_HD void lull_gd_patch_gram(const float* basis, int keep, const float* d, fl
 }
 
 /* Pixels of the (2 radius + 1)^2 window around (x, y) inside the image:
- * the count behind lull_gd_box_mean's mean there. */
+ * the count behind lull_box_mean's mean there. */
 LULL_HD float lull_gd_window_count(int x, int y, int width, int height, int radius)
 {
   const int x0 = x > radius ? x - radius : 0, y0 = y > radius ? y - radius : 0;
@@ -307,7 +307,7 @@ LULL_HD float lull_gd_pixel_distance(const lull_gd_guide* guide, const lull_gd_f
  * computes the same one offset at a time over whole planes,
  * gradient_domain_patch.c).  The distances are averaged over the NL-means
  * patch of radius nlm_radius (eq. 5.10, 5.12) restricted to the pixels
- * whose neighbour p + o is inside the image, in lull_gd_box_mean's order:
+ * whose neighbour p + o is inside the image, in lull_box_mean's order:
  * each row's mean, then the mean of the rows. */
 LULL_HD float lull_gd_window_distance(const lull_gd_guide* guide, const lull_gd_features* f,
                                       const lull_gd_candidate* cand, int source, int width,

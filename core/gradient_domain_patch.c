@@ -19,40 +19,6 @@
 
 #include "poisson_math.h"
 
-void lull_gd_box_mean(int width, int height, const float* in, float* out, float* tmp, int radius,
-                      int x0, int x1, int y0, int y1, int threads)
-{
-  const size_t w = (size_t)width;
-  memset(out, 0, w * (size_t)height * sizeof(float));
-  if (x0 >= x1 || y0 >= y1)
-    return;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int y = y0; y < y1; ++y) {
-    const float* row = in + (size_t)y * w;
-    float* t = tmp + (size_t)y * w;
-    for (int x = x0; x < x1; ++x) {
-      const int a = LULL_MAX(x0, x - radius), b = LULL_MIN(x1 - 1, x + radius);
-      float s = 0.0f;
-      for (int k = a; k <= b; ++k)
-        s += row[k];
-      t[x] = s / (float)(b - a + 1);
-    }
-  }
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int y = y0; y < y1; ++y) {
-    const int a = LULL_MAX(y0, y - radius), b = LULL_MIN(y1 - 1, y + radius);
-    const float inv = 1.0f / (float)(b - a + 1);
-    float* o = out + (size_t)y * w;
-    for (int k = a; k <= b; ++k) {
-      const float* t = tmp + (size_t)k * w;
-      for (int x = x0; x < x1; ++x)
-        o[x] += t[x];
-    }
-    for (int x = x0; x < x1; ++x)
-      o[x] *= inv;
-  }
-}
-
 void lull_gd_offset_weights(int width, int height, const lull_gd_guide* guide,
                             const lull_gd_features* features, const lull_gd_candidate* candidate,
                             float delta, int nlm_radius, int dx, int dy, float* out,
@@ -79,7 +45,7 @@ void lull_gd_offset_weights(int width, int height, const lull_gd_guide* guide,
                                     candidate->kc);
       dist[i] = s * inv_channels;
     }
-  lull_gd_box_mean(width, height, dist, color, tmp, nlm_radius, x0, x1, y0, y1, threads);
+  lull_box_mean(width, height, dist, color, tmp, nlm_radius, x0, x1, y0, y1, threads);
   /* the largest patch-averaged feature distance (eq. 5.13 takes the
    * smallest weight) */
   for (size_t i = 0; i < n; ++i)
@@ -95,7 +61,7 @@ void lull_gd_offset_weights(int width, int height, const lull_gd_guide* guide,
         dist[i] = lull_gd_feature_distance(f[i], f[i + o], v[i], v[i + o], sc[i], sc[i + o],
                                            candidate->kf);
       }
-    lull_gd_box_mean(width, height, dist, feature, tmp, nlm_radius, x0, x1, y0, y1, threads);
+    lull_box_mean(width, height, dist, feature, tmp, nlm_radius, x0, x1, y0, y1, threads);
     for (size_t i = 0; i < n; ++i)
       out[i] = LULL_MAX(out[i], feature[i]);
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "gradient_domain_math.h"
+#include "planes.h"
 #include "poisson_solver.h"
 
 /* Weights w~(p, p + o) of one offset o = (dx, dy) != (0, 0) into out (0
@@ -29,9 +30,3 @@ void lull_gd_patch_stencil(int width, int height, const lull_gd_features* featur
                            const float* const weights[LULL_GD_PATCH], lull_stencil* stencil,
                            int threads);
 
-/* Box filter of radius r restricted to the rectangle [x0, x1) x [y0, y1)
- * (values outside it are ignored; the mean is over the window's part inside
- * it); out-of-rectangle outputs are 0.  in and out may not alias; tmp: one
- * plane. */
-void lull_gd_box_mean(int width, int height, const float* in, float* out, float* tmp, int radius,
-                      int x0, int x1, int y0, int y1, int threads);

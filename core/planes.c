@@ -3,10 +3,13 @@
 #endif
 #include "planes.h"
 
+#include "platform.h"
+
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #if defined(__linux__)
   #include <sys/mman.h>
 #endif
@@ -223,4 +226,38 @@ void lull_plane_repair(float* plane, int w, int h)
     plane[where[j]] = value[j];
   free(where);
   free(value);
+}
+
+void lull_box_mean(int width, int height, const float* in, float* out, float* tmp, int radius,
+                      int x0, int x1, int y0, int y1, int threads)
+{
+  const size_t w = (size_t)width;
+  memset(out, 0, w * (size_t)height * sizeof(float));
+  if (x0 >= x1 || y0 >= y1)
+    return;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int y = y0; y < y1; ++y) {
+    const float* row = in + (size_t)y * w;
+    float* t = tmp + (size_t)y * w;
+    for (int x = x0; x < x1; ++x) {
+      const int a = LULL_MAX(x0, x - radius), b = LULL_MIN(x1 - 1, x + radius);
+      float s = 0.0f;
+      for (int k = a; k <= b; ++k)
+        s += row[k];
+      t[x] = s / (float)(b - a + 1);
+    }
+  }
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int y = y0; y < y1; ++y) {
+    const int a = LULL_MAX(y0, y - radius), b = LULL_MIN(y1 - 1, y + radius);
+    const float inv = 1.0f / (float)(b - a + 1);
+    float* o = out + (size_t)y * w;
+    for (int k = a; k <= b; ++k) {
+      const float* t = tmp + (size_t)k * w;
+      for (int x = x0; x < x1; ++x)
+        o[x] += t[x];
+    }
+    for (int x = x0; x < x1; ++x)
+      o[x] *= inv;
+  }
 }

@@ -60,3 +60,10 @@ void lull_planes_alias(lull_planes* planes, int index, int target);
  * its 5x5 neighbourhood (0 without any); replacements read only original
  * values, so a NaN never spreads. */
 void lull_plane_repair(float* plane, int w, int h);
+
+/* Box filter of radius r restricted to the rectangle [x0, x1) x [y0, y1)
+ * (values outside it are ignored; the mean is over the window's part inside
+ * it); out-of-rectangle outputs are 0.  in and out may not alias; tmp: one
+ * plane. */
+void lull_box_mean(int width, int height, const float* in, float* out, float* tmp, int radius,
+                      int x0, int x1, int y0, int y1, int threads);

@@ -14,7 +14,7 @@
 #include "image_access.cuh"
 
 /* Mean of the cols x rows window at d (rows row_stride floats apart) in
- * lull_gd_box_mean's order: each row's mean, then the mean of the rows. */
+ * lull_box_mean's order: each row's mean, then the mean of the rows. */
 LULL_BODY float lull_gdk_window_mean(const float* d, size_t row_stride, int cols, int rows)
 {
   float mean = 0.0f;
@@ -29,7 +29,7 @@ LULL_BODY float lull_gdk_window_mean(const float* d, size_t row_stride, int cols
 }
 
 /* Box mean of plane src over the (2r + 1)^2 window's part inside the image,
- * in lull_gd_box_mean's order. */
+ * in lull_box_mean's order. */
 LULL_BODY float lull_gdk_box_mean_at(const lull_pk_args* a, const float* src, int x, int y, int r)
 {
   const int w = a->width, h = a->height;

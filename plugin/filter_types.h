@@ -10,7 +10,7 @@
 #include "../core/backend.h"
 #include "../core/status.h"
 
-enum { LULL_MAX_FILTER_IMAGES = 16, LULL_MAX_FILTER_PARAMS = 32 };
+enum { LULL_MAX_FILTER_IMAGES = 24, LULL_MAX_FILTER_PARAMS = 32 };
 
 typedef enum lull_param_type
 {
@@ -78,6 +78,7 @@ typedef struct lull_filter_type
 /* Types defined in their own files (filter_types_gradient.c). */
 extern const lull_filter_type lull_filter_type_poisson;
 extern const lull_filter_type lull_filter_type_gradient_domain;
+extern const lull_filter_type lull_filter_type_regression;
 
 /* -- filter_temporal.c: temporal mode of the à-trous types ------------------- */
 

@@ -14,7 +14,7 @@
  *  - the weights: w(p, p) = beta, zero outside the image, symmetric colour
  *    distance on a symmetric guide, and a sharp feature edge blocks;
  *  - the choice of candidate: the window count is the number of pixels
- *    lull_gd_box_mean averages; a candidate consistently better than the
+ *    lull_box_mean averages; a candidate consistently better than the
  *    first is chosen, one better only on average over noise is not. */
 #include <math.h>
 #include <stdlib.h>
@@ -368,8 +368,8 @@ static void test_choice(void)
       d[i] = noisy ? ((i + i / CW) % 2 ? 0.99f : -1.01f) : -0.1f;
       d2[i] = d[i] * d[i];
     }
-    lull_gd_box_mean(CW, CH, d, mean, tmp, R, 0, CW, 0, CH, 1);
-    lull_gd_box_mean(CW, CH, d2, mean2, tmp, R, 0, CW, 0, CH, 1);
+    lull_box_mean(CW, CH, d, mean, tmp, R, 0, CW, 0, CH, 1);
+    lull_box_mean(CW, CH, d2, mean2, tmp, R, 0, CW, 0, CH, 1);
     const int c = (CH / 2) * CW + CW / 2;
     const float n = lull_gd_window_count(CW / 2, CH / 2, CW, CH, R);
     const float score = lull_gd_choice_score(mean[c], mean2[c], n, LULL_GD_CHOICE_Z);

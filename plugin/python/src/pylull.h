@@ -18,7 +18,8 @@
 #include <OpenImageDenoise/oidn.h>
 #include <lull.h>
 
-enum { LULL_PY_MAX_IMAGES = 16, LULL_PY_NAME_SIZE = 64 };
+/* at least the library's most images of a filter type (plugin/filter_types.h) */
+enum { LULL_PY_MAX_IMAGES = 24, LULL_PY_NAME_SIZE = 64 };
 
 typedef struct lull_py_state
 {

@@ -1,0 +1,1335 @@
+/* The Regression filter on the CPU (regression.h says what a run does,
+ * regression_math.h gives the formulas).
+ *
+ * Schedule: the image is cut into tiles of TILE_W x TILE_H pixels, which
+ * threads take one at a time.  For each window offset a tile computes its
+ * pixels' NL-means weights at once (the pair terms over the tile and its
+ * patch margin, then box sums: a patch distance costs O(1) a pixel rather
+ * than O(F^2)), and adds the offset's row to each pixel's normal
+ * equations.  The collaborative prediction is a gather: a pixel q sums the
+ * predictions of the fits of the centres p = q + d around it, whose
+ * coefficients are kept for a band of rows (the pair weight is symmetric:
+ * the weight of centre p for neighbour q is the one computed at q for the
+ * offset p - q). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atrous.h"
+#include "atrous_math.h"
+#include "atrous_tiled.h"
+#include "image_rows.h"
+#include "planes.h"
+#include "poisson_solver.h"
+#include "regression.h"
+#include "regression_math.h"
+#include "threads.h"
+
+enum
+{
+  TILE_W = 32,
+  TILE_H = 16,
+  BAND_H = 64, /* rows of output per band of kept coefficients */
+};
+
+/* -- the regression engine ------------------------------------------------------- */
+
+/* One pass: y (nc channels) regressed on nf features with NL-means weights
+ * of the guide g and its variance gv (gc channels), at nk bandwidths.
+ * nf = 0 with collaborative = 0 and no fit: NL-means smoothing (nlm_smooth). */
+typedef struct reg_pass
+{
+  int width, height;
+  int nc;
+  const float* y[3];
+  int gc;
+  const float* g[3];
+  const float* gv[3];
+  int nf;
+  const float* f[LULL_REG_MAX_FEATURES];
+  int nk;
+  float k[LULL_REG_MAX_BANDWIDTHS];
+  int radius, patch;
+  float ridge;
+  int threads;
+} reg_pass;
+
+/* Scratch of one thread. */
+typedef struct reg_scratch
+{
+  float* term;   /* pair terms, (TILE_W + 2F) x (TILE_H + 2F) */
+  float* count;  /* 1 where the pair is inside the image, same */
+  float* colsum; /* vertical sums of term, (TILE_W + 2F) x TILE_H */
+  float* colcnt;
+  float* weight; /* nk x TILE_W x TILE_H */
+  float* sums;   /* nk x tile pixels x sums_per_pixel */
+} reg_scratch;
+
+static int columns(const reg_pass* p)
+{
+  return 3 + p->nf;
+}
+
+static int gram_size(const reg_pass* p)
+{
+  const int n = columns(p);
+  return n * (n + 1) / 2;
+}
+
+/* Normal equations, right-hand sides, then the range [lo, hi] of y. */
+static int sums_per_pixel(const reg_pass* p)
+{
+  return gram_size(p) + p->nc * columns(p) + 2 * p->nc;
+}
+
+/* A fit's record: coefficients, then the range of the values it saw. */
+static int record_floats(const reg_pass* p)
+{
+  return columns(p) * p->nc + 2 * p->nc;
+}
+
+static size_t scratch_floats(const reg_pass* p)
+{
+  const size_t rw = TILE_W + 2 * (size_t)p->patch, rh = TILE_H + 2 * (size_t)p->patch;
+  const size_t tile = (size_t)TILE_W * TILE_H;
+  return 2 * rw * rh + 2 * rw * TILE_H + (size_t)p->nk * tile +
+         (size_t)p->nk * tile * (size_t)LULL_MAX(sums_per_pixel(p), 1 + p->nc);
+}
+
+static void scratch_carve(const reg_pass* p, float* block, reg_scratch* s)
+{
+  const size_t rw = TILE_W + 2 * (size_t)p->patch, rh = TILE_H + 2 * (size_t)p->patch;
+  const size_t tile = (size_t)TILE_W * TILE_H;
+  s->term = block;
+  s->count = s->term + rw * rh;
+  s->colsum = s->count + rw * rh;
+  s->colcnt = s->colsum + rw * TILE_H;
+  s->weight = s->colcnt + rw * TILE_H;
+  s->sums = s->weight + (size_t)p->nk * tile;
+}
+
+/* The NL-means weights of the tile [x0, x0 + tw) x [y0, y0 + th) for the
+ * offset (dx, dy): nk planes of tw x th into s->weight, 0 where p + d is
+ * outside the image.  The patch distance is the mean of the pair terms over
+ * the patch pixels whose pair is inside the image. */
+static void tile_weights(const reg_pass* p, int x0, int y0, int tw, int th, int dx, int dy,
+                         reg_scratch* s)
+{
+  const int F = p->patch, W = p->width, H = p->height;
+  const int rw = tw + 2 * F, rh = th + 2 * F, tile = tw * th;
+  for (int ry = 0; ry < rh; ++ry) {
+    const int sy = y0 - F + ry;
+    for (int rx = 0; rx < rw; ++rx) {
+      const int sx = x0 - F + rx;
+      float t = 0.0f, inside = 0.0f;
+      if (sx >= 0 && sy >= 0 && sx < W && sy < H && sx + dx >= 0 && sx + dx < W &&
+          sy + dy >= 0 && sy + dy < H) {
+        const size_t i = (size_t)sy * (size_t)W + (size_t)sx;
+        const size_t j = (size_t)(sy + dy) * (size_t)W + (size_t)(sx + dx);
+        float gp[3], gq[3], vp[3], vq[3];
+        for (int c = 0; c < p->gc; ++c) {
+          gp[c] = p->g[c][i];
+          gq[c] = p->g[c][j];
+          vp[c] = p->gv[c][i];
+          vq[c] = p->gv[c][j];
+        }
+        t = lull_reg_pair_term(gp, gq, vp, vq, p->gc);
+        inside = 1.0f;
+      }
+      s->term[ry * rw + rx] = t;
+      s->count[ry * rw + rx] = inside;
+    }
+  }
+  for (int ty = 0; ty < th; ++ty)
+    for (int rx = 0; rx < rw; ++rx) {
+      float t = 0.0f, c = 0.0f;
+      for (int k = 0; k <= 2 * F; ++k) {
+        t += s->term[(ty + k) * rw + rx];
+        c += s->count[(ty + k) * rw + rx];
+      }
+      s->colsum[ty * rw + rx] = t;
+      s->colcnt[ty * rw + rx] = c;
+    }
+  for (int ty = 0; ty < th; ++ty)
+    for (int tx = 0; tx < tw; ++tx) {
+      const int x = x0 + tx, y = y0 + ty;
+      float t = 0.0f, c = 0.0f;
+      for (int k = 0; k <= 2 * F; ++k) {
+        t += s->colsum[ty * rw + tx + k];
+        c += s->colcnt[ty * rw + tx + k];
+      }
+      const int inside = x + dx >= 0 && x + dx < W && y + dy >= 0 && y + dy < H && c > 0.0f;
+      const float d = inside ? t / c : 0.0f;
+      for (int b = 0; b < p->nk; ++b)
+        s->weight[b * tile + ty * tw + tx] = inside ? lull_reg_weight(d, p->k[b]) : 0.0f;
+    }
+}
+
+/* The fits of the pixels of rows [r0, r1): records into fits (nk a pixel,
+ * rows from r0). */
+static void fit_rows(const reg_pass* p, int r0, int r1, float* fits, float* scratch_block)
+{
+  const int W = p->width, R = p->radius, n = columns(p), per = sums_per_pixel(p);
+  const int rec = record_floats(p), range0 = gram_size(p) + p->nc * n;
+  const int tiles_x = (W + TILE_W - 1) / TILE_W, tiles_y = (r1 - r0 + TILE_H - 1) / TILE_H;
+  const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
+  const size_t per_thread = scratch_floats(p);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p->threads)
+  for (int t = 0; t < tiles_x * tiles_y; ++t) {
+    reg_scratch s;
+    scratch_carve(p, scratch_block + (size_t)lull_thread_index() * per_thread, &s);
+    const int x0 = (t % tiles_x) * TILE_W, y0 = r0 + (t / tiles_x) * TILE_H;
+    const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, r1 - y0);
+    const int tile = tw * th;
+    for (int k = 0; k < p->nk * tile; ++k) {
+      float* sum = s.sums + (size_t)k * (size_t)per;
+      memset(sum, 0, sizeof(float) * (size_t)range0);
+      for (int c = 0; c < p->nc; ++c) {
+        sum[range0 + c] = INFINITY;
+        sum[range0 + p->nc + c] = -INFINITY;
+      }
+    }
+    for (int dy = -R; dy <= R; ++dy)
+      for (int dx = -R; dx <= R; ++dx) {
+        tile_weights(p, x0, y0, tw, th, dx, dy, &s);
+        for (int ty = 0; ty < th; ++ty)
+          for (int tx = 0; tx < tw; ++tx) {
+            const int px = x0 + tx, py = y0 + ty, qx = px + dx, qy = py + dy;
+            if (qx < 0 || qy < 0 || qx >= W || qy >= p->height)
+              continue;
+            const size_t i = (size_t)py * (size_t)W + (size_t)px;
+            const size_t j = (size_t)qy * (size_t)W + (size_t)qx;
+            float fp[LULL_REG_MAX_FEATURES], fq[LULL_REG_MAX_FEATURES];
+            for (int f = 0; f < p->nf; ++f) {
+              fp[f] = p->f[f][i];
+              fq[f] = p->f[f][j];
+            }
+            float x[LULL_REG_MAX_COLUMNS], y[3];
+            lull_reg_row(dx, dy, inv_r, fp, fq, p->nf, x);
+            for (int c = 0; c < p->nc; ++c)
+              y[c] = p->y[c][j];
+            for (int b = 0; b < p->nk; ++b) {
+              const float w = s.weight[b * tile + ty * tw + tx];
+              if (!(w > 0.0f))
+                continue;
+              float* sum = s.sums + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)per;
+              lull_reg_accumulate(sum, sum + gram_size(p), x, n, w, y, p->nc);
+              if (w > LULL_REG_RANGE_WEIGHT)
+                for (int c = 0; c < p->nc; ++c) {
+                  sum[range0 + c] = LULL_MIN(sum[range0 + c], y[c]);
+                  sum[range0 + p->nc + c] = LULL_MAX(sum[range0 + p->nc + c], y[c]);
+                }
+            }
+          }
+      }
+    for (int ty = 0; ty < th; ++ty)
+      for (int tx = 0; tx < tw; ++tx) {
+        const size_t row = (size_t)(y0 + ty - r0) * (size_t)W + (size_t)(x0 + tx);
+        for (int b = 0; b < p->nk; ++b) {
+          const float* sum = s.sums + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)per;
+          float* out = fits + (row * (size_t)p->nk + (size_t)b) * (size_t)rec;
+          lull_reg_solve(sum, sum + gram_size(p), n, p->nc, p->ridge, out);
+          for (int c = 0; c < 2 * p->nc; ++c)
+            out[n * p->nc + c] = sum[range0 + c];
+        }
+      }
+  }
+}
+
+/* The collaborative results of the pixels of rows [y0, y1): each the
+ * weighted mean of the predictions, held in their fits' ranges, of the fits
+ * around it (records of rows from r0). */
+static void gather_rows(const reg_pass* p, int y0, int y1, const float* fits, int r0,
+                        float* const out[LULL_REG_MAX_BANDWIDTHS][3], float* scratch_block)
+{
+  const int W = p->width, R = p->radius, n = columns(p), rec = record_floats(p);
+  const int tiles_x = (W + TILE_W - 1) / TILE_W, tiles_y = (y1 - y0 + TILE_H - 1) / TILE_H;
+  const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
+  const size_t per_thread = scratch_floats(p);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p->threads)
+  for (int t = 0; t < tiles_x * tiles_y; ++t) {
+    reg_scratch s;
+    scratch_carve(p, scratch_block + (size_t)lull_thread_index() * per_thread, &s);
+    const int x0 = (t % tiles_x) * TILE_W, ty0 = y0 + (t / tiles_x) * TILE_H;
+    const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, y1 - ty0);
+    const int tile = tw * th, acc_per = 1 + p->nc;
+    float* acc = s.sums; /* per bandwidth and pixel: sum w, sum w prediction */
+    memset(acc, 0, sizeof(float) * (size_t)p->nk * (size_t)tile * (size_t)acc_per);
+    for (int dy = -R; dy <= R; ++dy)
+      for (int dx = -R; dx <= R; ++dx) {
+        tile_weights(p, x0, ty0, tw, th, dx, dy, &s);
+        for (int ty = 0; ty < th; ++ty)
+          for (int tx = 0; tx < tw; ++tx) {
+            const int qx = x0 + tx, qy = ty0 + ty; /* the pixel */
+            const int px = qx + dx, py = qy + dy;  /* the centre of a fit */
+            if (px < 0 || py < 0 || px >= W || py >= p->height)
+              continue;
+            const size_t i = (size_t)py * (size_t)W + (size_t)px;
+            const size_t j = (size_t)qy * (size_t)W + (size_t)qx;
+            float fp[LULL_REG_MAX_FEATURES], fq[LULL_REG_MAX_FEATURES];
+            for (int f = 0; f < p->nf; ++f) {
+              fp[f] = p->f[f][i];
+              fq[f] = p->f[f][j];
+            }
+            float x[LULL_REG_MAX_COLUMNS];
+            lull_reg_row(-dx, -dy, inv_r, fp, fq, p->nf, x);
+            const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)px;
+            for (int b = 0; b < p->nk; ++b) {
+              const float w = s.weight[b * tile + ty * tw + tx];
+              if (!(w > 0.0f))
+                continue;
+              const float* fit = fits + (row * (size_t)p->nk + (size_t)b) * (size_t)rec;
+              float* a = acc + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)acc_per;
+              a[0] += w;
+              for (int c = 0; c < p->nc; ++c)
+                a[1 + c] += w * lull_reg_hold(lull_reg_predict(fit + c * n, x, n),
+                                              fit[n * p->nc + c], fit[n * p->nc + p->nc + c]);
+            }
+          }
+      }
+    for (int ty = 0; ty < th; ++ty)
+      for (int tx = 0; tx < tw; ++tx) {
+        const size_t j = (size_t)(ty0 + ty) * (size_t)W + (size_t)(x0 + tx);
+        for (int b = 0; b < p->nk; ++b) {
+          const float* a = acc + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)acc_per;
+          for (int c = 0; c < p->nc; ++c)
+            out[b][c][j] = a[1 + c] / a[0]; /* a[0] >= 1: the pixel's own fit */
+        }
+      }
+  }
+}
+
+static size_t pass_band_floats(const reg_pass* p)
+{
+  const size_t rows = (size_t)LULL_MIN(p->height, BAND_H + 2 * p->radius);
+  return rows * (size_t)p->width * (size_t)p->nk * (size_t)record_floats(p);
+}
+
+/* Runs a pass into out[b][c] (planes of the image) in bands of rows,
+ * reporting progress per band.  work: pass_band_floats + the threads'
+ * scratch. */
+static lull_status run_pass(const reg_pass* p, float* const out[LULL_REG_MAX_BANDWIDTHS][3],
+                            float* work, const lull_progress_span* span, lull_error* err)
+{
+  const int H = p->height, R = p->radius;
+  float* fits = work;
+  float* scratch = work + pass_band_floats(p);
+  for (int y0 = 0; y0 < H; y0 += BAND_H) {
+    const int y1 = LULL_MIN(H, y0 + BAND_H);
+    const int r0 = LULL_MAX(0, y0 - R), r1 = LULL_MIN(H, y1 + R);
+    fit_rows(p, r0, r1, fits, scratch);
+    gather_rows(p, y0, y1, fits, r0, out, scratch);
+    const lull_status status = lull_progress_span_report(span, (double)y1 / H, err);
+    if (status != LULL_OK)
+      return status;
+  }
+  return LULL_OK;
+}
+
+/* NL-means smoothing of nc planes (zero order): out = sum w in / sum w over
+ * the (2R + 1)^2 window with the weights of guide (its nk, nf ignored). */
+static void nlm_smooth(const reg_pass* guide, int nc, const float* const* in, float* const* out,
+                       float* scratch)
+{
+  const int W = guide->width, H = guide->height, R = guide->radius;
+  reg_pass p = *guide;
+  p.nk = 1;
+  p.nf = 0;
+  p.nc = nc;
+  const int tiles_x = (W + TILE_W - 1) / TILE_W, tiles_y = (H + TILE_H - 1) / TILE_H;
+  const size_t per_thread = scratch_floats(&p);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads)
+  for (int t = 0; t < tiles_x * tiles_y; ++t) {
+    reg_scratch s;
+    scratch_carve(&p, scratch + (size_t)lull_thread_index() * per_thread, &s);
+    const int x0 = (t % tiles_x) * TILE_W, y0 = (t / tiles_x) * TILE_H;
+    const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, H - y0);
+    const int tile = tw * th;
+    float* acc = s.sums;
+    memset(acc, 0, sizeof(float) * (size_t)tile * (size_t)(1 + nc));
+    for (int dy = -R; dy <= R; ++dy)
+      for (int dx = -R; dx <= R; ++dx) {
+        tile_weights(&p, x0, y0, tw, th, dx, dy, &s);
+        for (int ty = 0; ty < th; ++ty)
+          for (int tx = 0; tx < tw; ++tx) {
+            const float w = s.weight[ty * tw + tx];
+            if (!(w > 0.0f))
+              continue;
+            const size_t j = (size_t)(y0 + ty + dy) * (size_t)W + (size_t)(x0 + tx + dx);
+            float* a = acc + (size_t)(ty * tw + tx) * (size_t)(1 + nc);
+            a[0] += w;
+            for (int c = 0; c < nc; ++c)
+              a[1 + c] += w * in[c][j];
+          }
+      }
+    for (int ty = 0; ty < th; ++ty)
+      for (int tx = 0; tx < tw; ++tx) {
+        const size_t i = (size_t)(y0 + ty) * (size_t)W + (size_t)(x0 + tx);
+        const float* a = acc + (size_t)(ty * tw + tx) * (size_t)(1 + nc);
+        for (int c = 0; c < nc; ++c)
+          out[c][i] = a[1 + c] / a[0];
+      }
+  }
+}
+
+/* -- fireflies ---------------------------------------------------------------------- */
+
+static int compare_float(const void* a, const void* b)
+{
+  const float x = *(const float*)a, y = *(const float*)b;
+  return (x > y) - (x < y);
+}
+
+/* Scales down the fireflies of x (3 planes): pixels whose luminance is
+ * above lull_reg_firefly_level of the (2 wr + 1)^2 neighbourhood of x and
+ * the other estimate ref (for one buffer, ref is x itself), where at most
+ * `isolated` pixels of that neighbourhood are above their own level too
+ * (0: no such limit) within iso_radius.  Why the limit: a few such pixels
+ * are a firefly (or a highlight seen through a few samples, a bokeh disc
+ * of depth of field); many are the heavy tail of the noise itself
+ * (indirect light at 4 spp), whose energy the result needs (relMSE 0.020
+ * with the limit, 0.088 without). */
+static void clamp_fireflies(float* const x[3], const float* const ref[3], int w, int h, int wr,
+                            float tau, float z, int isolated, int iso_radius, float* scratch,
+                            int threads)
+{
+  const size_t n = (size_t)w * (size_t)h;
+  float* lx = scratch;
+  float* lr = scratch + n;
+  float* level = scratch + 2 * n;
+  for (size_t i = 0; i < n; ++i) {
+    lx[i] = LULL_MAX(0.0f, (x[0][i] + x[1][i] + x[2][i]) * (1.0f / 3.0f));
+    lr[i] = LULL_MAX(0.0f, (ref[0][i] + ref[1][i] + ref[2][i]) * (1.0f / 3.0f));
+  }
+  const int same = x == (float* const*)ref || x[0] == ref[0];
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int py = 0; py < h; ++py) {
+    float vals[2 * 81], vars[81];
+    for (int px = 0; px < w; ++px) {
+      int nv = 0, nd = 0;
+      for (int dy = -wr; dy <= wr; ++dy)
+        for (int dx = -wr; dx <= wr; ++dx) {
+          const int qx = px + dx, qy = py + dy;
+          if (qx < 0 || qy < 0 || qx >= w || qy >= h)
+            continue;
+          const size_t j = (size_t)qy * (size_t)w + (size_t)qx;
+          vals[nv++] = lx[j];
+          if (!same)
+            vals[nv++] = lr[j];
+          const float d = lx[j] - lr[j];
+          vars[nd++] = 0.5f * d * d;
+        }
+      qsort(vals, (size_t)nv, sizeof(float), compare_float);
+      float median_var = 0.0f;
+      if (!same) {
+        qsort(vars, (size_t)nd, sizeof(float), compare_float);
+        median_var = vars[nd / 2];
+      }
+      level[(size_t)py * (size_t)w + (size_t)px] =
+          lull_reg_firefly_level(vals[(3 * nv) / 4], median_var, tau, z);
+    }
+  }
+  /* candidates, then the isolated ones scaled (reading only candidates) */
+  float* cand = lr;
+  for (size_t i = 0; i < n; ++i)
+    cand[i] = lx[i] > level[i] && lx[i] > 0.0f ? 1.0f : 0.0f;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int py = 0; py < h; ++py)
+    for (int px = 0; px < w; ++px) {
+      const size_t i = (size_t)py * (size_t)w + (size_t)px;
+      if (cand[i] == 0.0f)
+        continue;
+      int count = 0;
+      for (int dy = -iso_radius; dy <= iso_radius && isolated > 0; ++dy)
+        for (int dx = -iso_radius; dx <= iso_radius; ++dx) {
+          const int qx = px + dx, qy = py + dy;
+          if (qx >= 0 && qy >= 0 && qx < w && qy < h)
+            count += cand[(size_t)qy * (size_t)w + (size_t)qx] != 0.0f;
+        }
+      if (isolated > 0 && count > isolated)
+        continue;
+      const float f = level[i] / lx[i];
+      for (int c = 0; c < 3; ++c)
+        x[c][i] *= f;
+    }
+}
+
+/* -- the filter ------------------------------------------------------------------ */
+
+lull_regression_params lull_regression_default_params(void)
+{
+  lull_regression_params p;
+  memset(&p, 0, sizeof p);
+  p.radius = 9;
+  p.patch_radius = 3;
+  p.bandwidth[0] = 0.5f;
+  p.bandwidth[1] = 1.0f;
+  p.second_radius = 16;
+  p.second_bandwidth = 2.5f;
+  p.ridge = 1e-5f;
+  p.fireflies = 1;
+  p.hdr = 1;
+  p.srgb = 0;
+  p.input_scale = NAN;
+  return p;
+}
+
+static int has(const lull_image* image)
+{
+  return image->data != NULL;
+}
+
+int lull_regression_has_halves(const lull_regression_images* images)
+{
+  return has(&images->color_a) && has(&images->color_b);
+}
+
+/* Fireflies of the halves: 5x5 against both halves, 2 p75 + 12 sigma; of
+ * one buffer: 7x7 against itself, 2 p75, isolated (at most 20 candidates
+ * in the 15x15 window).  Measured on the test renders (docs/regression.md). */
+enum
+{
+  FIREFLY_RADIUS_HALVES = 2,
+  FIREFLY_RADIUS_ONE = 3,
+  FIREFLY_ISOLATED_ONE = 20,
+  FIREFLY_ISOLATION_RADIUS = 7
+};
+#define FIREFLY_TAU 2.0f
+#define FIREFLY_Z_HALVES 12.0f
+/* prefiltering of feature halves (§5.1; NFOR's F = 3, R = 5, k = 0.5) */
+enum { PREFILTER_RADIUS = 5, PREFILTER_PATCH = 3 };
+#define PREFILTER_K 0.5f
+/* smoothing of the error estimates and the choice (§5.3; NFOR's F = 1,
+ * R = 9, k = 1) */
+enum { SELECT_RADIUS = 9, SELECT_PATCH = 1 };
+#define SELECT_K 1.0f
+/* one buffer: the pilot's residual averaged over 5x5 is the noise variance;
+ * the guide's variance is a quarter of it (the pilot is far less noisy than
+ * the colour, but its noise is not independent of it) */
+enum { ONE_VARIANCE_RADIUS = 2 };
+#define ONE_GUIDE_VARIANCE 0.25f
+
+static int pilot_reach(const lull_regression_images* images)
+{
+  lull_atrous_params ap = lull_atrous_default_params();
+  lull_atrous_images ai;
+  memset(&ai, 0, sizeof ai);
+  ai.color = images->color;
+  ai.albedo = images->albedo;
+  ai.normal = images->normal;
+  ai.depth = images->depth;
+  ai.position = images->position;
+  ai.variance = images->variance;
+  return lull_atrous_reach(&ap, &ai);
+}
+
+int lull_regression_reach(const lull_regression_params* params,
+                          const lull_regression_images* images)
+{
+  const int pass = 2 * (params->radius + params->patch_radius);
+  if (!lull_regression_has_halves(images))
+    return FIREFLY_RADIUS_ONE + pilot_reach(images) + ONE_VARIANCE_RADIUS + pass;
+  const int second =
+      params->second_radius > 0 ? 2 * (params->second_radius + params->patch_radius) : 0;
+  return FIREFLY_RADIUS_HALVES + PREFILTER_RADIUS + PREFILTER_PATCH + 1 + pass +
+         2 * (SELECT_RADIUS + SELECT_PATCH) + second;
+}
+
+lull_status lull_regression_validate(const lull_regression_params* params,
+                                     const lull_regression_images* images, lull_error* err)
+{
+  const lull_image* all[] = {&images->color,    &images->color_a,    &images->color_b,
+                             &images->albedo,   &images->albedo_a,   &images->albedo_b,
+                             &images->normal,   &images->normal_a,   &images->normal_b,
+                             &images->depth,    &images->depth_a,    &images->depth_b,
+                             &images->position, &images->position_a, &images->position_b,
+                             &images->variance, &images->output,     &images->output_variance};
+  static const char* const names[] = {
+      "color",    "colorA",    "colorB",    "albedo",   "albedoA",  "albedoB",
+      "normal",   "normalA",   "normalB",   "depth",    "depthA",   "depthB",
+      "position", "positionA", "positionB", "variance", "output",   "outputVariance"};
+  static const int min_channels[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 1, 1, 1};
+  static const int max_channels[] = {4, 4, 4, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 4, 4};
+  const int halves = has(&images->color_a) || has(&images->color_b);
+  if (!has(&images->color) && !halves)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "input image not specified");
+  if (has(&images->color) && halves)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "color and the halves colorA, colorB exclude each other");
+  if (halves && !(has(&images->color_a) && has(&images->color_b)))
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "colorA and colorB must be given together");
+  if (!has(&images->output))
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "output image not specified");
+  if (has(&images->output_variance) && !halves)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "outputVariance needs the halves colorA and colorB");
+  if (has(&images->variance) && halves)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "variance is for one buffer: the halves give their own");
+  const lull_image* ref = &images->output;
+  for (size_t k = 0; k < sizeof all / sizeof *all; ++k) {
+    if (!has(all[k]))
+      continue;
+    const int ch = lull_format_channels(all[k]->format);
+    if (ch < min_channels[k] || ch > max_channels[k])
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "unsupported image format (%s)",
+                       names[k]);
+    if (all[k]->width != ref->width || all[k]->height != ref->height)
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "image size mismatch (%s)", names[k]);
+  }
+  const lull_image* color = halves ? &images->color_a : &images->color;
+  if (lull_format_channels(images->output.format) != lull_format_channels(color->format))
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "output must have the colour's number of channels");
+  for (int f = 3; f < 15; f += 3) {
+    if (has(all[f + 1]) != has(all[f + 2]))
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "%s and %s must be given together",
+                       names[f + 1], names[f + 2]);
+    if (has(all[f]) && has(all[f + 1]))
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                       "%s and its halves %s, %s exclude each other", names[f], names[f + 1],
+                       names[f + 2]);
+    if (has(all[f + 1]) && !halves)
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "%s and %s need colorA and colorB",
+                       names[f + 1], names[f + 2]);
+  }
+  if (!(params->radius >= 1 && params->patch_radius >= 0 && params->second_radius >= 0))
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid radius");
+  if (params->srgb && params->hdr)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "hdr and srgb modes cannot be enabled at the same time");
+  if (!isnan(params->input_scale) && !(params->input_scale >= FLT_MIN && isfinite(params->input_scale)))
+    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
+                     "inputScale must be a normal positive finite float");
+  return LULL_OK;
+}
+
+/* -- a run on one region ------------------------------------------------------------ */
+
+/* The feature images of a set (full, A or B). */
+typedef struct feature_set
+{
+  const lull_image *albedo, *normal, *depth, *position;
+} feature_set;
+
+static int feature_channels(const feature_set* s)
+{
+  return (has(s->albedo) ? 3 : 0) + (has(s->normal) ? 3 : 0) +
+         (has(s->depth) ? 1 : (has(s->position) ? 3 : 0));
+}
+
+/* Reads up to 3 channels of an image into planes (rgb: albedo and normal
+ * of 1 or 2 channels read as OIDN reads them). */
+static void load_planes(const lull_image* image, float* const planes[3], int channels, int rgb,
+                        int threads)
+{
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int y = 0; y < image->height; ++y) {
+    const size_t o = (size_t)y * (size_t)image->width;
+    float* rows[4] = {NULL, NULL, NULL, NULL};
+    for (int c = 0; c < channels; ++c)
+      rows[c] = planes[c] + o;
+    if (rgb)
+      lull_image_read_row_rgb(image, y, rows);
+    else
+      lull_image_read_row(image, y, rows, channels);
+  }
+}
+
+/* Non-finite values to NaN, then each NaN the mean of the finite values
+ * around it (lull_plane_repair). */
+static void repair(float* plane, int w, int h)
+{
+  const size_t n = (size_t)w * (size_t)h;
+  for (size_t i = 0; i < n; ++i)
+    if (!isfinite(plane[i]))
+      plane[i] = NAN;
+  lull_plane_repair(plane, w, h);
+}
+
+/* The scales of the depth and position features, from one set's images
+ * (the same for both halves, so their features compare). */
+typedef struct feature_scales
+{
+  float inv_depth;         /* 1 / the mean of the finite positive depths */
+  float centre[3], inv_position; /* position: centroid, 1 / mean distance */
+} feature_scales;
+
+static void feature_scales_of(const feature_set* s, float* tmp, int w, int h, int threads,
+                              feature_scales* out)
+{
+  const size_t n = (size_t)w * (size_t)h;
+  out->inv_depth = 1.0f;
+  out->inv_position = 1.0f;
+  out->centre[0] = out->centre[1] = out->centre[2] = 0.0f;
+  if (has(s->depth)) {
+    float* pl[3] = {tmp, NULL, NULL};
+    load_planes(s->depth, pl, 1, 0, threads);
+    double sum = 0.0;
+    size_t count = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (tmp[i] > 0.0f && tmp[i] < 1e9f) {
+        sum += tmp[i];
+        ++count;
+      }
+    if (count && sum > 0.0)
+      out->inv_depth = (float)(count / sum);
+  } else if (has(s->position)) {
+    float* pl[3] = {tmp, tmp + n, tmp + 2 * n};
+    load_planes(s->position, pl, 3, 0, threads);
+    double c[3] = {0, 0, 0};
+    size_t count = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (isfinite(tmp[i]) && isfinite(tmp[n + i]) && isfinite(tmp[2 * n + i])) {
+        for (int k = 0; k < 3; ++k)
+          c[k] += tmp[k * n + i];
+        ++count;
+      }
+    if (count) {
+      double d = 0.0;
+      for (int k = 0; k < 3; ++k)
+        out->centre[k] = (float)(c[k] / (double)count);
+      for (size_t i = 0; i < n; ++i)
+        if (isfinite(tmp[i]) && isfinite(tmp[n + i]) && isfinite(tmp[2 * n + i])) {
+          double r2 = 0.0;
+          for (int k = 0; k < 3; ++k)
+            r2 += ((double)tmp[k * n + i] - out->centre[k]) * ((double)tmp[k * n + i] - out->centre[k]);
+          d += sqrt(r2);
+        }
+      if (d > 0.0 && isfinite(d))
+        out->inv_position = (float)((double)count / d);
+    }
+  }
+}
+
+/* Loads a set's features into f (feature_channels planes): albedo,
+ * normal, the depth feature or the position over its scale, each repaired
+ * where not finite. */
+static void load_features(const feature_set* s, const feature_scales* sc, float* const* f, int w,
+                          int h, int threads)
+{
+  const size_t n = (size_t)w * (size_t)h;
+  int k = 0;
+  if (has(s->albedo)) {
+    load_planes(s->albedo, &f[k], 3, 1, threads);
+    k += 3;
+  }
+  if (has(s->normal)) {
+    load_planes(s->normal, &f[k], 3, 1, threads);
+    k += 3;
+  }
+  if (has(s->depth)) {
+    load_planes(s->depth, &f[k], 1, 0, threads);
+    for (size_t i = 0; i < n; ++i)
+      f[k][i] = lull_reg_depth_feature(f[k][i], sc->inv_depth);
+    k += 1;
+  } else if (has(s->position)) {
+    load_planes(s->position, &f[k], 3, 0, threads);
+    for (int c = 0; c < 3; ++c)
+      for (size_t i = 0; i < n; ++i) {
+        const float v = (f[k + c][i] - sc->centre[c]) * sc->inv_position;
+        f[k + c][i] = v > 64.0f ? 64.0f : (v < -64.0f ? -64.0f : v);
+      }
+    k += 3;
+  }
+  for (int c = 0; c < k; ++c)
+    repair(f[c], w, h);
+}
+
+/* Colour of an image into 3 planes (and its 4th channel into alpha, when
+ * not NULL), scaled, linearised, repaired. */
+static void load_color(const lull_image* image, float scale, int srgb, float* const planes[3],
+                       float* alpha, int threads)
+{
+  const int w = image->width, h = image->height, nc = lull_format_channels(image->format);
+  const size_t n = (size_t)w * (size_t)h;
+  float* pl[4] = {planes[0], planes[1], planes[2], alpha};
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int y = 0; y < h; ++y) {
+    const size_t o = (size_t)y * (size_t)w;
+    float* rows[4] = {pl[0] + o, pl[1] + o, pl[2] + o, alpha ? alpha + o : NULL};
+    lull_image_read_row(image, y, rows, LULL_MIN(nc, alpha ? 4 : 3));
+  }
+  /* 1 or 2 channels: the others read 0 and are not written back */
+  for (int c = 0; c < 3; ++c)
+    for (size_t i = 0; i < n; ++i) {
+      float v = pl[c][i];
+      if (srgb)
+        v = lull_srgb_to_linear(LULL_MIN(LULL_MAX(v, 0.0f), 1.0f));
+      pl[c][i] = v * scale;
+    }
+  for (int c = 0; c < 3; ++c)
+    repair(pl[c], w, h);
+}
+
+/* A run's region and working memory. */
+typedef struct reg_run
+{
+  const lull_regression_params* params;
+  int width, height, threads;
+  float scale; /* input scale */
+} reg_run;
+
+static reg_pass pass_of(const reg_run* r)
+{
+  reg_pass p;
+  memset(&p, 0, sizeof p);
+  p.width = r->width;
+  p.height = r->height;
+  p.nc = 3;
+  p.gc = 3;
+  p.radius = r->params->radius;
+  p.patch = r->params->patch_radius;
+  p.ridge = r->params->ridge;
+  p.threads = r->threads;
+  return p;
+}
+
+/* Floats of one pass's work (fits of a band + the threads' scratch), the
+ * largest of the passes a run makes. */
+static size_t pass_work_floats(const reg_run* r, int nf)
+{
+  reg_pass p = pass_of(r);
+  p.nf = nf;
+  p.nk = 2;
+  size_t most = pass_band_floats(&p) + scratch_floats(&p) * (size_t)r->threads;
+  p.nk = 1;
+  p.radius = LULL_MAX(r->params->second_radius, LULL_MAX((int)PREFILTER_RADIUS, (int)SELECT_RADIUS));
+  const size_t second = pass_band_floats(&p) + scratch_floats(&p) * (size_t)r->threads;
+  return LULL_MAX(most, second);
+}
+
+/* Planes of the two-buffer run; of one buffer, the first ONE_COUNT. */
+enum
+{
+  P_A = 0,      /* colour A (or the buffer) */
+  P_B = 3,      /* colour B; one buffer: the pilot */
+  P_GA = 6,     /* log guide of A; one buffer: of the pilot */
+  P_GB = 9,     /* log guide of B; one buffer: its variance */
+  P_GV = 12,    /* variance of the log guides; one buffer: of the colour */
+  P_OUT = 15,   /* the result */
+  P_ALPHA = 18, /* the 4th colour channel */
+  P_TMP = 19,   /* 3 planes of scratch */
+  P_FA = 22,    /* features of A (or the only ones), up to 9 */
+  ONE_COUNT = 31,
+  P_FB = 31,    /* features of B */
+  P_CAND = 40,  /* A at bandwidths 0, 1; B at 0, 1: 12 planes */
+  P_MEAN = 52,  /* the mean of the halves' chosen results */
+  P_MVAR = 55,  /* its two-buffer variance */
+  P_SEL = 58,   /* error estimates 6, smoothed 6, choice 3 */
+  TWO_COUNT = 73,
+};
+
+static size_t planes_of(const lull_regression_images* images)
+{
+  return lull_regression_has_halves(images) ? TWO_COUNT : ONE_COUNT;
+}
+
+size_t lull_regression_cpu_memory(const lull_regression_params* params,
+                                  const lull_regression_images* images, int width, int height,
+                                  int num_threads)
+{
+  reg_run r = {params, width, height, lull_thread_count(num_threads), 1.0f};
+  const feature_set fs = {&images->albedo, &images->normal, &images->depth, &images->position};
+  const feature_set fa = {&images->albedo_a, &images->normal_a, &images->depth_a,
+                          &images->position_a};
+  const int nf = LULL_MAX(feature_channels(&fs), feature_channels(&fa));
+  const size_t n = (size_t)width * (size_t)height;
+  size_t floats = planes_of(images) * n + pass_work_floats(&r, nf);
+  if (!lull_regression_has_halves(images))
+    floats += 3 * n * 2; /* the pilot's interleaved input and output */
+  return floats * sizeof(float);
+}
+
+/* The two-buffer run (regression.h, steps 1-5) on planes P, features
+ * loaded; result in P_OUT, its variance in P_MVAR. */
+static lull_status run_halves(const reg_run* r, float* const* P, int nf, int feature_halves,
+                              float* work, const lull_progress_span* span, lull_error* err)
+{
+  const lull_regression_params* params = r->params;
+  const int W = r->width, H = r->height, threads = r->threads;
+  const size_t n = (size_t)W * (size_t)H;
+  lull_status status = LULL_OK;
+  /* 1. fireflies, each half against the other as it was */
+  if (params->fireflies) {
+    float* a[3] = {P[P_A], P[P_A + 1], P[P_A + 2]};
+    float* b[3] = {P[P_B], P[P_B + 1], P[P_B + 2]};
+    float* a0[3] = {P[P_OUT], P[P_OUT + 1], P[P_OUT + 2]};
+    for (int c = 0; c < 3; ++c)
+      memcpy(a0[c], a[c], n * sizeof(float));
+    clamp_fireflies(b, (const float* const*)a0, W, H, FIREFLY_RADIUS_HALVES, FIREFLY_TAU,
+                    FIREFLY_Z_HALVES, 0, 0, work, threads);
+    clamp_fireflies(a, (const float* const*)b, W, H, FIREFLY_RADIUS_HALVES, FIREFLY_TAU,
+                    FIREFLY_Z_HALVES, 0, 0, work, threads);
+  }
+  /* the log guides and their variance, (lg A - lg B)^2 / 2 over 3x3 */
+  for (int c = 0; c < 3; ++c) {
+    for (size_t i = 0; i < n; ++i) {
+      P[P_GA + c][i] = lull_reg_log_guide(P[P_A + c][i]);
+      P[P_GB + c][i] = lull_reg_log_guide(P[P_B + c][i]);
+      const float d = P[P_GA + c][i] - P[P_GB + c][i];
+      P[P_TMP][i] = 0.5f * d * d;
+    }
+    lull_box_mean(W, H, P[P_TMP], P[P_GV + c], P[P_TMP + 1], 1, 0, W, 0, H, threads);
+  }
+  reg_pass pass = pass_of(r);
+  /* 2. feature cross-prefiltering (§5.1), when the features come in halves */
+  if (feature_halves) {
+    reg_pass fp = pass;
+    fp.radius = PREFILTER_RADIUS;
+    fp.patch = PREFILTER_PATCH;
+    fp.k[0] = PREFILTER_K;
+    fp.gc = 1;
+    for (int k = 0; k < nf; ++k) {
+      float* fa = P[P_FA + k];
+      float* fb = P[P_FB + k];
+      for (size_t i = 0; i < n; ++i) {
+        const float d = fa[i] - fb[i];
+        P[P_TMP][i] = 0.5f * d * d;
+      }
+      lull_box_mean(W, H, P[P_TMP], P[P_TMP + 1], P[P_TMP + 2], 1, 0, W, 0, H, threads);
+      fp.gv[0] = P[P_TMP + 1];
+      const float* in_a[1] = {fa};
+      const float* in_b[1] = {fb};
+      float* out_a[1] = {P[P_OUT]};
+      float* out_b[1] = {P[P_OUT + 1]};
+      fp.g[0] = fb;
+      nlm_smooth(&fp, 1, in_a, out_a, work);
+      fp.g[0] = fa;
+      nlm_smooth(&fp, 1, in_b, out_b, work);
+      memcpy(fa, P[P_OUT], n * sizeof(float));
+      memcpy(fb, P[P_OUT + 1], n * sizeof(float));
+    }
+  }
+  status = lull_progress_span_report(span, 0.05, err);
+  /* 3. each half regressed with the other's guide and features */
+  pass.nf = nf;
+  pass.nk = 2;
+  pass.k[0] = params->bandwidth[0];
+  pass.k[1] = params->bandwidth[1];
+  for (int half = 0; half < 2 && status == LULL_OK; ++half) {
+    for (int c = 0; c < 3; ++c) {
+      pass.y[c] = P[(half ? P_B : P_A) + c];
+      pass.g[c] = P[(half ? P_GA : P_GB) + c];
+      pass.gv[c] = P[P_GV + c];
+    }
+    for (int k = 0; k < nf; ++k)
+      pass.f[k] = P[(half ? P_FA : P_FB) + k];
+    float* out[LULL_REG_MAX_BANDWIDTHS][3];
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 3; ++c)
+        out[b][c] = P[P_CAND + 6 * half + 3 * b + c];
+    const lull_progress_span sub = lull_progress_subspan(span, 0.05 + 0.3 * half, 0.35 + 0.3 * half);
+    status = run_pass(&pass, out, work, &sub, err);
+  }
+  if (status != LULL_OK)
+    return status;
+  /* 4. the bandwidth of the smaller two-buffer error (§5.3), the errors and
+   * the choice smoothed with the weights of the mean's log guide */
+  float* e[6];
+  float* es[6];
+  float* choice[3];
+  for (int k = 0; k < 6; ++k) {
+    e[k] = P[P_SEL + k];
+    es[k] = P[P_SEL + 6 + k];
+  }
+  for (int c = 0; c < 3; ++c)
+    choice[c] = P[P_SEL + 12 + c];
+  for (int b = 0; b < 2; ++b)
+    for (int c = 0; c < 3; ++c)
+      for (size_t i = 0; i < n; ++i)
+        e[3 * b + c][i] = lull_two_buffer_error(P[P_CAND + 3 * b + c][i],
+                                                P[P_CAND + 6 + 3 * b + c][i], P[P_A + c][i],
+                                                P[P_B + c][i]);
+  for (int c = 0; c < 3; ++c)
+    for (size_t i = 0; i < n; ++i) {
+      P[P_MEAN + c][i] = lull_reg_log_guide(0.5f * (P[P_A + c][i] + P[P_B + c][i]));
+      P[P_MVAR + c][i] = 0.5f * P[P_GV + c][i]; /* the mean's: half a half's */
+    }
+  reg_pass sp = pass;
+  sp.radius = SELECT_RADIUS;
+  sp.patch = SELECT_PATCH;
+  sp.k[0] = SELECT_K;
+  for (int c = 0; c < 3; ++c) {
+    sp.g[c] = P[P_MEAN + c];
+    sp.gv[c] = P[P_MVAR + c];
+  }
+  nlm_smooth(&sp, 6, (const float* const*)e, es, work);
+  for (int c = 0; c < 3; ++c)
+    for (size_t i = 0; i < n; ++i)
+      choice[c][i] = es[c][i] <= es[3 + c][i] ? 0.0f : 1.0f;
+  nlm_smooth(&sp, 3, (const float* const*)choice, es, work);
+  for (int c = 0; c < 3; ++c)
+    for (size_t i = 0; i < n; ++i) {
+      const float t = es[c][i];
+      const float xa = (1.0f - t) * P[P_CAND + c][i] + t * P[P_CAND + 3 + c][i];
+      const float xb = (1.0f - t) * P[P_CAND + 6 + c][i] + t * P[P_CAND + 9 + c][i];
+      P[P_MEAN + c][i] = 0.5f * (xa + xb);
+      P[P_MVAR + c][i] = lull_two_buffer_variance(xa - xb);
+    }
+  status = lull_progress_span_report(span, 0.7, err);
+  if (status != LULL_OK)
+    return status;
+  /* 5. the second pass (§5.4): the mean, self-guided, over a wider window */
+  if (params->second_radius <= 0) {
+    for (int c = 0; c < 3; ++c)
+      memcpy(P[P_OUT + c], P[P_MEAN + c], n * sizeof(float));
+    return LULL_OK;
+  }
+  for (int k = 0; k < nf; ++k)
+    if (feature_halves)
+      for (size_t i = 0; i < n; ++i)
+        P[P_FA + k][i] = 0.5f * (P[P_FA + k][i] + P[P_FB + k][i]);
+  pass.nk = 1;
+  pass.radius = params->second_radius;
+  pass.k[0] = params->second_bandwidth;
+  for (int c = 0; c < 3; ++c) {
+    pass.y[c] = P[P_MEAN + c];
+    pass.g[c] = P[P_MEAN + c];
+    pass.gv[c] = P[P_MVAR + c];
+  }
+  for (int k = 0; k < nf; ++k)
+    pass.f[k] = P[P_FA + k];
+  float* out[LULL_REG_MAX_BANDWIDTHS][3] = {{P[P_OUT], P[P_OUT + 1], P[P_OUT + 2]}};
+  const lull_progress_span sub = lull_progress_subspan(span, 0.7, 1.0);
+  return run_pass(&pass, out, work, &sub, err);
+}
+
+/* The one-buffer run on planes P, features loaded; result in P_OUT. */
+static lull_status run_one(const reg_run* r, const lull_regression_images* images, float* const* P,
+                           int nf, float* work, float* interleaved, const lull_progress_span* span,
+                           lull_error* err)
+{
+  const lull_regression_params* params = r->params;
+  const int W = r->width, H = r->height, threads = r->threads;
+  const size_t n = (size_t)W * (size_t)H;
+  if (params->fireflies) {
+    float* y[3] = {P[P_A], P[P_A + 1], P[P_A + 2]};
+    clamp_fireflies(y, (const float* const*)y, W, H, FIREFLY_RADIUS_ONE, FIREFLY_TAU, 0.0f,
+                    FIREFLY_ISOLATED_ONE, FIREFLY_ISOLATION_RADIUS, work, threads);
+  }
+  /* the pilot: the a-trous filter on the colour with the same guides */
+  float* yin = interleaved;
+  float* pilot = interleaved + 3 * n;
+  for (size_t i = 0; i < n; ++i)
+    for (int c = 0; c < 3; ++c)
+      yin[3 * i + c] = P[P_A + c][i];
+  lull_atrous_params ap = lull_atrous_default_params();
+  ap.input_scale = 1.0f; /* the colour is scaled already */
+  lull_atrous_images ai;
+  memset(&ai, 0, sizeof ai);
+  ai.color.data = (unsigned char*)yin;
+  ai.color.format = LULL_FORMAT_FLOAT3;
+  ai.color.width = W;
+  ai.color.height = H;
+  ai.color.pixel_stride = 3 * sizeof(float);
+  ai.color.row_stride = 3 * sizeof(float) * (size_t)W;
+  ai.output = ai.color;
+  ai.output.data = (unsigned char*)pilot;
+  ai.albedo = images->albedo;
+  ai.normal = images->normal;
+  ai.depth = images->depth;
+  ai.position = images->position;
+  lull_status status = lull_atrous_cpu(&ap, &ai, threads, NULL, err);
+  if (status != LULL_OK)
+    return status;
+  status = lull_progress_span_report(span, 0.05, err);
+  if (status != LULL_OK)
+    return status;
+  /* the noise variance: the residual against the pilot over 5x5, or the
+   * given variance; the guide: log of the pilot, a quarter of the noise */
+  for (int c = 0; c < 3; ++c) {
+    for (size_t i = 0; i < n; ++i) {
+      const float pv = pilot[3 * i + c];
+      const float d = P[P_A + c][i] - pv;
+      P[P_TMP][i] = d * d;
+      P[P_GA + c][i] = lull_reg_log_guide(pv);
+    }
+    lull_box_mean(W, H, P[P_TMP], P[P_GV + c], P[P_TMP + 1], ONE_VARIANCE_RADIUS, 0, W, 0, H, threads);
+  }
+  if (has(&images->variance)) {
+    const int vc = lull_format_channels(images->variance.format);
+    float* pl[3] = {P[P_GV], P[P_GV + 1], P[P_GV + 2]};
+    load_planes(&images->variance, pl, vc, 0, threads);
+    const float s2 = r->scale * r->scale;
+    for (int c = 0; c < 3; ++c)
+      for (size_t i = 0; i < n; ++i) {
+        const float v = P[P_GV + (vc == 3 ? c : 0)][i] * s2;
+        P[P_TMP + c][i] = isfinite(v) && v > 0.0f ? v : 0.0f;
+      }
+    for (int c = 0; c < 3; ++c)
+      memcpy(P[P_GV + c], P[P_TMP + c], n * sizeof(float));
+  }
+  for (int c = 0; c < 3; ++c)
+    for (size_t i = 0; i < n; ++i) {
+      const float pv = LULL_MAX(0.0f, pilot[3 * i + c]);
+      P[P_GB + c][i] = ONE_GUIDE_VARIANCE * P[P_GV + c][i] / ((1.0f + pv) * (1.0f + pv));
+    }
+  reg_pass pass = pass_of(r);
+  pass.nf = nf;
+  pass.nk = 1;
+  pass.k[0] = params->bandwidth[0];
+  for (int c = 0; c < 3; ++c) {
+    pass.y[c] = P[P_A + c];
+    pass.g[c] = P[P_GA + c];
+    pass.gv[c] = P[P_GB + c];
+  }
+  for (int k = 0; k < nf; ++k)
+    pass.f[k] = P[P_FA + k];
+  float* out[LULL_REG_MAX_BANDWIDTHS][3] = {{P[P_OUT], P[P_OUT + 1], P[P_OUT + 2]}};
+  const lull_progress_span sub = lull_progress_subspan(span, 0.05, 1.0);
+  return run_pass(&pass, out, work, &sub, err);
+}
+
+/* Stores the result planes (scaled back) into output: the region of the
+ * run, rows [y0, y1) x [x0, x1) of it, at (ox, oy) of the output. */
+static void store_result(const reg_run* r, float* const* P, const lull_image* output,
+                         const lull_image* output_variance, int color_channels, int x0, int y0,
+                         int x1, int y1, int ox, int oy)
+{
+  const lull_regression_params* params = r->params;
+  const int W = r->width;
+  const float inv = 1.0f / r->scale;
+  const int nc = lull_format_channels(output->format);
+#pragma omp parallel for schedule(static) num_threads(r->threads)
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const size_t i = (size_t)y * (size_t)W + (size_t)x;
+      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int c = 0; c < 3; ++c) {
+        float o = lull_hold_in_range(P[P_OUT + c][i] * inv);
+        if (!params->hdr) {
+          o = LULL_MIN(LULL_MAX(o, 0.0f), 1.0f);
+          if (params->srgb)
+            o = lull_linear_to_srgb(o);
+        }
+        v[c] = o;
+      }
+      if (nc == 4)
+        v[3] = P[P_ALPHA][i];
+      lull_image_store_n(output, ox + x - x0, oy + y - y0, v, LULL_MIN(nc, color_channels == 4 ? 4 : 3));
+      if (output_variance && has(output_variance)) {
+        const int vc = lull_format_channels(output_variance->format);
+        float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        float mean = 0.0f;
+        for (int c = 0; c < 3; ++c) {
+          s[c] = lull_hold_in_range(P[P_MVAR + c][i] * inv * inv);
+          mean += s[c] * (1.0f / 3.0f);
+        }
+        if (vc == 1)
+          s[0] = mean;
+        lull_image_store_n(output_variance, ox + x - x0, oy + y - y0, s, LULL_MIN(vc, 3));
+      }
+    }
+}
+
+/* A view of the region [x0, x0 + w) x [y0, y0 + h) of an image (none for
+ * none). */
+static lull_image crop(const lull_image* image, int x0, int y0, int w, int h)
+{
+  lull_image v = *image;
+  if (!has(image))
+    return v;
+  v.data = image->data + (size_t)y0 * image->row_stride + (size_t)x0 * image->pixel_stride;
+  v.width = w;
+  v.height = h;
+  return v;
+}
+
+static lull_regression_images crop_all(const lull_regression_images* im, int x0, int y0, int w,
+                                       int h)
+{
+  lull_regression_images c;
+  c.color = crop(&im->color, x0, y0, w, h);
+  c.color_a = crop(&im->color_a, x0, y0, w, h);
+  c.color_b = crop(&im->color_b, x0, y0, w, h);
+  c.albedo = crop(&im->albedo, x0, y0, w, h);
+  c.albedo_a = crop(&im->albedo_a, x0, y0, w, h);
+  c.albedo_b = crop(&im->albedo_b, x0, y0, w, h);
+  c.normal = crop(&im->normal, x0, y0, w, h);
+  c.normal_a = crop(&im->normal_a, x0, y0, w, h);
+  c.normal_b = crop(&im->normal_b, x0, y0, w, h);
+  c.depth = crop(&im->depth, x0, y0, w, h);
+  c.depth_a = crop(&im->depth_a, x0, y0, w, h);
+  c.depth_b = crop(&im->depth_b, x0, y0, w, h);
+  c.position = crop(&im->position, x0, y0, w, h);
+  c.position_a = crop(&im->position_a, x0, y0, w, h);
+  c.position_b = crop(&im->position_b, x0, y0, w, h);
+  c.variance = crop(&im->variance, x0, y0, w, h);
+  c.output = crop(&im->output, x0, y0, w, h);
+  c.output_variance = crop(&im->output_variance, x0, y0, w, h);
+  return c;
+}
+
+/* One region (the whole image, or a tile and its margin): loads, runs and
+ * stores the interior [ix0, ix1) x [iy0, iy1) (region coordinates) at
+ * (ox, oy) of the full output.  block: the region's working memory
+ * (lull_regression_cpu_memory). */
+static lull_status run_region(const lull_regression_params* params,
+                              const lull_regression_images* im, const feature_scales* scales,
+                              float scale, int threads, float* block, int ix0, int iy0, int ix1,
+                              int iy1, int ox, int oy, const lull_regression_images* full,
+                              const lull_progress_span* span, lull_error* err)
+{
+  const int W = im->output.width, H = im->output.height;
+  const size_t n = (size_t)W * (size_t)H;
+  const int halves = lull_regression_has_halves(im);
+  reg_run r = {params, W, H, threads, scale};
+  const size_t count = planes_of(im);
+  float* P[TWO_COUNT];
+  for (size_t k = 0; k < count; ++k)
+    P[k] = block + k * n;
+  float* work = block + count * n;
+  const lull_image* color = halves ? &im->color_a : &im->color;
+  const int color_channels = lull_format_channels(color->format);
+  {
+    float* a[3] = {P[P_A], P[P_A + 1], P[P_A + 2]};
+    load_color(color, scale, params->srgb, a, color_channels == 4 ? P[P_ALPHA] : NULL, threads);
+    if (halves) {
+      float* b[3] = {P[P_B], P[P_B + 1], P[P_B + 2]};
+      load_color(&im->color_b, scale, params->srgb, b, NULL, threads);
+    }
+  }
+  const feature_set fs = {&im->albedo, &im->normal, &im->depth, &im->position};
+  const feature_set fa = {&im->albedo_a, &im->normal_a, &im->depth_a, &im->position_a};
+  const feature_set fb = {&im->albedo_b, &im->normal_b, &im->depth_b, &im->position_b};
+  const int feature_halves = feature_channels(&fa) > 0;
+  int nf = 0;
+  if (feature_halves) {
+    nf = feature_channels(&fa);
+    load_features(&fa, scales, &P[P_FA], W, H, threads);
+    load_features(&fb, scales, &P[P_FB], W, H, threads);
+  } else {
+    nf = feature_channels(&fs);
+    load_features(&fs, scales, &P[P_FA], W, H, threads);
+    if (halves)
+      for (int k = 0; k < nf; ++k)
+        P[P_FB + k] = P[P_FA + k];
+  }
+  lull_status status =
+      halves ? run_halves(&r, P, nf, feature_halves, work, span, err)
+             : run_one(&r, im, P, nf, work, work + pass_work_floats(&r, nf), span, err);
+  if (status != LULL_OK)
+    return status;
+  store_result(&r, P, &full->output, halves ? &full->output_variance : NULL, color_channels, ix0,
+               iy0, ix1, iy1, ox, oy);
+  return LULL_OK;
+}
+
+/* The input scale of a run: the given one, or the automatic scale of the
+ * (first half of the) colour, as ATrous picks it (linear colour only). */
+static lull_status input_scale_of(const lull_regression_params* params,
+                                  const lull_regression_images* images, int threads, float* scale,
+                                  lull_error* err)
+{
+  lull_atrous_params ap = lull_atrous_default_params();
+  ap.input_scale = params->input_scale;
+  ap.srgb = params->srgb;
+  return lull_atrous_input_scale(&ap, lull_regression_has_halves(images) ? &images->color_a
+                                                                         : &images->color,
+                                 threads, scale, err);
+}
+
+lull_status lull_regression_cpu(const lull_regression_params* params,
+                                const lull_regression_images* images, int num_threads,
+                                const lull_progress* progress, lull_error* err)
+{
+  lull_status status = lull_regression_validate(params, images, err);
+  if (status != LULL_OK)
+    return status;
+  const int threads = lull_thread_count(num_threads);
+  const int W = images->output.width, H = images->output.height;
+  float scale = 1.0f;
+  status = input_scale_of(params, images, threads, &scale, err);
+  if (status != LULL_OK)
+    return status;
+  /* the feature scales of the whole image, so tiles agree */
+  const int halves_f = has(&images->albedo_a) || has(&images->normal_a) || has(&images->depth_a) ||
+                       has(&images->position_a);
+  const feature_set fs = halves_f ? (feature_set){&images->albedo_a, &images->normal_a,
+                                                  &images->depth_a, &images->position_a}
+                                  : (feature_set){&images->albedo, &images->normal,
+                                                  &images->depth, &images->position};
+  feature_scales scales;
+  {
+    float* tmp = malloc(sizeof(float) * 3 * (size_t)W * (size_t)H);
+    if (!tmp)
+      return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    feature_scales_of(&fs, tmp, W, H, threads, &scales);
+    free(tmp);
+  }
+  /* tiles: the largest square interior whose region fits the cap, at
+   * least the margin (below that the cap is exceeded) */
+  const int margin = lull_regression_reach(params, images);
+  int tile = LULL_MAX(W, H);
+  if (params->memory_cap)
+    while (tile > margin &&
+           lull_regression_cpu_memory(params, images, LULL_MIN(W, tile + 2 * margin),
+                                      LULL_MIN(H, tile + 2 * margin), threads) > params->memory_cap)
+      tile = LULL_MAX(margin, tile * 3 / 4);
+  const int tiles_x = (W + tile - 1) / tile, tiles_y = (H + tile - 1) / tile;
+  const int rw = LULL_MIN(W, tile + 2 * margin), rh = LULL_MIN(H, tile + 2 * margin);
+  const size_t bytes = lull_regression_cpu_memory(params, images, rw, rh, threads);
+  float* block = malloc(bytes);
+  if (!block)
+    return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+  /* the output may alias an input: with tiles, results wait in a copy */
+  float* staged = NULL;
+  lull_image out_full = images->output, var_full = images->output_variance;
+  const int tiled = tiles_x * tiles_y > 1;
+  if (tiled) {
+    const int oc = lull_format_channels(images->output.format);
+    const int vc = has(&images->output_variance) ? lull_format_channels(images->output_variance.format) : 0;
+    staged = malloc(sizeof(float) * (size_t)W * (size_t)H * (size_t)(oc + vc));
+    if (!staged) {
+      free(block);
+      return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    out_full.data = (unsigned char*)staged;
+    out_full.format = (lull_format)oc;
+    out_full.pixel_stride = sizeof(float) * (size_t)oc;
+    out_full.row_stride = out_full.pixel_stride * (size_t)W;
+    if (vc) {
+      var_full.data = (unsigned char*)(staged + (size_t)W * (size_t)H * (size_t)oc);
+      var_full.format = (lull_format)vc;
+      var_full.pixel_stride = sizeof(float) * (size_t)vc;
+      var_full.row_stride = var_full.pixel_stride * (size_t)W;
+    }
+  }
+  lull_regression_images full = *images;
+  full.output = out_full;
+  full.output_variance = var_full;
+  const lull_progress_span whole = {progress, 0.0, 1.0};
+  for (int t = 0; t < tiles_x * tiles_y && status == LULL_OK; ++t) {
+    const int tx0 = (t % tiles_x) * tile, ty0 = (t / tiles_x) * tile;
+    const int tx1 = LULL_MIN(W, tx0 + tile), ty1 = LULL_MIN(H, ty0 + tile);
+    const int x0 = LULL_MAX(0, tx0 - margin), y0 = LULL_MAX(0, ty0 - margin);
+    const int x1 = LULL_MIN(W, tx1 + margin), y1 = LULL_MIN(H, ty1 + margin);
+    const lull_regression_images region = crop_all(images, x0, y0, x1 - x0, y1 - y0);
+    const lull_progress_span span =
+        lull_progress_subspan(&whole, (double)t / (tiles_x * tiles_y), (double)(t + 1) / (tiles_x * tiles_y));
+    status = run_region(params, &region, &scales, scale, threads, block, tx0 - x0, ty0 - y0,
+                        tx1 - x0, ty1 - y0, tx0, ty0, &full, &span, err);
+  }
+  free(block);
+  if (status == LULL_OK && tiled) {
+    /* copy the staged result out */
+    const int oc = lull_format_channels(images->output.format);
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < W; ++x) {
+        float v[4];
+        lull_image_load(&out_full, x, y, v);
+        lull_image_store_n(&images->output, x, y, v, oc);
+        if (has(&images->output_variance)) {
+          lull_image_load(&var_full, x, y, v);
+          lull_image_store_n(&images->output_variance, x, y, v,
+                             lull_format_channels(images->output_variance.format));
+        }
+      }
+  }
+  free(staged);
+  if (status != LULL_OK)
+    return status;
+  return lull_progress_report(progress, 1.0, err);
+}
