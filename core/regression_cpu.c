@@ -26,6 +26,12 @@
 #include "regression_math.h"
 #include "threads.h"
 
+#if defined(__GNUC__)
+  #define LULL_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+  #define LULL_ALWAYS_INLINE inline
+#endif
+
 enum
 {
   TILE_W = 32,
@@ -63,7 +69,13 @@ typedef struct reg_scratch
   float* colsum; /* vertical sums of term, (TILE_W + 2F) x TILE_H */
   float* colcnt;
   float* weight; /* nk x TILE_W x TILE_H */
-  float* sums;   /* nk x tile pixels x sums_per_pixel */
+  float* x;      /* the design rows of a tile row: columns x TILE_W */
+  float* y;      /* the values of a tile row: nc x TILE_W */
+  float* fit;    /* one pixel's sums, for its solve */
+  float* wx;     /* a row of w x_i */
+  float* sums;   /* fits: nk x sums_per_pixel x TILE_W, a row's sums (structure of arrays);
+                  * the gather and smoothing: their accumulators of a tile */
+  float* all_weights; /* fits: the weights of every offset of the tile */
 } reg_scratch;
 
 static int columns(const reg_pass* p)
@@ -93,8 +105,11 @@ static size_t scratch_floats(const reg_pass* p)
 {
   const size_t rw = TILE_W + 2 * (size_t)p->patch, rh = TILE_H + 2 * (size_t)p->patch;
   const size_t tile = (size_t)TILE_W * TILE_H;
+  const size_t offsets = (size_t)(2 * p->radius + 1) * (size_t)(2 * p->radius + 1);
   return 2 * rw * rh + 2 * rw * TILE_H + (size_t)p->nk * tile +
-         (size_t)p->nk * tile * (size_t)LULL_MAX(sums_per_pixel(p), 1 + p->nc);
+         (size_t)(columns(p) + p->nc + 1) * TILE_W + (size_t)sums_per_pixel(p) +
+         (size_t)p->nk * tile * (size_t)LULL_MAX(sums_per_pixel(p), 1 + p->nc) +
+         offsets * (size_t)p->nk * tile;
 }
 
 static void scratch_carve(const reg_pass* p, float* block, reg_scratch* s)
@@ -106,198 +121,333 @@ static void scratch_carve(const reg_pass* p, float* block, reg_scratch* s)
   s->colsum = s->count + rw * rh;
   s->colcnt = s->colsum + rw * TILE_H;
   s->weight = s->colcnt + rw * TILE_H;
-  s->sums = s->weight + (size_t)p->nk * tile;
+  s->x = s->weight + (size_t)p->nk * tile;
+  s->y = s->x + (size_t)columns(p) * TILE_W;
+  s->fit = s->y + (size_t)p->nc * TILE_W;
+  s->wx = s->fit + (size_t)sums_per_pixel(p);
+  s->sums = s->wx + TILE_W;
+  s->all_weights = s->sums + (size_t)p->nk * tile * (size_t)LULL_MAX(sums_per_pixel(p), 1 + p->nc);
+}
+
+/* The columns [tx0, tx1) of the tile row whose pixels p are at row py,
+ * columns x0 + tx, and whose neighbours are q = p + (dx, dy) (q inside the
+ * image there): the design rows of q for the centres p into s->x
+ * (column-major by tile column), and, when y_rows, q's values into s->y.
+ * swap: the rows of p for the centres q (the gather's direction). */
+static LULL_ALWAYS_INLINE void tile_row_design(const reg_pass* p, int x0, int py, int dx, int dy, int tx0, int tx1,
+                            int swap, int y_rows, reg_scratch* s)
+{
+  const int W = p->width, n = columns(p);
+  const float inv_r = 1.0f / (float)LULL_MAX(p->radius, 1);
+  const size_t ip = (size_t)py * (size_t)W + (size_t)x0;
+  const size_t iq = (size_t)(py + dy) * (size_t)W + (size_t)(x0 + dx);
+  /* lull_reg_row's terms, spelt out per column so that they vectorise */
+  const float sx = (float)(swap ? -dx : dx) * inv_r, sy = (float)(swap ? -dy : dy) * inv_r;
+  for (int tx = tx0; tx < tx1; ++tx) {
+    s->x[tx] = 1.0f;
+    s->x[TILE_W + tx] = sx;
+    s->x[2 * TILE_W + tx] = sy;
+  }
+  for (int j = 0; j < p->nf; ++j) {
+    const float* LULL_RESTRICT fp = p->f[j] + (swap ? iq : ip);
+    const float* LULL_RESTRICT fq = p->f[j] + (swap ? ip : iq);
+    float* LULL_RESTRICT xr = s->x + (size_t)(3 + j) * TILE_W;
+#pragma omp simd
+    for (int tx = tx0; tx < tx1; ++tx)
+      xr[tx] = fq[tx] - fp[tx];
+  }
+  (void)n;
+  if (y_rows)
+    for (int c = 0; c < p->nc; ++c) {
+      const float* LULL_RESTRICT yq = p->y[c] + iq;
+      float* LULL_RESTRICT yr = s->y + (size_t)c * TILE_W;
+#pragma omp simd
+      for (int tx = tx0; tx < tx1; ++tx)
+        yr[tx] = yq[tx];
+    }
 }
 
 /* The NL-means weights of the tile [x0, x0 + tw) x [y0, y0 + th) for the
  * offset (dx, dy): nk planes of tw x th into s->weight, 0 where p + d is
- * outside the image.  The patch distance is the mean of the pair terms over
- * the patch pixels whose pair is inside the image. */
-static void tile_weights(const reg_pass* p, int x0, int y0, int tw, int th, int dx, int dy,
+ * outside the image.  The patch distance is the mean of the pair terms
+ * (lull_reg_pair_term, spelt out here channel by channel so that a row
+ * of them vectorises) over the patch pixels whose pair is inside the
+ * image. */
+static LULL_ALWAYS_INLINE void tile_weights(const reg_pass* p, int x0, int y0, int tw, int th, int dx, int dy,
                          reg_scratch* s)
 {
   const int F = p->patch, W = p->width, H = p->height;
   const int rw = tw + 2 * F, rh = th + 2 * F, tile = tw * th;
+  const float inv_nc = 1.0f / (float)p->gc;
+  /* the region's columns whose pair is inside: sx and sx + dx in [0, W) */
+  const int rxa = LULL_MAX(0, LULL_MAX(F - x0, F - x0 - dx));
+  const int rxb = LULL_MIN(rw, LULL_MIN(W - x0 + F, W - x0 + F - dx));
   for (int ry = 0; ry < rh; ++ry) {
     const int sy = y0 - F + ry;
+    float* LULL_RESTRICT term = s->term + (size_t)ry * (size_t)rw;
+    float* LULL_RESTRICT count = s->count + (size_t)ry * (size_t)rw;
     for (int rx = 0; rx < rw; ++rx) {
-      const int sx = x0 - F + rx;
-      float t = 0.0f, inside = 0.0f;
-      if (sx >= 0 && sy >= 0 && sx < W && sy < H && sx + dx >= 0 && sx + dx < W &&
-          sy + dy >= 0 && sy + dy < H) {
-        const size_t i = (size_t)sy * (size_t)W + (size_t)sx;
-        const size_t j = (size_t)(sy + dy) * (size_t)W + (size_t)(sx + dx);
-        float gp[3], gq[3], vp[3], vq[3];
-        for (int c = 0; c < p->gc; ++c) {
-          gp[c] = p->g[c][i];
-          gq[c] = p->g[c][j];
-          vp[c] = p->gv[c][i];
-          vq[c] = p->gv[c][j];
-        }
-        t = lull_reg_pair_term(gp, gq, vp, vq, p->gc);
-        inside = 1.0f;
-      }
-      s->term[ry * rw + rx] = t;
-      s->count[ry * rw + rx] = inside;
+      term[rx] = 0.0f;
+      count[rx] = 0.0f;
+    }
+    if (sy < 0 || sy >= H || sy + dy < 0 || sy + dy >= H || rxa >= rxb)
+      continue;
+    const size_t i = (size_t)sy * (size_t)W + (size_t)(x0 - F);
+    const size_t j = (size_t)(sy + dy) * (size_t)W + (size_t)(x0 - F + dx);
+    for (int c = 0; c < p->gc; ++c) {
+      const float* LULL_RESTRICT gp = p->g[c] + i;
+      const float* LULL_RESTRICT gq = p->g[c] + j;
+      const float* LULL_RESTRICT vp = p->gv[c] + i;
+      const float* LULL_RESTRICT vq = p->gv[c] + j;
+#pragma omp simd
+      for (int rx = rxa; rx < rxb; ++rx)
+        term[rx] += lull_nlm_distance(gp[rx], gq[rx], vp[rx], vq[rx], 1.0f);
+    }
+#pragma omp simd
+    for (int rx = rxa; rx < rxb; ++rx) {
+      term[rx] *= inv_nc;
+      count[rx] = 1.0f;
     }
   }
-  for (int ty = 0; ty < th; ++ty)
+  for (int ty = 0; ty < th; ++ty) {
+    float* LULL_RESTRICT cs = s->colsum + (size_t)ty * (size_t)rw;
+    float* LULL_RESTRICT cc = s->colcnt + (size_t)ty * (size_t)rw;
     for (int rx = 0; rx < rw; ++rx) {
-      float t = 0.0f, c = 0.0f;
-      for (int k = 0; k <= 2 * F; ++k) {
-        t += s->term[(ty + k) * rw + rx];
-        c += s->count[(ty + k) * rw + rx];
-      }
-      s->colsum[ty * rw + rx] = t;
-      s->colcnt[ty * rw + rx] = c;
+      cs[rx] = 0.0f;
+      cc[rx] = 0.0f;
     }
-  for (int ty = 0; ty < th; ++ty)
+    for (int k = 0; k <= 2 * F; ++k) {
+      const float* LULL_RESTRICT term = s->term + (size_t)(ty + k) * (size_t)rw;
+      const float* LULL_RESTRICT count = s->count + (size_t)(ty + k) * (size_t)rw;
+#pragma omp simd
+      for (int rx = 0; rx < rw; ++rx) {
+        cs[rx] += term[rx];
+        cc[rx] += count[rx];
+      }
+    }
+  }
+  const int txa = LULL_MAX(0, -dx - x0), txb = LULL_MIN(tw, W - dx - x0);
+  for (int ty = 0; ty < th; ++ty) {
+    const int y = y0 + ty;
+    const float* LULL_RESTRICT cs = s->colsum + (size_t)ty * (size_t)rw;
+    const float* LULL_RESTRICT cc = s->colcnt + (size_t)ty * (size_t)rw;
+    float* LULL_RESTRICT dist = s->x; /* a row of distances, before the design rows use it */
+    float* LULL_RESTRICT cnt = s->y;
     for (int tx = 0; tx < tw; ++tx) {
-      const int x = x0 + tx, y = y0 + ty;
-      float t = 0.0f, c = 0.0f;
-      for (int k = 0; k <= 2 * F; ++k) {
-        t += s->colsum[ty * rw + tx + k];
-        c += s->colcnt[ty * rw + tx + k];
-      }
-      const int inside = x + dx >= 0 && x + dx < W && y + dy >= 0 && y + dy < H && c > 0.0f;
-      const float d = inside ? t / c : 0.0f;
-      for (int b = 0; b < p->nk; ++b)
-        s->weight[b * tile + ty * tw + tx] = inside ? lull_reg_weight(d, p->k[b]) : 0.0f;
+      dist[tx] = 0.0f;
+      cnt[tx] = 0.0f;
     }
+    for (int k = 0; k <= 2 * F; ++k)
+#pragma omp simd
+      for (int tx = 0; tx < tw; ++tx) {
+        dist[tx] += cs[tx + k];
+        cnt[tx] += cc[tx + k];
+      }
+    const int row_inside = y + dy >= 0 && y + dy < H;
+    for (int b = 0; b < p->nk; ++b) {
+      float* LULL_RESTRICT w = s->weight + (size_t)b * (size_t)tile + (size_t)ty * (size_t)tw;
+      const float k = p->k[b];
+#pragma omp simd
+      for (int tx = 0; tx < tw; ++tx) {
+        const int inside = row_inside && tx >= txa && tx < txb && cnt[tx] > 0.0f;
+        w[tx] = inside ? lull_reg_weight(dist[tx] / cnt[tx], k) : 0.0f;
+      }
+    }
+  }
 }
 
-/* The fits of the pixels of rows [r0, r1): records into fits (nk a pixel,
- * rows from r0). */
-static void fit_rows(const reg_pass* p, int r0, int r1, float* fits, float* scratch_block)
+/* The fits of the pixels of rows [r0, r1): records into fits, structure of
+ * arrays (entry k of bandwidth b of band pixel i at fits[(b * record + k)
+ * * band_pixels + i]).  The sums of a tile are kept as structure of arrays
+ * too, so that each entry's update runs over a row of pixels in vector
+ * lanes; every sum gets the same operations in the same order as
+ * lull_reg_accumulate, so the result is the per-pixel formula's. */
+LULL_TARGET_CLONES
+static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, float* scratch_block)
 {
-  const int W = p->width, R = p->radius, n = columns(p), per = sums_per_pixel(p);
-  const int rec = record_floats(p), range0 = gram_size(p) + p->nc * n;
-  const int tiles_x = (W + TILE_W - 1) / TILE_W, tiles_y = (r1 - r0 + TILE_H - 1) / TILE_H;
-  const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
-  const size_t per_thread = scratch_floats(p);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(p->threads)
-  for (int t = 0; t < tiles_x * tiles_y; ++t) {
-    reg_scratch s;
-    scratch_carve(p, scratch_block + (size_t)lull_thread_index() * per_thread, &s);
-    const int x0 = (t % tiles_x) * TILE_W, y0 = r0 + (t / tiles_x) * TILE_H;
-    const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, r1 - y0);
-    const int tile = tw * th;
-    for (int k = 0; k < p->nk * tile; ++k) {
-      float* sum = s.sums + (size_t)k * (size_t)per;
-      memset(sum, 0, sizeof(float) * (size_t)range0);
-      for (int c = 0; c < p->nc; ++c) {
-        sum[range0 + c] = INFINITY;
-        sum[range0 + p->nc + c] = -INFINITY;
-      }
+  const int W = p->width, H = p->height, R = p->radius, n = columns(p), per = sums_per_pixel(p);
+  const int rec = record_floats(p), gram = gram_size(p), range0 = gram + p->nc * n;
+  const int tiles_x = (W + TILE_W - 1) / TILE_W, side = 2 * R + 1;
+  const size_t band = (size_t)(r1 - r0) * (size_t)W;
+  reg_scratch s;
+  scratch_carve(p, scratch_block, &s);
+  const int x0 = (t % tiles_x) * TILE_W, y0 = r0 + (t / tiles_x) * TILE_H;
+  const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, r1 - y0);
+  const size_t tile = (size_t)tw * (size_t)th;
+  /* the weights of every offset first (a patch distance per pixel costs
+   * O(1) only over the whole tile), then a row at a time, so that the
+   * row's sums stay in the first-level cache over all offsets */
+  for (int o = 0; o < side * side; ++o) {
+    tile_weights(p, x0, y0, tw, th, o % side - R, o / side - R, &s);
+    memcpy(s.all_weights + (size_t)o * (size_t)p->nk * tile, s.weight,
+           sizeof(float) * (size_t)p->nk * tile);
+  }
+  for (int ty = 0; ty < th; ++ty) {
+    const int py = y0 + ty;
+    for (int b = 0; b < p->nk; ++b) {
+      float* base = s.sums + (size_t)b * (size_t)per * TILE_W;
+      memset(base, 0, sizeof(float) * (size_t)range0 * TILE_W);
+      for (int c = 0; c < p->nc; ++c)
+        for (int tx = 0; tx < TILE_W; ++tx) {
+          base[(size_t)(range0 + c) * TILE_W + (size_t)tx] = INFINITY;
+          base[(size_t)(range0 + p->nc + c) * TILE_W + (size_t)tx] = -INFINITY;
+        }
     }
-    for (int dy = -R; dy <= R; ++dy)
-      for (int dx = -R; dx <= R; ++dx) {
-        tile_weights(p, x0, y0, tw, th, dx, dy, &s);
-        for (int ty = 0; ty < th; ++ty)
-          for (int tx = 0; tx < tw; ++tx) {
-            const int px = x0 + tx, py = y0 + ty, qx = px + dx, qy = py + dy;
-            if (qx < 0 || qy < 0 || qx >= W || qy >= p->height)
-              continue;
-            const size_t i = (size_t)py * (size_t)W + (size_t)px;
-            const size_t j = (size_t)qy * (size_t)W + (size_t)qx;
-            float fp[LULL_REG_MAX_FEATURES], fq[LULL_REG_MAX_FEATURES];
-            for (int f = 0; f < p->nf; ++f) {
-              fp[f] = p->f[f][i];
-              fq[f] = p->f[f][j];
-            }
-            float x[LULL_REG_MAX_COLUMNS], y[3];
-            lull_reg_row(dx, dy, inv_r, fp, fq, p->nf, x);
-            for (int c = 0; c < p->nc; ++c)
-              y[c] = p->y[c][j];
-            for (int b = 0; b < p->nk; ++b) {
-              const float w = s.weight[b * tile + ty * tw + tx];
-              if (!(w > 0.0f))
-                continue;
-              float* sum = s.sums + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)per;
-              lull_reg_accumulate(sum, sum + gram_size(p), x, n, w, y, p->nc);
-              if (w > LULL_REG_RANGE_WEIGHT)
-                for (int c = 0; c < p->nc; ++c) {
-                  sum[range0 + c] = LULL_MIN(sum[range0 + c], y[c]);
-                  sum[range0 + p->nc + c] = LULL_MAX(sum[range0 + p->nc + c], y[c]);
-                }
-            }
+    for (int o = 0; o < side * side; ++o) {
+      const int dx = o % side - R, dy = o / side - R;
+      const int tx0 = LULL_MAX(0, -dx - x0), tx1 = LULL_MIN(tw, W - dx - x0);
+      if (tx0 >= tx1 || py + dy < 0 || py + dy >= H)
+        continue;
+      tile_row_design(p, x0, py, dx, dy, tx0, tx1, 0, 1, &s);
+      for (int b = 0; b < p->nk; ++b) {
+        const float* LULL_RESTRICT w =
+            s.all_weights + ((size_t)o * (size_t)p->nk + (size_t)b) * tile + (size_t)ty * (size_t)tw;
+        float* base = s.sums + (size_t)b * (size_t)per * TILE_W;
+        int e = 0;
+        for (int i = 0; i < n; ++i) {
+          /* w x_i once for the row's entries (i, j) and right-hand sides:
+           * each sum gets (w x_i) x_j, as in lull_reg_accumulate */
+          float* LULL_RESTRICT wx = s.wx;
+          const float* LULL_RESTRICT xi = s.x + (size_t)i * TILE_W;
+#pragma omp simd
+          for (int tx = tx0; tx < tx1; ++tx)
+            wx[tx] = w[tx] * xi[tx];
+          for (int j = i; j < n; ++j, ++e) {
+            const float* LULL_RESTRICT xj = s.x + (size_t)j * TILE_W;
+            float* LULL_RESTRICT sum = base + (size_t)e * TILE_W;
+#pragma omp simd
+            for (int tx = tx0; tx < tx1; ++tx)
+              sum[tx] += wx[tx] * xj[tx];
           }
-      }
-    for (int ty = 0; ty < th; ++ty)
-      for (int tx = 0; tx < tw; ++tx) {
-        const size_t row = (size_t)(y0 + ty - r0) * (size_t)W + (size_t)(x0 + tx);
-        for (int b = 0; b < p->nk; ++b) {
-          const float* sum = s.sums + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)per;
-          float* out = fits + (row * (size_t)p->nk + (size_t)b) * (size_t)rec;
-          lull_reg_solve(sum, sum + gram_size(p), n, p->nc, p->ridge, out);
-          for (int c = 0; c < 2 * p->nc; ++c)
-            out[n * p->nc + c] = sum[range0 + c];
+          for (int c = 0; c < p->nc; ++c) {
+            const float* LULL_RESTRICT yc = s.y + (size_t)c * TILE_W;
+            float* LULL_RESTRICT sum = base + (size_t)(gram + c * n + i) * TILE_W;
+#pragma omp simd
+            for (int tx = tx0; tx < tx1; ++tx)
+              sum[tx] += wx[tx] * yc[tx];
+          }
+        }
+        for (int c = 0; c < p->nc; ++c) {
+          const float* LULL_RESTRICT yc = s.y + (size_t)c * TILE_W;
+          float* LULL_RESTRICT lo = base + (size_t)(range0 + c) * TILE_W;
+          float* LULL_RESTRICT hi = base + (size_t)(range0 + p->nc + c) * TILE_W;
+#pragma omp simd
+          for (int tx = tx0; tx < tx1; ++tx) {
+            const int seen = w[tx] > LULL_REG_RANGE_WEIGHT;
+            lo[tx] = seen && yc[tx] < lo[tx] ? yc[tx] : lo[tx];
+            hi[tx] = seen && yc[tx] > hi[tx] ? yc[tx] : hi[tx];
+          }
         }
       }
+    }
+    for (int tx = 0; tx < tw; ++tx) {
+      const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)(x0 + tx);
+      for (int b = 0; b < p->nk; ++b) {
+        const float* base = s.sums + (size_t)b * (size_t)per * TILE_W;
+        for (int e = 0; e < per; ++e)
+          s.fit[e] = base[(size_t)e * TILE_W + (size_t)tx];
+        float record[LULL_REG_MAX_COLUMNS * 3 + 6];
+        lull_reg_solve(s.fit, s.fit + gram, n, p->nc, p->ridge, record);
+        for (int c = 0; c < 2 * p->nc; ++c)
+          record[n * p->nc + c] = s.fit[range0 + c];
+        for (int e = 0; e < rec; ++e)
+          fits[((size_t)b * (size_t)rec + (size_t)e) * band + row] = record[e];
+      }
+    }
   }
+}
+
+static void fit_rows(const reg_pass* p, int r0, int r1, float* fits, float* scratch_block)
+{
+  const int tiles_x = (p->width + TILE_W - 1) / TILE_W, tiles_y = (r1 - r0 + TILE_H - 1) / TILE_H;
+  const size_t per_thread = scratch_floats(p);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p->threads)
+  for (int t = 0; t < tiles_x * tiles_y; ++t)
+    fit_tile(p, t, r0, r1, fits, scratch_block + (size_t)lull_thread_index() * per_thread);
 }
 
 /* The collaborative results of the pixels of rows [y0, y1): each the
  * weighted mean of the predictions, held in their fits' ranges, of the fits
- * around it (records of rows from r0). */
-static void gather_rows(const reg_pass* p, int y0, int y1, const float* fits, int r0,
-                        float* const out[LULL_REG_MAX_BANDWIDTHS][3], float* scratch_block)
+ * around it (records of band rows from r0, band_rows of them), in the
+ * order of lull_reg_predict and lull_reg_hold. */
+LULL_TARGET_CLONES
+static void gather_tile(const reg_pass* p, int t, int y0, int y1, const float* fits, int r0,
+                        int band_rows, float* const out[LULL_REG_MAX_BANDWIDTHS][3],
+                        float* scratch_block)
 {
-  const int W = p->width, R = p->radius, n = columns(p), rec = record_floats(p);
-  const int tiles_x = (W + TILE_W - 1) / TILE_W, tiles_y = (y1 - y0 + TILE_H - 1) / TILE_H;
-  const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
-  const size_t per_thread = scratch_floats(p);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(p->threads)
-  for (int t = 0; t < tiles_x * tiles_y; ++t) {
+  const int W = p->width, H = p->height, R = p->radius, n = columns(p), rec = record_floats(p);
+  const int tiles_x = (W + TILE_W - 1) / TILE_W;
+  const size_t band = (size_t)band_rows * (size_t)W;
+  {
     reg_scratch s;
-    scratch_carve(p, scratch_block + (size_t)lull_thread_index() * per_thread, &s);
+    scratch_carve(p, scratch_block, &s);
     const int x0 = (t % tiles_x) * TILE_W, ty0 = y0 + (t / tiles_x) * TILE_H;
     const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, y1 - ty0);
-    const int tile = tw * th, acc_per = 1 + p->nc;
-    float* acc = s.sums; /* per bandwidth and pixel: sum w, sum w prediction */
-    memset(acc, 0, sizeof(float) * (size_t)p->nk * (size_t)tile * (size_t)acc_per);
+    const size_t tile = (size_t)tw * (size_t)th;
+    const int acc_per = 1 + p->nc;
+    float* acc = s.sums; /* per bandwidth: sum w, sum w prediction (nc), each a plane of the tile */
+    memset(acc, 0, sizeof(float) * (size_t)p->nk * (size_t)acc_per * tile);
     for (int dy = -R; dy <= R; ++dy)
       for (int dx = -R; dx <= R; ++dx) {
         tile_weights(p, x0, ty0, tw, th, dx, dy, &s);
-        for (int ty = 0; ty < th; ++ty)
-          for (int tx = 0; tx < tw; ++tx) {
-            const int qx = x0 + tx, qy = ty0 + ty; /* the pixel */
-            const int px = qx + dx, py = qy + dy;  /* the centre of a fit */
-            if (px < 0 || py < 0 || px >= W || py >= p->height)
-              continue;
-            const size_t i = (size_t)py * (size_t)W + (size_t)px;
-            const size_t j = (size_t)qy * (size_t)W + (size_t)qx;
-            float fp[LULL_REG_MAX_FEATURES], fq[LULL_REG_MAX_FEATURES];
-            for (int f = 0; f < p->nf; ++f) {
-              fp[f] = p->f[f][i];
-              fq[f] = p->f[f][j];
-            }
-            float x[LULL_REG_MAX_COLUMNS];
-            lull_reg_row(-dx, -dy, inv_r, fp, fq, p->nf, x);
-            const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)px;
-            for (int b = 0; b < p->nk; ++b) {
-              const float w = s.weight[b * tile + ty * tw + tx];
-              if (!(w > 0.0f))
-                continue;
-              const float* fit = fits + (row * (size_t)p->nk + (size_t)b) * (size_t)rec;
-              float* a = acc + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)acc_per;
-              a[0] += w;
-              for (int c = 0; c < p->nc; ++c)
-                a[1 + c] += w * lull_reg_hold(lull_reg_predict(fit + c * n, x, n),
-                                              fit[n * p->nc + c], fit[n * p->nc + p->nc + c]);
+        const int tx0 = LULL_MAX(0, -dx - x0), tx1 = LULL_MIN(tw, W - dx - x0);
+        for (int ty = 0; ty < th && tx0 < tx1; ++ty) {
+          const int qy = ty0 + ty, py = qy + dy; /* the pixel, the centre of a fit */
+          if (py < 0 || py >= H)
+            continue;
+          tile_row_design(p, x0, qy, dx, dy, tx0, tx1, 1, 0, &s);
+          const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)(x0 + dx);
+          for (int b = 0; b < p->nk; ++b) {
+            const float* LULL_RESTRICT w = s.weight + (size_t)b * tile + (size_t)ty * (size_t)tw;
+            float* base = acc + (size_t)b * (size_t)acc_per * tile + (size_t)ty * (size_t)tw;
+            const float* fb = fits + (size_t)b * (size_t)rec * band + row;
+            float* LULL_RESTRICT a0 = base;
+#pragma omp simd
+            for (int tx = tx0; tx < tx1; ++tx)
+              a0[tx] += w[tx];
+            for (int c = 0; c < p->nc; ++c) {
+              float* LULL_RESTRICT ac = base + (size_t)(1 + c) * tile;
+              const float* LULL_RESTRICT lo = fb + (size_t)(n * p->nc + c) * band;
+              const float* LULL_RESTRICT hi = fb + (size_t)(n * p->nc + p->nc + c) * band;
+              float* LULL_RESTRICT pred = s.y; /* a row of predictions */
+              for (int tx = tx0; tx < tx1; ++tx)
+                pred[tx] = 0.0f;
+              for (int i = 0; i < n; ++i) {
+                const float* LULL_RESTRICT beta = fb + (size_t)(c * n + i) * band;
+                const float* LULL_RESTRICT xi = s.x + (size_t)i * TILE_W;
+#pragma omp simd
+                for (int tx = tx0; tx < tx1; ++tx)
+                  pred[tx] += beta[tx] * xi[tx];
+              }
+#pragma omp simd
+              for (int tx = tx0; tx < tx1; ++tx)
+                ac[tx] += w[tx] * lull_reg_hold(pred[tx], lo[tx], hi[tx]);
             }
           }
+        }
       }
     for (int ty = 0; ty < th; ++ty)
       for (int tx = 0; tx < tw; ++tx) {
+        const size_t k = (size_t)ty * (size_t)tw + (size_t)tx;
         const size_t j = (size_t)(ty0 + ty) * (size_t)W + (size_t)(x0 + tx);
         for (int b = 0; b < p->nk; ++b) {
-          const float* a = acc + ((size_t)b * (size_t)tile + (size_t)(ty * tw + tx)) * (size_t)acc_per;
+          const float* base = acc + (size_t)b * (size_t)acc_per * tile;
           for (int c = 0; c < p->nc; ++c)
-            out[b][c][j] = a[1 + c] / a[0]; /* a[0] >= 1: the pixel's own fit */
+            out[b][c][j] = base[(size_t)(1 + c) * tile + k] / base[k]; /* >= 1: its own fit */
         }
       }
   }
+}
+
+static void gather_rows(const reg_pass* p, int y0, int y1, const float* fits, int r0, int band_rows,
+                        float* const out[LULL_REG_MAX_BANDWIDTHS][3], float* scratch_block)
+{
+  const int tiles_x = (p->width + TILE_W - 1) / TILE_W, tiles_y = (y1 - y0 + TILE_H - 1) / TILE_H;
+  const size_t per_thread = scratch_floats(p);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p->threads)
+  for (int t = 0; t < tiles_x * tiles_y; ++t)
+    gather_tile(p, t, y0, y1, fits, r0, band_rows, out,
+                scratch_block + (size_t)lull_thread_index() * per_thread);
 }
 
 static size_t pass_band_floats(const reg_pass* p)
@@ -319,7 +469,7 @@ static lull_status run_pass(const reg_pass* p, float* const out[LULL_REG_MAX_BAN
     const int y1 = LULL_MIN(H, y0 + BAND_H);
     const int r0 = LULL_MAX(0, y0 - R), r1 = LULL_MIN(H, y1 + R);
     fit_rows(p, r0, r1, fits, scratch);
-    gather_rows(p, y0, y1, fits, r0, out, scratch);
+    gather_rows(p, y0, y1, fits, r0, r1 - r0, out, scratch);
     const lull_status status = lull_progress_span_report(span, (double)y1 / H, err);
     if (status != LULL_OK)
       return status;
@@ -327,22 +477,16 @@ static lull_status run_pass(const reg_pass* p, float* const out[LULL_REG_MAX_BAN
   return LULL_OK;
 }
 
-/* NL-means smoothing of nc planes (zero order): out = sum w in / sum w over
- * the (2R + 1)^2 window with the weights of guide (its nk, nf ignored). */
-static void nlm_smooth(const reg_pass* guide, int nc, const float* const* in, float* const* out,
-                       float* scratch)
+LULL_TARGET_CLONES
+static void smooth_tile(const reg_pass* pp, int t, const float* const* in, float* const* out,
+                        float* scratch_block)
 {
-  const int W = guide->width, H = guide->height, R = guide->radius;
-  reg_pass p = *guide;
-  p.nk = 1;
-  p.nf = 0;
-  p.nc = nc;
-  const int tiles_x = (W + TILE_W - 1) / TILE_W, tiles_y = (H + TILE_H - 1) / TILE_H;
-  const size_t per_thread = scratch_floats(&p);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads)
-  for (int t = 0; t < tiles_x * tiles_y; ++t) {
+  const reg_pass p = *pp;
+  const int W = p.width, H = p.height, R = p.radius, nc = p.nc;
+  const int tiles_x = (W + TILE_W - 1) / TILE_W;
+  {
     reg_scratch s;
-    scratch_carve(&p, scratch + (size_t)lull_thread_index() * per_thread, &s);
+    scratch_carve(&p, scratch_block, &s);
     const int x0 = (t % tiles_x) * TILE_W, y0 = (t / tiles_x) * TILE_H;
     const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, H - y0);
     const int tile = tw * th;
@@ -371,6 +515,23 @@ static void nlm_smooth(const reg_pass* guide, int nc, const float* const* in, fl
           out[c][i] = a[1 + c] / a[0];
       }
   }
+}
+
+/* NL-means smoothing of nc planes (zero order): out = sum w in / sum w over
+ * the (2R + 1)^2 window with the weights of guide (its nk, nf ignored). */
+static void nlm_smooth(const reg_pass* guide, int nc, const float* const* in, float* const* out,
+                       float* scratch)
+{
+  const int W = guide->width, H = guide->height;
+  reg_pass p = *guide;
+  p.nk = 1;
+  p.nf = 0;
+  p.nc = nc;
+  const int tiles_x = (W + TILE_W - 1) / TILE_W, tiles_y = (H + TILE_H - 1) / TILE_H;
+  const size_t per_thread = scratch_floats(&p);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads)
+  for (int t = 0; t < tiles_x * tiles_y; ++t)
+    smooth_tile(&p, t, in, out, scratch + (size_t)lull_thread_index() * per_thread);
 }
 
 /* -- fireflies ---------------------------------------------------------------------- */

@@ -21,6 +21,7 @@
 
 #include <math.h>
 
+#include "atrous_math.h"
 #include "nlmeans_math.h"
 #include "platform.h"
 
@@ -61,10 +62,12 @@ LULL_HD float lull_reg_pair_term(const float* gp, const float* gq, const float* 
 }
 
 /* The NL-means weight of a pair from its patch distance D at k = 1 and
- * the bandwidth k (eq. 3.8 of Vicini 2015): exp(-max(0, D / k^2)). */
+ * the bandwidth k (eq. 3.8 of Vicini 2015): exp(-max(0, D / k^2)), by the
+ * branch-free exponential both backends share (lull_exp_neg), so that the
+ * CPU's rows of weights vectorise. */
 LULL_HD float lull_reg_weight(float distance, float k)
 {
-  return expf(-LULL_MAX(0.0f, distance / (k * k)));
+  return lull_exp_neg(LULL_MAX(0.0f, distance / (k * k)));
 }
 
 /* -- the regression ---------------------------------------------------------- */
