@@ -90,6 +90,10 @@ def test_halves_errors_are_exceptions(np, halves):
         lull.denoise(colorA=a, colorB=b, albedoA=halves["albedo"])
     with pytest.raises(ValueError, match="filter ATrous takes no halves"):
         lull.denoise(colorA=a, colorB=b, filter="ATrous")
+    if "colorA" in lull.filter_images("RT") and "albedoA" not in lull.filter_images("RT"):
+        with pytest.raises(ValueError, match="filter RT takes albedo once"):
+            lull.denoise(colorA=a, colorB=b, albedoA=halves["albedo"], albedoB=halves["albedo"],
+                         filter="RT")
     with pytest.raises(lull.Error, match="not available"):
         lull.denoise(colorA=a, colorB=b, filter="NoSuchFilter")
     _needs("Regression")

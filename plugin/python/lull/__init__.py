@@ -253,11 +253,15 @@ def _check_halves(filter, params):
                          "does (%s), or give color= (e.g. the halves' mean)"
                          % (filter, ", ".join(t for t in filter_types()
                                               if "colorA" in filter_images(t))))
+    accepted = filter_images(filter) if filter in filter_types() else None
     for base in ("color",) + _FEATURES:
         a, b = params.get(base + "A"), params.get(base + "B")
         if (a is None) != (b is None):
             given, other = (base + "A", base + "B") if b is None else (base + "B", base + "A")
             raise ValueError("%s needs %s: the two halves of a render" % (given, other))
+        if a is not None and accepted is not None and base + "A" not in accepted:
+            raise ValueError("filter %s takes %s once, not as halves: give %s= (e.g. the "
+                             "halves' mean)" % (filter, base, base))
 
 
 def _guides_for_halves(filter, images, params):
