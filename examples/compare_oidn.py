@@ -16,6 +16,13 @@ the host<->device copies on CUDA for both).
 
 Without pyoidn the lull rows are printed alone.  Both libraries use the
 same inputs: colour (RGB), albedo, normal, plus depth where a row says so.
+
+Two halves (tests/data/<scene>/<scene>_spp<N>_A.exr and _B.exr, N/2
+samples each, the same N in total): lull's Regression takes the halves
+(colorA/colorB and each guide's halves), OIDN their mean (colour and
+guides), as issue 27's quality targets compare them; their noisy row is
+the halves' mean, another render of N samples than <scene>_spp<N>.exr.
+Rows of a filter this build of lull lacks are left out.
 """
 
 import argparse
@@ -111,6 +118,9 @@ class OidnRT:
 
 
 class LullFilter:
+    """A lull filter on the images `images` of the inputs (the first one's
+    shape is the output's)."""
+
     def __init__(self, device, filter_type, images, name, **params):
         self.device = device
         self.filter_type = filter_type
@@ -119,9 +129,9 @@ class LullFilter:
         self.params = params
 
     def prepare(self, inputs):
-        self.out = np.zeros_like(inputs["color"])
+        self.out = np.zeros_like(inputs[self.images[0]])
         self.filter = self.device.new_filter(self.filter_type)
-        for image in ("color",) + self.images:
+        for image in self.images:
             self.filter.set_image(image, inputs[image])
         self.filter.set_image("output", self.out)
         for key, value in self.params.items():
@@ -136,21 +146,47 @@ class LullFilter:
         self.filter.close()
 
 
-def load(data, scene, spp):
-    noisy_path = os.path.join(data, scene, f"{scene}_spp{spp}.exr")
-    ref_path = os.path.join(data, scene, f"{scene}_ref.exr")
-    if not (os.path.exists(noisy_path) and os.path.exists(ref_path)):
-        return None
-    passes = lull.read_exr(noisy_path)
+def read_inputs(path):
+    """colour (RGB), albedo, normal and depth of a test render."""
+    passes = lull.read_exr(path)
     get = lambda name: np.ascontiguousarray(passes[f"ViewLayer.{name}"])  # noqa: E731
-    inputs = {
+    return {
         "color": np.ascontiguousarray(get("Combined")[..., :3]),
         "albedo": get("Denoising Albedo"),
         "normal": get("Denoising Normal"),
         "depth": get("Denoising Depth"),
     }
+
+
+def load(data, scene, spp):
+    noisy_path = os.path.join(data, scene, f"{scene}_spp{spp}.exr")
+    ref_path = os.path.join(data, scene, f"{scene}_ref.exr")
+    if not (os.path.exists(noisy_path) and os.path.exists(ref_path)):
+        return None
     ref = np.ascontiguousarray(lull.read_exr(ref_path)["ViewLayer.Combined"][..., :3])
-    return inputs, ref
+    return read_inputs(noisy_path), ref
+
+
+def load_halves(data, scene, spp):
+    """The two halves of N = spp samples: (the halves' images as colorA,
+    colorB, albedoA, ..., their mean as color, albedo, ...), or None."""
+    paths = [os.path.join(data, scene, f"{scene}_spp{spp}_{h}.exr") for h in "AB"]
+    if not all(os.path.exists(p) for p in paths):
+        return None
+    a, b = (read_inputs(p) for p in paths)
+    halves = {name + h: images[name] for name in a for h, images in (("A", a), ("B", b))}
+    mean = {name: np.ascontiguousarray((a[name] + b[name]) / 2) for name in a}
+    return halves, mean
+
+
+def run_rows(methods, inputs, ref, scene, spp, repeats):
+    for method in methods:
+        method.prepare(inputs)
+        seconds = median_time(method.run, repeats)
+        m = lull.metrics(method.run(), ref)
+        method.release()
+        print(f"| {scene} | {spp} | {method.name} | {m['relmse']:.4f} | "
+              f"{m['psnr']:.2f} | {m['ssim']:.4f} | {1000 * seconds:.1f} |")
 
 
 def main(argv=None):
@@ -164,15 +200,28 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     device = lull.Device(args.device, num_threads=args.threads or None)
+    guides = ("albedo", "normal")
     methods = [
-        LullFilter(device, "RT", ("albedo", "normal"), "lull RT", hdr=True),
-        LullFilter(device, "RT", ("albedo", "normal", "depth"), "lull RT +depth", hdr=True),
-        LullFilter(device, "ATrous", ("albedo", "normal", "depth"), "lull ATrous +depth"),
+        # OIDN's default quality, HIGH (6), named: one buffer
+        LullFilter(device, "RT", ("color",) + guides, "lull RT HIGH", hdr=True, quality=6),
+        LullFilter(device, "RT", ("color",) + guides + ("depth",), "lull RT HIGH +depth",
+                   hdr=True, quality=6),
+        LullFilter(device, "RT", ("color",) + guides, "lull RT FAST", hdr=True, quality=4),
+        LullFilter(device, "ATrous", ("color",) + guides + ("depth",), "lull ATrous +depth"),
     ]
+    # the halves: each filter that takes colorA and colorB, with each guide's halves
+    halves_methods = [
+        LullFilter(device, name, tuple(f"{image}{h}" for image in ("color",) + guides
+                                       + ("depth",) for h in "AB"),
+                   f"lull {name} (halves) +depth", hdr=True)
+        for name in ("Regression", "RT") if name in lull.filter_types()
+        and {"colorA", "albedoA", "depthA"} <= set(lull.filter_images(name))]
+    oidn = None
     try:
         import pyoidn
 
-        methods.insert(0, OidnRT(pyoidn, args.device, args.threads))
+        oidn = OidnRT(pyoidn, args.device, args.threads)
+        methods.insert(0, oidn)
     except ImportError:
         print("pyoidn is not installed (pip install pyoidn): lull only\n")
 
@@ -191,13 +240,18 @@ def main(argv=None):
             m = lull.metrics(inputs["color"], ref)
             print(f"| {scene} | {spp} | noisy input | {m['relmse']:.4f} | {m['psnr']:.2f} | "
                   f"{m['ssim']:.4f} | |")
-            for method in methods:
-                method.prepare(inputs)
-                seconds = median_time(method.run, args.repeats)
-                m = lull.metrics(method.run(), ref)
-                method.release()
-                print(f"| {scene} | {spp} | {method.name} | {m['relmse']:.4f} | "
-                      f"{m['psnr']:.2f} | {m['ssim']:.4f} | {1000 * seconds:.1f} |")
+            run_rows(methods, inputs, ref, scene, spp, args.repeats)
+            halves = load_halves(args.data, scene, spp) if halves_methods else None
+            if halves is not None:
+                halves, mean = halves
+                m = lull.metrics(mean["color"], ref)
+                print(f"| {scene} | {spp} | noisy halves' mean | {m['relmse']:.4f} | "
+                      f"{m['psnr']:.2f} | {m['ssim']:.4f} | |")
+                if oidn is not None:
+                    oidn.name = "OIDN RT (neural), halves' mean"
+                    run_rows([oidn], mean, ref, scene, spp, args.repeats)
+                    oidn.name = OidnRT.name
+                run_rows(halves_methods, halves, ref, scene, spp, args.repeats)
             sys.stdout.flush()
 
 

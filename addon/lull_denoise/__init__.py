@@ -10,6 +10,9 @@ denoiser, from Render Properties.
   progress in the status bar, Esc cancels.
 - Denoise Written Frames: a render_write handler queues each written frame
   for a background thread, so rendering never waits.
+- Render Halves and Denoise: two Cycles renders of half the samples with
+  different seeds, denoised together by lull's Regression filter (a still,
+  or every frame of the range into files holding both halves).
 
 Blender 4.2+ reads blender_manifest.toml; bl_info serves older versions.
 """
@@ -28,9 +31,9 @@ bl_info = {
 def _modules():
     # imported here, not at the top: loader, passes and pipeline work
     # without bpy (tests, scripts), only these need Blender
-    from . import operators, panel, properties
+    from . import halves, operators, panel, properties
 
-    return (properties, operators, panel)
+    return (properties, operators, halves, panel)
 
 
 def register():

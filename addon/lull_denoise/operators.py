@@ -293,45 +293,51 @@ class LULL_OT_denoise_render(_Progress, bpy.types.Operator):
         self._job.cancel()
 
     def _show(self, context, job):
-        """The finished job's images, loaded and shown, and its report."""
-        lull = loader.require()
-        if job.cancelled:
-            self.report({"WARNING"}, "lull: denoising cancelled")
-            return {"CANCELLED"}
-        if job.error is not None:
-            self.report({"ERROR"}, f"lull: {job.error}")
-            return {"CANCELLED"}
-        folder = _temp_folder()
-        images = []
-        try:
-            for key, pixels in job.results.items():
-                name = job.labels.get(key) or "Render"
-                path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(name)}.exr")
-                lull.write_exr(path, {"": pixels})
-                images.append(self._load(f"lull Denoised {name}", path))
-        except (RuntimeError, OSError, lull.Error) as e:
-            self.report({"ERROR"}, f"lull: cannot show the result: {e}")
-            return {"CANCELLED"}
-        if images:
-            show_image(context, images[0])
-        self.report({"INFO"}, f"lull: denoised {len(images)} image(s) in "
-                              f"{job.seconds:.2f} s ({', '.join(i.name for i in images)})")
-        _report_unguided(self, job.unguided)
-        return {"FINISHED"}
+        return show_results(self, context, job)
 
-    @staticmethod
-    def _load(name, path):
-        """A packed image of the file (the temporary file may vanish later).
-        An earlier result of that name is replaced where it is used (an
-        image node, an editor): removed alone, it had left them empty."""
-        image = bpy.data.images.load(path, check_existing=False)
-        image.pack()
-        old = bpy.data.images.get(name)
-        if old is not None:
-            old.user_remap(image)
-            bpy.data.images.remove(old)
-        image.name = name
-        return image
+
+def show_results(op, context, job):
+    """A finished LayersJob's images, loaded and shown, and its report (op's
+    report), as Denoise Last Render and Render Halves and Denoise give them;
+    the operator's return value."""
+    lull = loader.require()
+    if job.cancelled:
+        op.report({"WARNING"}, "lull: denoising cancelled")
+        return {"CANCELLED"}
+    if job.error is not None:
+        op.report({"ERROR"}, f"lull: {job.error}")
+        return {"CANCELLED"}
+    folder = _temp_folder()
+    images = []
+    try:
+        for key, pixels in job.results.items():
+            name = job.labels.get(key) or "Render"
+            path = os.path.join(folder, f"lull_denoised_{bpy.path.clean_name(name)}.exr")
+            lull.write_exr(path, {"": pixels})
+            images.append(_load_image(f"lull Denoised {name}", path))
+    except (RuntimeError, OSError, lull.Error) as e:
+        op.report({"ERROR"}, f"lull: cannot show the result: {e}")
+        return {"CANCELLED"}
+    if images:
+        show_image(context, images[0])
+    op.report({"INFO"}, f"lull: denoised {len(images)} image(s) in "
+                        f"{job.seconds:.2f} s ({', '.join(i.name for i in images)})")
+    _report_unguided(op, job.unguided)
+    return {"FINISHED"}
+
+
+def _load_image(name, path):
+    """A packed image of the file (the temporary file may vanish later).
+    An earlier result of that name is replaced where it is used (an image
+    node, an editor): removed alone, it had left them empty."""
+    image = bpy.data.images.load(path, check_existing=False)
+    image.pack()
+    old = bpy.data.images.get(name)
+    if old is not None:
+        old.user_remap(image)
+        bpy.data.images.remove(old)
+    image.name = name
+    return image
 
 
 def view_names(scene):

@@ -2,7 +2,7 @@
 
 import bpy
 
-from . import loader, oidn_library, operators, passes
+from . import halves, loader, oidn_library, operators, passes
 
 
 class RENDER_PT_lull(bpy.types.Panel):
@@ -67,6 +67,11 @@ class RENDER_PT_lull(bpy.types.Panel):
         col.enabled = problem is None
         col.operator(operators.LULL_OT_denoise_render.bl_idname, icon="IMAGE_DATA")
         col.operator(operators.LULL_OT_denoise_animation.bl_idname, icon="RENDER_ANIMATION")
+        col = layout.column(align=True)
+        col.enabled = problem is None
+        col.operator(halves.LULL_OT_render_halves.bl_idname, icon="RENDER_STILL")
+        col.operator(halves.LULL_OT_render_halves.bl_idname, text="Render Halves Animation",
+                     icon="RENDER_ANIMATION").animation = True
 
         layout.separator()
         layout.prop(s, "auto_denoise")

@@ -11,6 +11,12 @@ is on and a frame has Cycles' Vector pass (docs/temporal.md): a Temporal
 keeps a filter per view layer whose history carries from one frame to the
 next, so they must come in frame order; a gap, a cut or a frame without
 the Vector pass starts a new history.
+
+Two halves of a render (two renders of half the samples with different
+seeds, Render Halves and Denoise) are denoised together by lull's
+Regression filter: denoise_halves.  An animation's frame of halves is one
+file holding both, each pass of a half named as the pass with " A" or " B"
+appended (as `lull denoise` reads halves), and the Denoised pass.
 """
 
 import os
@@ -219,6 +225,22 @@ def _denoise_temporal(lull, temporal, layer, view, inputs, settings, step):
     return out
 
 
+def _each_layer(targets, progress, cancel):
+    """(layer, view, step) of each target in turn, step(done) the filter's
+    progress callback, reporting over all of them; Cancelled once cancel (a
+    threading.Event) is set."""
+    for i, (layer, view) in enumerate(targets):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+
+        def step(done, i=i):
+            if progress is not None:
+                progress((i + done) / len(targets))
+            return cancel is None or not cancel.is_set()
+
+        yield layer, view, step
+
+
 def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=None,
                    unguided=None, temporal=None):
     """Denoises every view layer of `passes` (a lull.read_exr result), each
@@ -233,15 +255,7 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
     accepted = lull.filter_images(settings.filter_type)
     device = device or (temporal.device if temporal is not None else lull.Device(settings.device))
     results = {}
-    for i, (layer, view) in enumerate(targets):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
-
-        def step(done, i=i):
-            if progress is not None:
-                progress((i + done) / len(targets))
-            return cancel is None or not cancel.is_set()
-
+    for layer, view, step in _each_layer(targets, progress, cancel):
         inputs = cycles_passes.filter_inputs(passes, layer, accepted, view,
                                              motion=temporal is not None)
         if unguided is not None and "albedo" not in inputs:
@@ -263,6 +277,78 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
                 raise Cancelled() from e
             raise
     return results
+
+
+# The filter of two halves, and the suffixes of their passes in one file.
+HALVES_FILTER = "Regression"
+HALF_SUFFIXES = (" A", " B")
+
+
+def denoise_halves(lull, halves, settings, device=None, progress=None, cancel=None,
+                   unguided=None):
+    """Denoises every view layer of two halves (lull.read_exr results of two
+    renders of half the samples with different seeds) with the Regression
+    filter: the colour and each guide as its two halves (colorA/colorB,
+    albedoA/albedoB, ...).  Returns {"Layer.Denoised": array} as
+    denoise_passes does; progress, cancel and unguided as there.  The
+    halves must have the same view layers and passes (ValueError)."""
+    if HALVES_FILTER not in lull.filter_types():
+        raise ValueError(f"this build of lull has no {HALVES_FILTER} filter, which denoises "
+                         "two halves")
+    targets, other = (_targets(h, settings) for h in halves)
+    if sorted(other) != sorted(targets):
+        names = [", ".join(cycles_passes.label(*t) for t in found) for found in (targets, other)]
+        raise ValueError(f"the halves have other view layers: {names[0]} and {names[1]}")
+    accepted = lull.filter_images(HALVES_FILTER)
+    device = device or lull.Device(settings.device)
+    results = {}
+    for layer, view, step in _each_layer(targets, progress, cancel):
+        inputs = [cycles_passes.filter_inputs(h, layer, accepted, view) for h in halves]
+        if set(inputs[0]) != set(inputs[1]):
+            raise ValueError(f"view layer '{cycles_passes.label(layer, view)}': the halves have "
+                             f"other passes ({', '.join(sorted(inputs[0]))} and "
+                             f"{', '.join(sorted(inputs[1]))})")
+        if unguided is not None and "albedo" not in inputs[0]:
+            name = cycles_passes.label(layer, view)
+            if name not in unguided:
+                unguided.append(name)
+        images = {name + half: inputs[h][name]
+                  for name in inputs[0] for h, half in enumerate("AB")}
+        try:
+            out = lull.denoise(filter=HALVES_FILTER, device=device, progress=step, **images)
+        except lull.Error as e:
+            if e.code == lull.ERROR_CANCELLED:
+                raise Cancelled() from e
+            raise
+        if len(out.shape) == 3 and out.shape[2] == 4:
+            # the alpha: the halves' mean (as `lull denoise` writes it)
+            out[..., 3] = (images["colorA"][..., 3] + images["colorB"][..., 3]) / 2
+        results[cycles_passes.output_key(layer, view)] = out
+    return results
+
+
+def write_halves_file(lull, path, halves, results):
+    """Writes a frame of halves to one file (atomically): each pass of half
+    A as "<pass> A" and of half B as "<pass> B" in its layer
+    ("ViewLayer.Combined A", "ViewLayer.Denoising Albedo B", ...), which
+    `lull denoise` reads as halves, and the denoised passes (stored as the
+    colour is)."""
+    out = lull.Passes(width=halves[0].width, height=halves[0].height)
+    for passes, suffix in zip(halves, HALF_SUFFIXES):
+        if passes.views:
+            raise ValueError("a stereo render's halves cannot go into one file: render the "
+                             "views one at a time")
+        for key, array in passes.items():
+            out[key + suffix] = array
+            out.channel_names[key + suffix] = passes.channel_names.get(key)
+            out.half[key + suffix] = passes.half.get(key, False)
+    for key, array in results.items():
+        layer = cycles_passes.split_key(out, key)[0]
+        color = cycles_passes.color_key(halves[0], layer)
+        out[key] = array
+        out.channel_names[key] = halves[0].channel_names.get(color)
+        out.half[key] = halves[0].half.get(color, False)
+    lull.write_exr(path, out)
 
 
 def denoise_file(lull, src, dst, settings, device=None, progress=None, cancel=None,
@@ -293,13 +379,15 @@ class LayersJob:
     """Denoising the view layers of a lull.read_exr result on a thread of
     its own, so that Blender's UI stays responsive while it runs (Denoise
     Last Render: about 2 s at 1080p on two CPU cores) and Esc can stop it.
+    With `half_b` (a second lull.read_exr result), `passes` and half_b are
+    two halves, denoised together (denoise_halves).
 
     start() returns at once; running(), fraction, and after the end results
     (as denoise_passes returns them), labels (each result's view layer, and
     view in stereo, as the user reads it), unguided, seconds, cancelled and
     error (the exception that stopped it, or None) tell how it went."""
 
-    def __init__(self, lull, passes, settings):
+    def __init__(self, lull, passes, settings, half_b=None):
         self.fraction = 0.0
         self.results = None
         self.labels = {}
@@ -310,7 +398,7 @@ class LayersJob:
         self._cancel = threading.Event()
         # a daemon: its results live in memory only, so quitting Blender
         # loses nothing a wait would save
-        self._thread = threading.Thread(target=self._run, args=(lull, passes, settings),
+        self._thread = threading.Thread(target=self._run, args=(lull, passes, settings, half_b),
                                         name="lull-denoise-render", daemon=True)
 
     def start(self):
@@ -320,11 +408,16 @@ class LayersJob:
     def _progress(self, fraction):
         self.fraction = fraction
 
-    def _run(self, lull, passes, settings):
+    def _run(self, lull, passes, settings, half_b):
         start = time.perf_counter()
         try:
-            self.results = denoise_passes(lull, passes, settings, progress=self._progress,
-                                          cancel=self._cancel, unguided=self.unguided)
+            if half_b is not None:
+                self.results = denoise_halves(lull, (passes, half_b), settings,
+                                              progress=self._progress, cancel=self._cancel,
+                                              unguided=self.unguided)
+            else:
+                self.results = denoise_passes(lull, passes, settings, progress=self._progress,
+                                              cancel=self._cancel, unguided=self.unguided)
             self.labels = {cycles_passes.output_key(layer, view): cycles_passes.label(layer, view)
                            for layer, view in _targets(passes, settings)}
         except Cancelled:

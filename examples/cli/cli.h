@@ -159,26 +159,48 @@ typedef struct cli_target
 {
   char layer[LULL_IO_NAME_SIZE];
   char view[LULL_IO_NAME_SIZE];
-  const lull_io_pass* color;
+  const lull_io_pass* color;   /* half A when color_b is set */
+  const lull_io_pass* color_b; /* half B of the same file, or NULL (cli_color_halves) */
 } cli_target;
 
 /* The colour pass of a layer and view: "Noisy Image" when present, else
  * "Combined", else the unnamed pass; NULL when none. */
 const lull_io_pass* cli_color_pass(const lull_io_image* image, const char* layer,
                                    const char* view);
+/* Halves in one file: a pass named for half A or B of a colour or guide
+ * pass is its name with " A" or " B" appended ("Combined A", "Combined B",
+ * "Denoising Albedo A", ...), in the layer of the pass it stands for.
+ * The name of half `half` (0: A, 1: B) of pass `name` into out; non-zero
+ * when it does not fit. */
+int cli_half_name(const char* name, int half, char* out, size_t size);
+/* The two halves of a layer's and view's colour: the passes names[0] and
+ * names[1] when they are non-empty ("Layer.Pass" accepted), else "Noisy
+ * Image A" and "Noisy Image B", else "Combined A" and "Combined B".
+ * Returns 1 (a, b set) when both exist, 0 when neither, -1 when one half
+ * has no partner (*a or *b says which exists). */
+int cli_color_halves(const lull_io_image* image, const char* layer, const char* view,
+                     const char* const names[2], const lull_io_pass** a, const lull_io_pass** b);
 /* The colour passes of a file (one per layer and view; only `layer` when
  * not NULL, "" being the unnamed layer, and only `view` when not NULL or
- * empty; `pass` overrides the name looked for).
+ * empty; `pass` overrides the name looked for).  halves: NULL, or the
+ * names cli_color_halves looks for: a layer with both halves gets a target
+ * of halves (color_b set), which wins over its single colour pass; a half
+ * without its partner is an error.
  * Returns the number found (0 with err filled when none). */
 int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
-                     const char* view, const char* pass, cli_target* targets, int max,
-                     char* err, size_t err_size);
+                     const char* view, const char* pass, const char* const* halves,
+                     cli_target* targets, int max, char* err, size_t err_size);
 /* The pass Blender writes for a filter image in a layer and view, or NULL:
  * "albedo": "Denoising Albedo" (else "DiffCol"), "normal": "Denoising
  * Normal" (else "Normal"), "depth": "Denoising Depth" (else "Depth"),
  * "position": "Position", "motion": "Vector". */
 const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image_name,
                                    const char* layer, const char* view);
+/* Half `half` (0: A, 1: B) of a guide in one file: the first of Blender's
+ * passes for the image (as cli_guide_pass) whose half exists ("Denoising
+ * Albedo A"), or NULL. */
+const lull_io_pass* cli_guide_half(const lull_io_image* image, const char* image_name,
+                                   const char* layer, const char* view, int half);
 /* The pass of a separate file that holds a filter image for a target's
  * layer and view: the guide pass by Blender's name, else the colour pass,
  * each of that layer and view where the file has them, else the only

@@ -15,11 +15,22 @@ typedef struct cli_source
 
 typedef struct cli_denoise_options
 {
-  char input[CLI_PATH_SIZE];   /* file or pattern */
+  char input[CLI_PATH_SIZE];   /* file or pattern; half A when half_b is given */
+  char half_b[CLI_PATH_SIZE];  /* --half-b: file or pattern of half B, or "" */
   char output[CLI_PATH_SIZE];  /* file or pattern; "" = default */
   char filter[64];
+  int filter_given;            /* -f named it (else the default: RT, or Regression for halves) */
   cli_param params[CLI_MAX_PARAMS];
   int num_params;
+  /* The filter of targets that come in halves (the same as `filter` unless
+   * halves found in a file pick Regression: the filter was not named and
+   * the halves were not known from the command line), its parameters, and
+   * why they do not fit it ("" when they do). */
+  char halves_filter[64];
+  cli_param halves_params[CLI_MAX_PARAMS];
+  int num_halves_params;
+  char halves_params_error[CLI_ERROR_SIZE];
+  char half_pass[2][LULL_IO_NAME_SIZE]; /* --pass colorA=/colorB=: the halves' passes, or "" */
   cli_source sources[CLI_MAX_SOURCES];
   int num_sources;
   char layer[LULL_IO_NAME_SIZE];       /* only this layer, when layer_given */
@@ -43,6 +54,7 @@ typedef struct cli_denoise_options
 typedef struct cli_frame_files
 {
   char input[CLI_PATH_SIZE];
+  char half_b[CLI_PATH_SIZE]; /* "" unless --half-b */
   char output[CLI_PATH_SIZE];
   char reference[CLI_PATH_SIZE];
   char side_by_side[CLI_PATH_SIZE];

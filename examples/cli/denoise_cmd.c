@@ -11,6 +11,7 @@
 
 static const char usage_text[] =
     "usage: lull denoise [options] INPUT [-o OUTPUT]\n"
+    "       lull denoise [options] HALF_A --half-b HALF_B [-o OUTPUT]\n"
     "       lull denoise [options] --hdr COLOR [--alb ALBEDO] [--nrm NORMAL] -o OUTPUT\n"
     "\n"
     "Denoises a render.  INPUT is an EXR (Blender multilayer: every view layer with a\n"
@@ -23,16 +24,26 @@ static const char usage_text[] =
     "OUTPUT is INPUT with '_denoised' before the extension.  Files are replaced\n"
     "atomically: a failed run leaves an existing OUTPUT as it was.\n"
     "\n"
+    "Two halves: two renders of half the samples each with different seeds (the\n"
+    "same scene, size, layers and passes): INPUT is half A and --half-b names half\n"
+    "B; or both in one EXR, each pass of a half named as the pass with ' A' or ' B'\n"
+    "appended ('Combined A', 'Combined B', 'Denoising Albedo A', ...).  Halves are\n"
+    "denoised by Regression unless -f names another filter (one without halves gets\n"
+    "their mean); the output is INPUT's passes plus 'Denoised', and --reference\n"
+    "measures the mean of the halves as the noisy image.\n"
+    "\n"
     "Sequences: INPUT 'frames/####.exr' or 'frames/%04d.exr' (OUTPUT likewise) denoises\n"
     "every frame that exists (or --frames); a frame whose output is newer than its\n"
     "input is skipped (resume) unless --overwrite.  Exit status 1 if any frame failed.\n"
     "\n"
     "Filter:\n"
-    "  -f, --filter NAME       RT (default), RTLightmap, ATrous, Gaussian, ... (lull filters)\n"
+    "  -f, --filter NAME       RT (default; halves: Regression), ATrous, ... (lull filters)\n"
     "  -p, --param NAME=VALUE  set a filter parameter (lull filters NAME lists them)\n"
     "      --pass IMAGE=PASS   filter image IMAGE from pass PASS of INPUT, or 'none':\n"
     "                          --pass color='Noisy Image', --pass albedo=none\n"
     "      --image IMAGE=FILE  filter image IMAGE from another file (pattern in sequences)\n"
+    "      --half-b FILE       half B of the render (pattern in sequences); INPUT is half A\n"
+    "      --pass colorA=PASS --pass colorB=PASS   the halves' passes in INPUT, by name\n"
     "      --layer NAME        only this view layer\n"
     "      --view NAME         only this view of a stereo render (left, right, ...)\n"
     "      --output-pass NAME  name of the added pass (default Denoised)\n"
@@ -166,6 +177,15 @@ static int set_input(parsed_args* a, const char* path, const char* flag)
   return copy(a->options.input, sizeof a->options.input, path, flag);
 }
 
+static int set_half_b(parsed_args* a, const char* path, const char* flag)
+{
+  if (a->options.half_b[0]) {
+    cli_error("%s %s: half B was already given (%s)", flag, path, a->options.half_b);
+    return 1;
+  }
+  return copy(a->options.half_b, sizeof a->options.half_b, path, flag);
+}
+
 static int parse_int(const char* text, const char* flag, long lo, long hi, int* out)
 {
   char* end;
@@ -254,6 +274,7 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
   } else if (IS("-f") || IS("--filter")) {
     if (!(v = VALUE()) || copy(o->filter, sizeof o->filter, v, flag))
       return 1;
+    o->filter_given = 1;
   } else if (IS("-p") || IS("--param")) {
     if (!(v = VALUE()) || split_assignment(v, flag, name, sizeof name, &value) ||
         add_param(a, name, value, flag, 0))
@@ -263,13 +284,25 @@ static int parse_option(parsed_args* a, int argc, char** argv, int* i)
       return 1;
     if (strcmp(name, "color") == 0)
       return copy(o->color_pass, sizeof o->color_pass, value, flag);
+    if (strcmp(name, "colorA") == 0 || strcmp(name, "colorB") == 0) {
+      char* half = o->half_pass[name[5] == 'B'];
+      if (!value[0] || strcmp(value, "none") == 0) {
+        cli_error("%s %s=%s: expected the name of a pass", flag, name, value);
+        return 1;
+      }
+      return copy(half, LULL_IO_NAME_SIZE, value, flag);
+    }
     return add_source(a, name, "", value, flag);
   } else if (IS("--image")) {
     if (!(v = VALUE()) || split_assignment(v, flag, name, sizeof name, &value))
       return 1;
-    if (strcmp(name, "color") == 0)
+    if (strcmp(name, "color") == 0 || strcmp(name, "colorA") == 0)
       return set_input(a, value, flag);
+    if (strcmp(name, "colorB") == 0)
+      return set_half_b(a, value, flag);
     return add_source(a, name, value, "", flag);
+  } else if (IS("--half-b")) {
+    return !(v = VALUE()) || set_half_b(a, v, flag);
   } else if (IS("--alb") || IS("--albedo")) {
     return !(v = VALUE()) || add_source(a, "albedo", v, "", flag);
   } else if (IS("--nrm") || IS("--normal")) {
@@ -397,10 +430,66 @@ static int parse(parsed_args* a, int argc, char** argv)
   return 0;
 }
 
+/* Halves given on the command line: their options agree, and the filter is
+ * Regression unless -f named one. */
+static int check_halves(parsed_args* a)
+{
+  cli_denoise_options* o = &a->options;
+  const int named = o->half_pass[0][0] || o->half_pass[1][0];
+  if (named && !(o->half_pass[0][0] && o->half_pass[1][0])) {
+    const int given = o->half_pass[0][0] ? 0 : 1;
+    cli_error("--pass color%c=%s needs --pass color%c=PASS too (the other half)", 'A' + given,
+              o->half_pass[given], 'B' - given);
+    return 1;
+  }
+  if (named && o->half_b[0]) {
+    cli_error("--half-b and --pass colorA/colorB: give the halves one way");
+    return 1;
+  }
+  if (!named && !o->half_b[0])
+    return 0;
+  if (o->color_pass[0]) {
+    cli_error("--pass color=%s: with halves the colour is the two halves (leave it out)",
+              o->color_pass);
+    return 1;
+  }
+  if (o->inplace) {
+    cli_error("--inplace: two halves are two colour buffers; the output needs its own");
+    return 1;
+  }
+  if (!o->filter_given && lullGetFilterParamCount("Regression") >= 0)
+    snprintf(o->filter, sizeof o->filter, "Regression");
+  return 0;
+}
+
+/* The filter of halves found in a file (Regression when no filter was
+ * named, not in temporal mode) and its parameters: an error in them is
+ * reported by the frames that have halves. */
+static void halves_filter(parsed_args* a)
+{
+  cli_denoise_options* o = &a->options;
+  snprintf(o->halves_filter, sizeof o->halves_filter, "%s", o->filter);
+  memcpy(o->halves_params, o->params, sizeof o->params);
+  o->num_halves_params = o->num_params;
+  o->halves_params_error[0] = '\0';
+  const int halves_known = o->half_b[0] || o->half_pass[0][0];
+  if (o->filter_given || o->temporal || halves_known || o->color_pass[0] ||
+      lullGetFilterParamCount("Regression") < 0)
+    return;
+  snprintf(o->halves_filter, sizeof o->halves_filter, "Regression");
+  char err[CLI_ERROR_SIZE];
+  if (cli_params_resolve(o->halves_filter, a->params, a->num_params, o->halves_params,
+                         &o->num_halves_params, 1, err, sizeof err))
+    snprintf(o->halves_params_error, sizeof o->halves_params_error,
+             "%.900s (halves are denoised by Regression: -f names another filter)", err);
+}
+
 /* Checks the filter name, types the parameters, checks image names. */
 static int check_filter(parsed_args* a)
 {
   cli_denoise_options* o = &a->options;
+  if (check_halves(a))
+    return 1;
   if (lullGetFilterParamCount(o->filter) < 0) {
     char names[256] = "";
     for (int i = 0; i < lullGetFilterTypeCount(); ++i) {
@@ -429,6 +518,7 @@ static int check_filter(parsed_args* a)
     cli_error("--cut needs --temporal");
     return 1;
   }
+  halves_filter(a);
   return 0;
 }
 
@@ -494,7 +584,7 @@ static OIDNDevice make_device(const parsed_args* a)
 
 typedef struct plan
 {
-  cli_pattern input, output, reference, side_by_side;
+  cli_pattern input, half_b, output, reference, side_by_side;
   cli_pattern sources[CLI_MAX_SOURCES];
   int sequence;
   long* frames;
@@ -515,6 +605,7 @@ static int make_plan(parsed_args* a, plan* p)
   char err[CLI_ERROR_SIZE];
   memset(p, 0, sizeof *p);
   if (cli_pattern_parse(o->input, &p->input, err, sizeof err) ||
+      cli_pattern_parse(o->half_b, &p->half_b, err, sizeof err) ||
       cli_pattern_parse(o->output, &p->output, err, sizeof err) ||
       cli_pattern_parse(o->reference, &p->reference, err, sizeof err) ||
       cli_pattern_parse(o->side_by_side, &p->side_by_side, err, sizeof err)) {
@@ -531,6 +622,7 @@ static int make_plan(parsed_args* a, plan* p)
     /* an existing file named with '#' ("take#2.exr") is that file: every
      * name is then taken as it is */
     plain_name(o->input, &p->input);
+    plain_name(o->half_b, &p->half_b);
     plain_name(o->output, &p->output);
     plain_name(o->reference, &p->reference);
     plain_name(o->side_by_side, &p->side_by_side);
@@ -539,7 +631,8 @@ static int make_plan(parsed_args* a, plan* p)
   }
   p->sequence = p->input.is_pattern;
   if (!p->sequence) {
-    const char* patterned = p->output.is_pattern         ? o->output
+    const char* patterned = p->half_b.is_pattern         ? o->half_b
+                            : p->output.is_pattern       ? o->output
                             : p->reference.is_pattern    ? o->reference
                             : p->side_by_side.is_pattern ? o->side_by_side
                                                          : NULL;
@@ -560,6 +653,10 @@ static int make_plan(parsed_args* a, plan* p)
   }
   if (!p->output.is_pattern) {
     cli_error("%s is a sequence: the output needs a frame number too (#### or %%04d)", o->input);
+    return 1;
+  }
+  if (o->half_b[0] && !p->half_b.is_pattern) {
+    cli_error("--half-b %s: a sequence needs a frame number in it (#### or %%04d)", o->half_b);
     return 1;
   }
   if (o->side_by_side[0] && !p->side_by_side.is_pattern) {
@@ -592,6 +689,7 @@ static int frame_files(const cli_denoise_options* o, const plan* p, long frame,
                        cli_frame_files* files)
 {
   int bad = cli_pattern_format(&p->input, frame, files->input, sizeof files->input) ||
+            cli_pattern_format(&p->half_b, frame, files->half_b, sizeof files->half_b) ||
             cli_pattern_format(&p->output, frame, files->output, sizeof files->output) ||
             cli_pattern_format(&p->reference, frame, files->reference, sizeof files->reference) ||
             cli_pattern_format(&p->side_by_side, frame, files->side_by_side,
@@ -609,8 +707,8 @@ static int frame_files(const cli_denoise_options* o, const plan* p, long frame,
 static const char* overwritten_input(const cli_denoise_options* o, const cli_frame_files* f,
                                      const char** by)
 {
-  const char* inputs[CLI_MAX_SOURCES + 2] = {f->input, f->reference};
-  int count = 2;
+  const char* inputs[CLI_MAX_SOURCES + 3] = {f->input, f->reference, f->half_b};
+  int count = 3;
   for (int i = 0; i < o->num_sources; ++i)
     inputs[count++] = f->sources[i];
   for (int i = 0; i < count; ++i) {
@@ -640,6 +738,7 @@ static int up_to_date(const cli_denoise_options* o, const plan* p, const cli_fra
   /* (a picture that failed to be written after its output had been left
    * missing for good) */
   return p->sequence && !o->overwrite && cli_output_is_newer(files->output, files->input) &&
+         (!files->half_b[0] || cli_output_is_newer(files->output, files->half_b)) &&
          (!files->side_by_side[0] || cli_output_is_newer(files->side_by_side, files->input));
 }
 
@@ -751,6 +850,14 @@ static int run(parsed_args* a)
     }
     if (frame_files(o, &p, p.frames[i], files)) {
       cli_progress_message(&progress, 1, "frame %ld: file name too long", p.frames[i]);
+      ++failed;
+      continue;
+    }
+    if (cli_same_file(files->input, files->half_b)) {
+      cli_progress_message(&progress, 1,
+                           "%s: --half-b names the input itself: the halves are two renders "
+                           "with different seeds",
+                           files->input);
       ++failed;
       continue;
     }

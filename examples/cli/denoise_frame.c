@@ -18,13 +18,19 @@
 typedef struct frame_state
 {
   lull_io_image input;
+  lull_io_image half_b;                   /* --half-b's file (empty without) */
   lull_io_image sources[CLI_MAX_SOURCES]; /* separate files (options->sources[i].file) */
   lull_io_image reference;
   cli_target targets[CLI_MAX_TARGETS];
-  int color_index[CLI_MAX_TARGETS]; /* the target's colour pass in input.passes */
+  int color_index[CLI_MAX_TARGETS]; /* the target's colour pass (half A) in input.passes */
+  const lull_io_pass* color_b[CLI_MAX_TARGETS]; /* its half B (input or half_b), or NULL */
+  /* halves: their mean in half A's layout (data owned), the noisy image of
+   * the metrics and the base of the output pass (alpha included) */
+  lull_io_pass mean[CLI_MAX_TARGETS];
   int num_targets;
   float* results[CLI_MAX_TARGETS];  /* denoised colour, packed */
   int result_channels[CLI_MAX_TARGETS];
+  const char* filter_names[CLI_MAX_TARGETS]; /* the filter of each target */
   char guides[CLI_MAX_TARGETS][160]; /* which guide images were used, for the log */
   char notes[CLI_MAX_TARGETS][160];  /* and which were found but not used */
   double seconds;
@@ -80,10 +86,12 @@ static uint16_t to_half_held(float v, size_t* clamped)
   return lull_float_to_half(v);
 }
 
-/* A buffer holding the colour channels (not alpha) of a pass; *clamped
- * counts the values -t half had to hold at its range. */
-static int upload(OIDNDevice device, const lull_io_pass* pass, int width, int height, int half,
-                  device_image* out, size_t* clamped)
+/* A buffer holding the colour channels (not alpha) of a pass, or of the
+ * mean of two passes of the same channels (pass_b not NULL: two halves
+ * for a filter that takes one image); *clamped counts the values -t half
+ * had to hold at its range. */
+static int upload(OIDNDevice device, const lull_io_pass* pass, const lull_io_pass* pass_b,
+                  int width, int height, int half, device_image* out, size_t* clamped)
 {
   memset(out, 0, sizeof *out);
   *clamped = 0;
@@ -92,7 +100,10 @@ static int upload(OIDNDevice device, const lull_io_pass* pass, int width, int he
   if (n == 0)
     return 1;
   const size_t pixels = (size_t)width * (size_t)height;
-  int contiguous = 1;
+  int color_b[3] = {0, 0, 0}, alpha_b;
+  if (pass_b && cli_pass_channels(pass_b, color_b, &alpha_b) != n)
+    return 1;
+  int contiguous = pass_b == NULL;
   for (int k = 1; k < n; ++k)
     contiguous &= color[k] == color[0] + k;
   out->channels = n;
@@ -116,7 +127,9 @@ static int upload(OIDNDevice device, const lull_io_pass* pass, int width, int he
     return 1;
   for (size_t i = 0; i < pixels; ++i)
     for (int k = 0; k < n; ++k) {
-      const float v = pass->data[i * (size_t)pass->channels + (size_t)color[k]];
+      float v = pass->data[i * (size_t)pass->channels + (size_t)color[k]];
+      if (pass_b)
+        v = 0.5f * (v + pass_b->data[i * (size_t)pass_b->channels + (size_t)color_b[k]]);
       unsigned char* dst = packed + i * out->pixel_stride + (size_t)k * element;
       if (half) {
         const uint16_t h = to_half_held(v, clamped);
@@ -223,29 +236,30 @@ static void note_clamped(char* notes, size_t size, const char* image, size_t cla
   if (clamped == 0)
     return;
   char note[160];
-  snprintf(note, sizeof note, "%zu %s values beyond half's range held at +-65504 (-t half)",
+  snprintf(note, sizeof note, "%zu %.40s values beyond half's range held at +-65504 (-t half)",
            clamped, image);
   add_note(notes, size, note);
 }
 
 /* The pass that feeds filter image `name` for a target, NULL when none;
- * non-zero return (err filled) when an explicit source is missing. */
+ * non-zero return (err filled) when an explicit source is missing.  `guide`
+ * is the image whose Blender passes are looked for (albedo for albedoA). */
 static int guide_for(const cli_denoise_options* options, const cli_frame_files* files,
                      const frame_state* s, const cli_target* target, const char* name,
-                     const lull_io_pass** pass, const lull_io_image** owner, char* err,
-                     size_t err_size)
+                     const char* guide, const lull_io_pass** pass, const lull_io_image** owner,
+                     char* err, size_t err_size)
 {
   int index = 0;
   const cli_source* source = source_for(options, name, &index);
   *pass = NULL;
   *owner = &s->input;
   if (!source) {
-    *pass = cli_guide_pass(&s->input, name, target->layer, target->view);
+    *pass = cli_guide_pass(&s->input, guide, target->layer, target->view);
     return 0;
   }
   if (source->file[0]) {
     *owner = &s->sources[index];
-    *pass = cli_file_pass(*owner, name, target->layer, target->view);
+    *pass = cli_file_pass(*owner, guide, target->layer, target->view);
     if (!*pass)
       snprintf(err, err_size, "%s: no pass for the %s image", files->sources[index], name);
     return *pass == NULL;
@@ -259,18 +273,106 @@ static int guide_for(const cli_denoise_options* options, const cli_frame_files* 
   return *pass == NULL;
 }
 
-/* 1 when filter image `name` gets a pass for this target. */
-static int has_image(const cli_denoise_options* options, const cli_frame_files* files,
-                     const frame_state* s, const cli_target* target, const char* name)
+/* A guide (albedo, normal, depth, position, ...) of a target: none, one
+ * pass, or two halves (pass[1] set). */
+typedef struct feature
 {
-  const lull_io_pass* pass = NULL;
-  const lull_io_image* owner;
-  char ignored[64];
-  return !guide_for(options, files, s, target, name, &pass, &owner, ignored, sizeof ignored) &&
-         pass != NULL;
+  char name[32];
+  const lull_io_pass* pass[2];
+  const lull_io_image* owner[2];
+} feature;
+
+/* Where, in messages: " in layer 'L'" (and view), or "". */
+static void where_of(const lull_io_pass* pass, char* out, size_t size)
+{
+  out[0] = '\0';
+  if (pass->layer[0] || pass->view[0])
+    snprintf(out, size, " in layer '%s'%s%s%s", pass->layer, pass->view[0] ? ", view '" : "",
+             pass->view, pass->view[0] ? "'" : "");
 }
 
-static void set_params(const cli_denoise_options* options, OIDNFilter filter, int integer_input)
+/* The passes of guide f->name for target t: from --pass/--image when given
+ * (IMAGE, or IMAGEA and IMAGEB), else Blender's passes; for a target of
+ * halves, each half's own pass where the halves have them (the same pass
+ * of --half-b's file, or the pass's " A" and " B" halves in one file).
+ * Non-zero (err filled) when a named source is missing or one half has a
+ * guide the other lacks. */
+static int feature_for(const cli_denoise_options* options, const cli_frame_files* files,
+                       const frame_state* s, int t, feature* f, char* err, size_t err_size)
+{
+  const cli_target* target = &s->targets[t];
+  f->pass[0] = f->pass[1] = NULL;
+  char half_names[2][40];
+  snprintf(half_names[0], sizeof half_names[0], "%.30sA", f->name);
+  snprintf(half_names[1], sizeof half_names[1], "%.30sB", f->name);
+  int index;
+  const int named[2] = {source_for(options, half_names[0], &index) != NULL,
+                        source_for(options, half_names[1], &index) != NULL};
+  if (named[0] || named[1]) {
+    if (!named[0] || !named[1]) {
+      snprintf(err, err_size, "%s: --pass/--image %s needs %s too (the other half)", files->input,
+               half_names[named[0] ? 0 : 1], half_names[named[0] ? 1 : 0]);
+      return 1;
+    }
+    for (int h = 0; h < 2; ++h)
+      if (guide_for(options, files, s, target, half_names[h], f->name, &f->pass[h], &f->owner[h],
+                    err, err_size))
+        return 1;
+    if (!f->pass[0] || !f->pass[1]) /* --pass albedoA=none */
+      f->pass[0] = f->pass[1] = NULL;
+    return 0;
+  }
+  if (!s->color_b[t] || source_for(options, f->name, &index))
+    return guide_for(options, files, s, target, f->name, f->name, &f->pass[0], &f->owner[0], err,
+                     err_size);
+  char where[2 * LULL_IO_NAME_SIZE + 32];
+  if (files->half_b[0]) {
+    /* two files: the pass half A has, of the same name in half B */
+    const lull_io_pass* a = cli_guide_pass(&s->input, f->name, target->layer, target->view);
+    const lull_io_pass* b =
+        a ? lull_io_find_pass_view(&s->half_b, a->layer, a->name, a->view)
+          : cli_guide_pass(&s->half_b, f->name, target->layer, target->view);
+    if (!a != !b) {
+      const lull_io_pass* one = a ? a : b;
+      where_of(one, where, sizeof where);
+      snprintf(err, err_size,
+               "%s (half %c) has no pass '%s'%s, %s (half %c) has: the halves must have the same "
+               "passes",
+               a ? files->half_b : files->input, a ? 'B' : 'A', one->name, where,
+               a ? files->input : files->half_b, a ? 'A' : 'B');
+      return 1;
+    }
+    f->pass[0] = a;
+    f->pass[1] = b;
+    f->owner[0] = &s->input;
+    f->owner[1] = &s->half_b;
+    return 0;
+  }
+  /* one file: "Denoising Albedo A" and "... B", else one for both */
+  const lull_io_pass* a = cli_guide_half(&s->input, f->name, target->layer, target->view, 0);
+  const lull_io_pass* b = cli_guide_half(&s->input, f->name, target->layer, target->view, 1);
+  if (!a != !b) {
+    const lull_io_pass* one = a ? a : b;
+    char missing[LULL_IO_NAME_SIZE];
+    snprintf(missing, sizeof missing, "%s", one->name);
+    missing[strlen(missing) - 1] = a ? 'B' : 'A';
+    where_of(one, where, sizeof where);
+    snprintf(err, err_size, "%s: pass '%s'%s has no other half: no '%s'", files->input, one->name,
+             where, missing);
+    return 1;
+  }
+  f->owner[0] = f->owner[1] = &s->input;
+  if (a) {
+    f->pass[0] = a;
+    f->pass[1] = b;
+    return 0;
+  }
+  f->pass[0] = cli_guide_pass(&s->input, f->name, target->layer, target->view);
+  return 0;
+}
+
+static void set_params(const char* filter_name, const cli_param* params, int num_params,
+                       int hdr_mode, OIDNFilter filter, int integer_input)
 {
   /* Files of integers (PNG, JPEG) hold sRGB-encoded LDR values; float files
    * (EXR, PFM, HDR) linear HDR radiance.  OIDN-style --hdr/--ldr say it, and
@@ -278,28 +380,62 @@ static void set_params(const cli_denoise_options* options, OIDNFilter filter, in
    * dropped the file's hdr, so a float render came out clamped to [0, 1]
    * (--hdr with --srgb then reaches the filter, which refuses the pair). */
   int user_hdr = -1, user_srgb = -1; /* -1: not given */
-  for (int i = 0; i < options->num_params; ++i) {
-    const cli_param* p = &options->params[i];
+  for (int i = 0; i < num_params; ++i) {
+    const cli_param* p = &params[i];
     if (strcmp(p->name, "hdr") == 0)
       user_hdr = p->value != 0;
     else if (strcmp(p->name, "srgb") == 0)
       user_srgb = p->value != 0;
   }
-  if (cli_filter_has_param(options->filter, "hdr") && user_hdr < 0) {
-    const int hdr = options->hdr_mode >= 0 ? options->hdr_mode
-                                           : !integer_input && user_srgb != 1;
+  if (cli_filter_has_param(filter_name, "hdr") && user_hdr < 0) {
+    const int hdr = hdr_mode >= 0 ? hdr_mode : !integer_input && user_srgb != 1;
     oidnSetFilterBool(filter, "hdr", hdr);
-    if (cli_filter_has_param(options->filter, "srgb") && options->hdr_mode < 0 && user_srgb < 0)
+    if (cli_filter_has_param(filter_name, "srgb") && hdr_mode < 0 && user_srgb < 0)
       oidnSetFilterBool(filter, "srgb", !hdr);
   }
-  for (int i = 0; i < options->num_params; ++i) {
-    const cli_param* p = &options->params[i];
+  for (int i = 0; i < num_params; ++i) {
+    const cli_param* p = &params[i];
     switch (p->type) {
       case LULL_PARAM_TYPE_BOOL: oidnSetFilterBool(filter, p->name, p->value != 0); break;
       case LULL_PARAM_TYPE_INT: oidnSetFilterInt(filter, p->name, (int)p->value); break;
       case LULL_PARAM_TYPE_FLOAT: oidnSetFilterFloat(filter, p->name, (float)p->value); break;
     }
   }
+}
+
+/* The guides a filter takes, in its order, each once: albedoA and albedoB
+ * are the halves of albedo when the filter takes both.  Returns the count. */
+static int filter_guides(const char* filter_name, int temporal, feature* out, int max)
+{
+  int count = 0;
+  const int images = lullGetFilterImageCount(filter_name);
+  for (int i = 0; i < images && count < max; ++i) {
+    const char* name = lullGetFilterImageName(filter_name, i);
+    if (!name || strncmp(name, "color", 5) == 0 || strncmp(name, "output", 6) == 0)
+      continue;
+    if (strcmp(name, "motion") == 0 && !temporal)
+      continue; /* only temporal mode takes motion vectors */
+    char base[32];
+    const size_t n = strlen(name);
+    if (n >= sizeof base)
+      continue;
+    memcpy(base, name, n + 1);
+    if (n > 1 && (name[n - 1] == 'A' || name[n - 1] == 'B')) {
+      char a[40], b[40];
+      snprintf(a, sizeof a, "%.*sA", (int)(n - 1), name);
+      snprintf(b, sizeof b, "%.*sB", (int)(n - 1), name);
+      if (cli_filter_has_image(filter_name, a) && cli_filter_has_image(filter_name, b))
+        base[n - 1] = '\0';
+    }
+    int seen = 0;
+    for (int k = 0; k < count; ++k)
+      seen |= strcmp(out[k].name, base) == 0;
+    if (!seen) {
+      memset(&out[count], 0, sizeof out[count]);
+      memcpy(out[count++].name, base, strlen(base) + 1);
+    }
+  }
+  return count;
 }
 
 static int compare_double(const void* a, const void* b)
@@ -319,16 +455,33 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
   snprintf(context, sizeof context, "%s%s%s%s%s", files->input, target->layer[0] ? ": layer " : "",
            target->layer, target->view[0] ? ", view " : "", target->view);
 
+  /* halves found in a file may have a filter of their own (Regression) */
+  const lull_io_pass* color_b = s->color_b[t];
+  const char* filter_name = color_b ? options->halves_filter : options->filter;
+  const cli_param* params = color_b ? options->halves_params : options->params;
+  const int num_params = color_b ? options->num_halves_params : options->num_params;
+  s->filter_names[t] = filter_name;
+  if (color_b && options->halves_params_error[0]) {
+    snprintf(err, err_size, "%s: %s", context, options->halves_params_error);
+    return CLI_FAILED;
+  }
+  if (color_b && options->inplace) {
+    snprintf(err, err_size,
+             "%s: --inplace: two halves are two colour buffers; the output needs its own",
+             context);
+    return CLI_FAILED;
+  }
+
   int status = CLI_FAILED;
-  enum { MAX_IMAGES = 16 };
+  enum { MAX_IMAGES = 32 };
   device_image images[MAX_IMAGES];
   int num_images = 0;
   device_image output;
   memset(&output, 0, sizeof output);
   /* temporal: the layer's and view's own filter, which keeps the history */
-  OIDNFilter filter = temporal ? cli_temporal_filter(temporal, device, options->filter,
+  OIDNFilter filter = temporal ? cli_temporal_filter(temporal, device, filter_name,
                                                      target->layer, target->view)
-                               : oidnNewFilter(device, options->filter);
+                               : oidnNewFilter(device, filter_name);
   if (!filter) {
     if (!device_error(device, context, err, err_size))
       snprintf(err, err_size, "%s: too many layers and views", context);
@@ -336,13 +489,13 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
   }
   lull_io_file_info info;
   lull_io_get_file_info(&s->input, &info);
-  set_params(options, filter, info.integer);
+  set_params(filter_name, params, num_params, options->hdr_mode, filter, info.integer);
   if (temporal) {
     /* a kept filter forgets the last frame's images (a pass this frame
      * lacks must not be read from the last frame's buffer) */
-    const int count = lullGetFilterImageCount(options->filter);
+    const int count = lullGetFilterImageCount(filter_name);
     for (int i = 0; i < count; ++i) {
-      const char* name = lullGetFilterImageName(options->filter, i);
+      const char* name = lullGetFilterImageName(filter_name, i);
       if (name)
         oidnUnsetFilterImage(filter, name);
     }
@@ -362,37 +515,56 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
              color->name, n);
     goto done;
   }
-  size_t clamped = 0;
-  if (upload(device, color, width, height, options->half, &images[num_images], &clamped)) {
-    snprintf(err, err_size, "%s: cannot allocate the colour buffer", context);
-    goto done;
-  }
-  note_clamped(s->notes[t], sizeof s->notes[t], "colour", clamped);
-  set_image(filter, "color", &images[num_images++], width, height);
-
-  /* every other image the filter accepts, from the file's passes */
   s->guides[t][0] = '\0';
-  int has_depth = 0;
-  const int image_count = lullGetFilterImageCount(options->filter);
-  for (int i = 0; i < image_count && num_images < MAX_IMAGES; ++i) {
-    const char* name = lullGetFilterImageName(options->filter, i);
-    if (!name || strcmp(name, "color") == 0 || strcmp(name, "output") == 0)
-      continue;
-    if (strcmp(name, "motion") == 0 && !temporal)
-      continue; /* only temporal mode takes motion vectors */
-    const lull_io_pass* pass;
-    const lull_io_image* owner;
-    if (guide_for(options, files, s, target, name, &pass, &owner, err, err_size))
+  size_t clamped = 0;
+  /* the colour: one image, the two halves, or their mean for a filter that
+   * takes no halves */
+  const int takes_halves = color_b && cli_filter_has_image(filter_name, "colorA") &&
+                           cli_filter_has_image(filter_name, "colorB");
+  for (int h = 0; h < (takes_halves ? 2 : 1); ++h) {
+    const lull_io_pass* pass = h ? color_b : color;
+    if (upload(device, pass, takes_halves ? NULL : color_b, width, height, options->half,
+               &images[num_images], &clamped)) {
+      snprintf(err, err_size, "%s: cannot allocate the colour buffer", context);
       goto done;
-    if (!pass) {
+    }
+    note_clamped(s->notes[t], sizeof s->notes[t], "colour", clamped);
+    const char* name = takes_halves ? (h ? "colorB" : "colorA") : "color";
+    set_image(filter, name, &images[num_images++], width, height);
+    if (takes_halves) {
+      const size_t used = strlen(s->guides[t]);
+      snprintf(s->guides[t] + used, sizeof s->guides[t] - used, "%s%s", used ? ", " : "", name);
+    }
+  }
+  if (color_b && !takes_halves) {
+    char note[160];
+    snprintf(note, sizeof note, "the halves' mean: %s takes no colorA/colorB", filter_name);
+    add_note(s->notes[t], sizeof s->notes[t], note);
+  }
+
+  /* every guide the filter accepts, from the files' passes */
+  enum { MAX_GUIDES = 16 };
+  feature guides[MAX_GUIDES];
+  const int num_guides = filter_guides(filter_name, temporal != NULL, guides, MAX_GUIDES);
+  int has_albedo = 0, any_halves = 0;
+  for (int g = 0; g < num_guides; ++g) {
+    if (feature_for(options, files, s, t, &guides[g], err, err_size))
+      goto done;
+    has_albedo |= strcmp(guides[g].name, "albedo") == 0 && guides[g].pass[0];
+    any_halves |= guides[g].pass[1] != NULL;
+  }
+  int has_depth = 0;
+  for (int g = 0; g < num_guides && num_images + 2 <= MAX_IMAGES; ++g) {
+    feature* f = &guides[g];
+    const char* name = f->name;
+    if (!f->pass[0]) {
       if (strcmp(name, "motion") == 0)
         add_note(s->notes[t], sizeof s->notes[t], "no Vector pass: motion taken as zero");
       continue;
     }
     int explicit_source;
-    if (strcmp(name, "normal") == 0 && strcmp(options->filter, "RT") == 0 &&
-        !source_for(options, name, &explicit_source) &&
-        !has_image(options, files, s, target, "albedo")) {
+    if (strcmp(name, "normal") == 0 && strcmp(filter_name, "RT") == 0 &&
+        !source_for(options, name, &explicit_source) && !has_albedo) {
       /* OIDN's rule for RT: a normal only together with an albedo (a normal
        * the user named goes to the API, which says so) */
       add_note(s->notes[t], sizeof s->notes[t], "normal unused: RT takes it only with an albedo");
@@ -404,19 +576,51 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
       continue;
     }
     has_depth |= strcmp(name, "depth") == 0;
-    if (owner->width != width || owner->height != height) {
-      snprintf(err, err_size, "%s: the %s image is %dx%d, the colour %dx%d", context, name,
-               owner->width, owner->height, width, height);
-      goto done;
+    for (int h = 0; h < 2; ++h)
+      if (f->pass[h] && (f->owner[h]->width != width || f->owner[h]->height != height)) {
+        snprintf(err, err_size, "%s: the %s image is %dx%d, the colour %dx%d", context, name,
+                 f->owner[h]->width, f->owner[h]->height, width, height);
+        goto done;
+      }
+    char half_names[2][40];
+    snprintf(half_names[0], sizeof half_names[0], "%.30sA", name);
+    snprintf(half_names[1], sizeof half_names[1], "%.30sB", name);
+    const int takes_plain = cli_filter_has_image(filter_name, name);
+    const int takes_pair = cli_filter_has_image(filter_name, half_names[0]) &&
+                           cli_filter_has_image(filter_name, half_names[1]);
+    /* halves as halves where the filter takes them (else their mean); one
+     * pass once, or as both halves when other guides come in halves (a
+     * filter may read its guides either all once or all in halves) */
+    const int as_pair = takes_pair && (f->pass[1] || (any_halves && takes_halves) || !takes_plain);
+    const int uploads = as_pair && f->pass[1] ? 2 : 1;
+    for (int h = 0; h < uploads; ++h) {
+      const lull_io_pass* second = !as_pair && f->pass[1] ? f->pass[1] : NULL; /* mean */
+      if (second && f->pass[1]->channels != f->pass[0]->channels) {
+        snprintf(err, err_size, "%s: the halves' %s passes have %d and %d channels", context,
+                 name, f->pass[0]->channels, f->pass[1]->channels);
+        goto done;
+      }
+      if (upload(device, f->pass[h], second, width, height, options->half, &images[num_images],
+                 &clamped)) {
+        snprintf(err, err_size, "%s: cannot allocate the %s buffer", context, name);
+        goto done;
+      }
+      note_clamped(s->notes[t], sizeof s->notes[t], name, clamped);
+      ++num_images;
     }
-    if (upload(device, pass, width, height, options->half, &images[num_images], &clamped)) {
-      snprintf(err, err_size, "%s: cannot allocate the %s buffer", context, name);
-      goto done;
-    }
-    note_clamped(s->notes[t], sizeof s->notes[t], name, clamped);
-    set_image(filter, name, &images[num_images++], width, height);
+    const device_image* first = &images[num_images - uploads];
+    const device_image* last = &images[num_images - 1];
     const size_t used = strlen(s->guides[t]);
-    snprintf(s->guides[t] + used, sizeof s->guides[t] - used, "%s%s", used ? ", " : "", name);
+    if (as_pair) {
+      set_image(filter, half_names[0], first, width, height);
+      set_image(filter, half_names[1], last, width, height);
+      snprintf(s->guides[t] + used, sizeof s->guides[t] - used, "%s%s%s", used ? ", " : "", name,
+               f->pass[1] ? " (halves)" : " (one for both halves)");
+    } else {
+      set_image(filter, name, first, width, height);
+      snprintf(s->guides[t] + used, sizeof s->guides[t] - used, "%s%s%s", used ? ", " : "", name,
+               f->pass[1] ? " (the halves' mean)" : "");
+    }
   }
 
   if (options->inplace) {
@@ -467,7 +671,7 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
   s->seconds += times[runs / 2];
   if (runs > 1 && !options->quiet)
     cli_progress_message(progress, 0, "%s: filter %s: median %.3f ms over %d runs (min %.3f ms)",
-                         context, options->filter, 1e3 * times[runs / 2], runs, 1e3 * times[0]);
+                         context, filter_name, 1e3 * times[runs / 2], runs, 1e3 * times[0]);
 
   if (temporal && temporal->warmup) {
     status = CLI_OK; /* the history has it; nothing is written */
@@ -501,6 +705,13 @@ static int is_exr(const char* path)
   return dot && (!slash || dot > slash) && strcasecmp(dot, ".exr") == 0;
 }
 
+/* The noisy colour of a target: its colour pass, or the mean of its halves
+ * (in half A's layout). */
+static const lull_io_pass* noisy_pass(const frame_state* s, int t)
+{
+  return s->color_b[t] ? &s->mean[t] : &s->input.passes[s->color_index[t]];
+}
+
 /* A copy of the colour pass's data with its colour channels replaced. */
 static float* merged(const lull_io_pass* color, const float* result, int n, size_t pixels)
 {
@@ -524,7 +735,7 @@ static int add_results(const cli_denoise_options* options, frame_state* s, const
 {
   const size_t pixels = (size_t)s->input.width * (size_t)s->input.height;
   for (int t = 0; t < s->num_targets; ++t) {
-    const lull_io_pass* color = &s->input.passes[s->color_index[t]];
+    const lull_io_pass* color = noisy_pass(s, t);
     float* data = merged(color, s->results[t], s->result_channels[t], pixels);
     if (!data) {
       snprintf(err, err_size, "%s: out of memory", path);
@@ -587,7 +798,7 @@ static int write_output(const cli_denoise_options* options, const cli_frame_file
     return cli_write_file(files->output, &s->input, srgb, err, err_size);
   }
   /* one image: the denoised colour (with the input's alpha) */
-  const lull_io_pass* color = &s->input.passes[s->color_index[0]];
+  const lull_io_pass* color = noisy_pass(s, 0);
   const size_t pixels = (size_t)s->input.width * (size_t)s->input.height;
   float* data = merged(color, s->results[0], s->result_channels[0], pixels);
   if (data && s->input.num_passes == 1) {
@@ -645,7 +856,7 @@ static int report(const cli_frame_files* files, frame_state* s, frame_panels* pa
                   size_t err_size)
 {
   const int width = s->input.width, height = s->input.height;
-  const lull_io_pass* color = &s->input.passes[s->color_index[0]];
+  const lull_io_pass* color = noisy_pass(s, 0);
   const lull_io_pass* ref = NULL;
   if (files->reference[0]) {
     if (lull_io_read(files->reference, &s->reference, err, err_size))
@@ -712,26 +923,116 @@ static int report(const cli_frame_files* files, frame_state* s, frame_panels* pa
 
 /* -- the frame -------------------------------------------------------------------------------- */
 
+/* Half B of each target from --half-b's file: the same size, the same
+ * layers and views, and each target's colour pass under the same name. */
+static int load_half_b(const cli_denoise_options* options, const cli_frame_files* files,
+                       frame_state* s, char* err, size_t err_size)
+{
+  if (lull_io_read(files->half_b, &s->half_b, err, err_size))
+    return 1;
+  if (s->half_b.width != s->input.width || s->half_b.height != s->input.height) {
+    snprintf(err, err_size,
+             "the halves differ in size: %s (half A) is %dx%d, %s (half B) is %dx%d",
+             files->input, s->input.width, s->input.height, files->half_b, s->half_b.width,
+             s->half_b.height);
+    return 1;
+  }
+  cli_target* other = malloc(CLI_MAX_TARGETS * sizeof *other);
+  if (!other) {
+    snprintf(err, err_size, "%s: out of memory", files->half_b);
+    return 1;
+  }
+  const int count = cli_find_targets(&s->half_b, files->half_b,
+                                     options->layer_given ? options->layer : NULL, options->view,
+                                     options->color_pass, NULL, other, CLI_MAX_TARGETS, err,
+                                     err_size);
+  int status = count == 0;
+  for (int t = 0; t < s->num_targets && !status; ++t) {
+    const lull_io_pass* a = s->targets[t].color;
+    s->color_b[t] = lull_io_find_pass_view(&s->half_b, a->layer, a->name, a->view);
+    if (!s->color_b[t]) {
+      char where[2 * LULL_IO_NAME_SIZE + 32];
+      where_of(a, where, sizeof where);
+      snprintf(err, err_size,
+               "%s (half B) has no pass '%s'%s, %s (half A) has: the halves must have the same "
+               "layers and passes",
+               files->half_b, a->name, where, files->input);
+      status = 1;
+    }
+  }
+  for (int k = 0; k < count && !status; ++k) {
+    int found = 0;
+    for (int t = 0; t < s->num_targets; ++t)
+      found |= strcmp(s->targets[t].layer, other[k].layer) == 0 &&
+               strcmp(s->targets[t].view, other[k].view) == 0;
+    if (!found) {
+      snprintf(err, err_size,
+               "%s (half B) has layer '%s'%s%s%s to denoise, %s (half A) has not: the halves "
+               "must have the same layers and passes",
+               files->half_b, other[k].layer, other[k].view[0] ? ", view '" : "", other[k].view,
+               other[k].view[0] ? "'" : "", files->input);
+      status = 1;
+    }
+  }
+  free(other);
+  return status;
+}
+
+/* The mean of a target's halves, in half A's layout: the noisy image of the
+ * metrics and the base (alpha included) of the output pass. */
+static int make_mean(const frame_state* s, int t, lull_io_pass* mean, const char* path, char* err,
+                     size_t err_size)
+{
+  const lull_io_pass* a = s->targets[t].color;
+  const lull_io_pass* b = s->color_b[t];
+  int same = a->channels == b->channels;
+  for (int c = 0; same && c < a->channels; ++c)
+    same = strcmp(a->channel_names[c], b->channel_names[c]) == 0;
+  if (!same) {
+    snprintf(err, err_size, "%s: the halves' colour passes '%s' and '%s' have other channels (%d "
+             "and %d)", path, a->name, b->name, a->channels, b->channels);
+    return 1;
+  }
+  const size_t count = (size_t)s->input.width * (size_t)s->input.height * (size_t)a->channels;
+  *mean = *a;
+  mean->data = malloc(count * sizeof(float));
+  if (!mean->data) {
+    snprintf(err, err_size, "%s: out of memory", path);
+    return 1;
+  }
+  for (size_t i = 0; i < count; ++i)
+    mean->data[i] = 0.5f * (a->data[i] + b->data[i]);
+  return 0;
+}
+
 static int load(const cli_denoise_options* options, const cli_frame_files* files, frame_state* s,
                 char* err, size_t err_size)
 {
   if (lull_io_read(files->input, &s->input, err, err_size))
     return 1;
+  /* halves in the file: by --pass colorA/colorB's names, else by the
+   * naming convention (not with --half-b, nor with --pass color=) */
+  static const char* const convention[2] = {"", ""};
+  const char* const named[2] = {options->half_pass[0], options->half_pass[1]};
+  const char* const* halves = files->half_b[0] || options->color_pass[0] ? NULL
+                              : named[0][0]                              ? named
+                                                                         : convention;
   s->num_targets = cli_find_targets(&s->input, files->input,
                                     options->layer_given ? options->layer : NULL, options->view,
-                                    options->color_pass,
-                                    s->targets, CLI_MAX_TARGETS, err, err_size);
+                                    options->color_pass, halves, s->targets, CLI_MAX_TARGETS,
+                                    err, err_size);
   if (s->num_targets == 0)
     return 1;
   for (int t = 0; t < s->num_targets; ++t) {
     s->color_index[t] = (int)(s->targets[t].color - s->input.passes);
-    const lull_io_pass* color = s->targets[t].color;
-    if (color->layer[0] && strcmp(color->name, options->output_pass) == 0) {
-      snprintf(err, err_size, "%s: the output pass '%s' would replace the colour pass",
-               files->input,
-               options->output_pass);
-      return 1;
-    }
+    s->color_b[t] = s->targets[t].color_b;
+    const lull_io_pass* passes[2] = {s->targets[t].color, s->targets[t].color_b};
+    for (int h = 0; h < 2; ++h)
+      if (passes[h] && passes[h]->layer[0] && strcmp(passes[h]->name, options->output_pass) == 0) {
+        snprintf(err, err_size, "%s: the output pass '%s' would replace the colour pass",
+                 files->input, options->output_pass);
+        return 1;
+      }
   }
   if (!is_exr(files->output) && s->num_targets > 1) {
     snprintf(err, err_size,
@@ -740,6 +1041,11 @@ static int load(const cli_denoise_options* options, const cli_frame_files* files
              files->output, files->input, s->num_targets);
     return 1;
   }
+  if (files->half_b[0] && load_half_b(options, files, s, err, err_size))
+    return 1;
+  for (int t = 0; t < s->num_targets; ++t)
+    if (s->color_b[t] && make_mean(s, t, &s->mean[t], files->input, err, err_size))
+      return 1;
   for (int i = 0; i < options->num_sources; ++i)
     if (options->sources[i].file[0] &&
         lull_io_read(files->sources[i], &s->sources[i], err, err_size))
@@ -837,11 +1143,14 @@ int cli_denoise_frame(const cli_denoise_options* options, const cli_frame_files*
       snprintf(where, sizeof where, " [%s%s%s]", s->targets[t].layer,
                s->targets[t].view[0] ? "/" : "", s->targets[t].view);
     cli_progress_message(progress, 0, "%s%s -> %s (%s%s%s%s) %.2f s", files->input, where,
-                         files->output, options->filter, s->guides[t][0] ? ": " : ", no guides",
+                         files->output, s->filter_names[t], s->guides[t][0] ? ": " : ", no guides",
                          s->guides[t], s->notes[t], s->seconds);
   }
   lull_io_free(&s->input);
+  lull_io_free(&s->half_b);
   lull_io_free(&s->reference);
+  for (int t = 0; t < CLI_MAX_TARGETS; ++t)
+    free(s->mean[t].data);
   for (int i = 0; i < CLI_MAX_SOURCES; ++i)
     lull_io_free(&s->sources[i]);
   for (int t = 0; t < CLI_MAX_TARGETS; ++t)

@@ -4,7 +4,14 @@
  * the unfiltered beauty as "Noisy Image" (then "Combined" may already be
  * denoised, so "Noisy Image" wins), the guides as "Denoising Albedo",
  * "Denoising Normal" and "Denoising Depth", and the world position as
- * "Position".  Files that are one plain image have one unnamed pass. */
+ * "Position".  Files that are one plain image have one unnamed pass.
+ *
+ * Two halves of a render (two renders of half the samples with different
+ * seeds, for the Regression filter) can share one file: each pass of a
+ * half is named as the pass with " A" or " B" appended, so a compositor's
+ * File Output node (Multilayer EXR) with inputs "Combined A", "Combined B",
+ * "Denoising Albedo A", ... writes a file the tool reads as halves. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -41,6 +48,34 @@ const lull_io_pass* cli_named_pass(const lull_io_image* image, const char* name,
   return lull_io_find_pass_view(image, qualified_layer, dot + 1, view);
 }
 
+int cli_half_name(const char* name, int half, char* out, size_t size)
+{
+  const int n = snprintf(out, size, "%s %c", name, half ? 'B' : 'A');
+  return n < 0 || (size_t)n >= size;
+}
+
+int cli_color_halves(const lull_io_image* image, const char* layer, const char* view,
+                     const char* const names[2], const lull_io_pass** a, const lull_io_pass** b)
+{
+  *a = *b = NULL;
+  if (names && names[0][0] && names[1][0]) {
+    *a = cli_named_pass(image, names[0], layer, view);
+    *b = cli_named_pass(image, names[1], layer, view);
+    return *a && *b ? 1 : *a || *b ? -1 : 0;
+  }
+  for (int i = 0; i < 2; ++i) { /* "Noisy Image", "Combined" */
+    char name_a[LULL_IO_NAME_SIZE], name_b[LULL_IO_NAME_SIZE];
+    if (cli_half_name(color_names[i], 0, name_a, sizeof name_a) ||
+        cli_half_name(color_names[i], 1, name_b, sizeof name_b))
+      continue;
+    *a = lull_io_find_pass_view(image, layer, name_a, view);
+    *b = lull_io_find_pass_view(image, layer, name_b, view);
+    if (*a || *b)
+      return *a && *b ? 1 : -1;
+  }
+  return 0;
+}
+
 static int seen(const cli_target* targets, int count, const lull_io_pass* pass)
 {
   for (int i = 0; i < count; ++i)
@@ -50,8 +85,8 @@ static int seen(const cli_target* targets, int count, const lull_io_pass* pass)
 }
 
 int cli_find_targets(const lull_io_image* image, const char* path, const char* layer,
-                     const char* view, const char* pass_name, cli_target* targets, int max,
-                     char* err, size_t err_size)
+                     const char* view, const char* pass_name, const char* const* halves,
+                     cli_target* targets, int max, char* err, size_t err_size)
 {
   int count = 0;
   const int want_layer = layer != NULL;
@@ -67,6 +102,34 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
       continue;
     if (seen(targets, count, p))
       continue;
+    if (halves) {
+      const lull_io_pass *a, *b;
+      const int found = cli_color_halves(image, p->layer, p->view, halves, &a, &b);
+      if (found < 0) {
+        const lull_io_pass* one = a ? a : b;
+        char where[2 * LULL_IO_NAME_SIZE + 32] = "";
+        if (one->layer[0] || one->view[0])
+          snprintf(where, sizeof where, " (layer '%s'%s%s%s)", one->layer,
+                   one->view[0] ? ", view '" : "", one->view, one->view[0] ? "'" : "");
+        char missing[LULL_IO_NAME_SIZE];
+        snprintf(missing, sizeof missing, "%s", halves[0][0] ? (a ? halves[1] : halves[0]) : one->name);
+        if (!halves[0][0] && missing[0]) /* "Combined A" -> "Combined B" */
+          missing[strlen(missing) - 1] = a ? 'B' : 'A';
+        snprintf(err, err_size, "%s: pass '%s'%s has no other half: no '%s'", path, one->name,
+                 where, missing);
+        return 0;
+      }
+      if (found > 0 && strcmp(a->layer, p->layer) == 0) {
+        cli_target* t = &targets[count++];
+        memcpy(t->layer, p->layer, sizeof t->layer);
+        memcpy(t->view, p->view, sizeof t->view);
+        t->color = a;
+        t->color_b = b;
+        continue;
+      }
+      if (halves[0][0])
+        continue; /* named halves: only the layers that have them */
+    }
     const lull_io_pass* color = pass_name && *pass_name
                                     ? cli_named_pass(image, pass_name, p->layer, p->view)
                                     : cli_color_pass(image, p->layer, p->view);
@@ -76,10 +139,11 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
     memcpy(t->layer, p->layer, sizeof t->layer);
     memcpy(t->view, p->view, sizeof t->view);
     t->color = color;
+    t->color_b = NULL;
   }
   /* a file of one pass (a PFM, a PNG, an EXR with only "Foo.R/G/B") is its colour */
   if (count == 0 && !want_layer && !want_view && !(pass_name && *pass_name) &&
-      image->num_passes == 1) {
+      !(halves && halves[0][0]) && image->num_passes == 1) {
     memset(&targets[0], 0, sizeof targets[0]);
     targets[0].color = &image->passes[0];
     memcpy(targets[0].layer, image->passes[0].layer, sizeof targets[0].layer);
@@ -105,6 +169,9 @@ int cli_find_targets(const lull_io_image* image, const char* path, const char* l
              used ? names : "", used ? ")" : "");
   else if (pass_name && *pass_name)
     snprintf(err, err_size, "%s: no pass '%s'", path, pass_name);
+  else if (halves && halves[0][0])
+    snprintf(err, err_size, "%s: no passes '%s' and '%s' (the halves)", path, halves[0],
+             halves[1]);
   else
     snprintf(err, err_size, "%s: no colour pass ('Noisy Image', 'Combined' or plain RGB)", path);
   return 0;
@@ -141,6 +208,21 @@ const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image
   const guide_name* guide = guide_of(image_name);
   for (int i = 0; guide && i < 2 && guide->passes[i]; ++i) {
     const lull_io_pass* pass = lull_io_find_pass_view(image, layer, guide->passes[i], view);
+    if (pass)
+      return pass;
+  }
+  return NULL;
+}
+
+const lull_io_pass* cli_guide_half(const lull_io_image* image, const char* image_name,
+                                   const char* layer, const char* view, int half)
+{
+  const guide_name* guide = guide_of(image_name);
+  for (int i = 0; guide && i < 2 && guide->passes[i]; ++i) {
+    char name[LULL_IO_NAME_SIZE];
+    if (cli_half_name(guide->passes[i], half, name, sizeof name))
+      continue;
+    const lull_io_pass* pass = lull_io_find_pass_view(image, layer, name, view);
     if (pass)
       return pass;
   }

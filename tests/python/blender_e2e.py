@@ -11,6 +11,8 @@ headless), in its own process (test_blender_addon.py starts it):
    Animation Frames on the same frames;
 4b. drives both denoise operators' modal paths (invoke, TIMER events, Esc)
    as Blender's event loop would, with a recording window manager;
+4c. Render Halves and Denoise: a still and a 2-frame animation (blocking),
+   the modal path to the end, Esc, and a render Blender cancelled;
 5. writes what it found to a JSON file for the test to judge.
 
     python blender_e2e.py ZIP WORKDIR RESULT.json
@@ -131,6 +133,21 @@ class LayoutRecorder:
         group, op = idname.split(".")
         if op not in dir(getattr(bpy.ops, group)):
             self.log["errors"].append(f"no operator {idname}")
+            return None
+        return OperatorProperties(self.log, getattr(getattr(bpy.ops, group), op))
+
+
+class OperatorProperties:
+    """Stands in for the properties of an operator button: what the panel
+    sets must be a property of the operator."""
+
+    def __init__(self, log, op):
+        object.__setattr__(self, "_log", log)
+        object.__setattr__(self, "_names", op.get_rna_type().properties.keys())
+
+    def __setattr__(self, name, value):
+        if name not in self._names:
+            self._log["errors"].append(f"the operator has no property {name}")
 
 
 def draw_panel(addon, filter_type):
@@ -393,6 +410,9 @@ def modal_operator(cls):
     for klass in reversed(cls.__mro__):
         if klass.__module__.startswith(ADDON.__name__):
             members.update({k: v for k, v in vars(klass).items() if not k.startswith("__")})
+            # its properties (annotations: bpy.props) at their defaults
+            for name, prop in vars(klass).get("__annotations__", {}).items():
+                members[name] = getattr(prop, "keywords", {}).get("default")
     members["report"] = lambda self, level, text: self.reports.append([sorted(level), text])
     op = type(cls.__name__, (), members)()
     op.reports = []
@@ -479,6 +499,144 @@ try:
                                                   if i.name.startswith("lull Denoised "))
 finally:
     _operators.bpy = bpy
+
+# -- Render Halves and Denoise ------------------------------------------------
+# Two renders of half the samples with different seeds, denoised together
+# by the Regression filter; the user's settings (made unusual here) back
+# afterwards, whichever way the run ends.
+_halves = sys.modules[ADDON.__name__ + ".halves"]
+scene.lull.auto_denoise = False
+USER_SETTINGS = {"samples": 8, "seed": 5, "use_animated_seed": True,
+                 "use_adaptive_sampling": True, "use_denoising": True, "time_limit": 100.0}
+
+
+def set_user_settings():
+    for name, value in USER_SETTINGS.items():
+        setattr(scene.cycles, name, value)
+    scene.view_layers["Second"].cycles.denoising_store_passes = False
+    scene.frame_set(1)
+
+
+def user_settings_kept():
+    kept = {name: getattr(scene.cycles, name) == value for name, value in USER_SETTINGS.items()}
+    kept["Second: Denoising Data"] = not scene.view_layers["Second"].cycles.denoising_store_passes
+    kept["frame"] = scene.frame_current == 1
+    kept["handlers"] = (_halves._render_finished not in bpy.app.handlers.render_complete and
+                        _halves._render_cancelled not in bpy.app.handlers.render_cancel)
+    return kept
+
+
+def halves_result():
+    """The still's results against the reference, and the halves' noise."""
+    halves = [lull.read_exr(p) for p in _halves.half_paths()]
+    out = {"images": sorted(i.name for i in bpy.data.images
+                            if i.name.startswith("lull Denoised "))}
+    for layer in scene.view_layers:
+        key = f"{layer.name}.Combined"
+        image = bpy.data.images.get(f"lull Denoised {layer.name}")
+        if image is None:
+            continue
+        pixels = linear_pixels(image)
+        mean = (halves[0][key] + halves[1][key]) / 2
+        noise = [(h[key][..., :3] - ref[key][..., :3]).ravel() for h in halves]
+        out[layer.name] = {
+            "finite": bool(np.isfinite(pixels).all()),
+            "relmse_mean": rel_mse(mean, ref[key]), "relmse_denoised": rel_mse(pixels, ref[key]),
+            # two renders of other seeds: their noise is independent
+            "noise_correlation": float(np.corrcoef(noise[0], noise[1])[0, 1]),
+            "guided": f"{layer.name}.Denoising Albedo" in halves[0]}
+    return out
+
+
+for name in [i.name for i in bpy.data.images if i.name.startswith("lull Denoised ")]:
+    bpy.data.images.remove(bpy.data.images[name])
+set_user_settings()
+result["halves_still"] = sorted(bpy.ops.lull.render_halves())
+result["halves_still_result"] = halves_result()
+result["halves_still_kept"] = user_settings_kept()
+
+# the animation: every frame into a file of both halves and Denoised
+halves_dir = os.path.join(WORK, "halves")
+scene.render.filepath = os.path.join(halves_dir, "h_####")
+scene.frame_start, scene.frame_end = 1, 2
+set_user_settings()
+result["halves_animation"] = sorted(bpy.ops.lull.render_halves(animation=True))
+result["halves_animation_kept"] = user_settings_kept()
+frames = {}
+for frame in (1, 2):
+    path = scene.render.frame_path(frame=frame)
+    entry = {"path": path, "exists": os.path.exists(path)}
+    if entry["exists"]:
+        passes = lull.read_exr(path)
+        entry["passes"] = sorted(passes)
+        entry["relmse"] = {}
+        for layer in scene.view_layers:
+            key = f"{layer.name}.Combined"
+            mean = (passes[key + " A"] + passes[key + " B"]) / 2
+            entry["relmse"][layer.name] = [rel_mse(mean, ref[key]),
+                                           rel_mse(passes[f"{layer.name}.Denoised"], ref[key])]
+        entry["combined_a"] = passes["ViewLayer.Combined A"]
+    frames[frame] = entry
+# Use Animated Seed: each frame's halves have their own noise
+result["halves_frames_differ"] = bool(
+    frames[1]["exists"] and frames[2]["exists"] and
+    not np.array_equal(frames[1].pop("combined_a"), frames[2].pop("combined_a")))
+result["halves_frames"] = frames
+scene.render.filepath = os.path.join(frames_dir, "f_####")
+
+
+class _RenderOps:
+    """bpy.ops as the modal path sees it: the render "job" runs at once
+    (background mode has no job), firing render_complete as a job does."""
+
+    class render:  # noqa: N801 - bpy.ops.render
+        @staticmethod
+        def render(*args, **kwargs):
+            return bpy.ops.render.render(*[a for a in args if a != "INVOKE_DEFAULT"], **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(bpy.ops, name)
+
+
+class _HalvesBpy(_Bpy):
+    ops = _RenderOps()
+
+
+_halves.bpy = _HalvesBpy()
+try:
+    for name in [i.name for i in bpy.data.images if i.name.startswith("lull Denoised ")]:
+        bpy.data.images.remove(bpy.data.images[name])
+    set_user_settings()
+    ctx = _Context()
+    op = modal_operator(_halves.LULL_OT_render_halves)
+    op.animation = False
+    result["halves_modal"] = modal_log(op, ctx, drive(op, ctx))
+    result["halves_modal_result"] = halves_result()
+    result["halves_modal_kept"] = user_settings_kept()
+    # Esc after the first half
+    for name in result["halves_modal_result"]["images"]:
+        bpy.data.images.remove(bpy.data.images[name])
+    set_user_settings()
+    op, result["halves_modal_esc"] = escape(_halves.LULL_OT_render_halves)
+    result["halves_modal_esc"]["kept"] = user_settings_kept()
+    result["halves_modal_esc"]["images"] = sorted(
+        i.name for i in bpy.data.images if i.name.startswith("lull Denoised "))
+    # Blender's render cancelled (Esc in the render window)
+    set_user_settings()
+    ctx = _Context()
+    op = modal_operator(_halves.LULL_OT_render_halves)
+    op.animation = False
+    returned = {"invoke": sorted(op.invoke(ctx, _Event("NONE")))}
+    _halves._render_cancelled()
+    returned["timer"] = sorted(op.modal(ctx, _Event("TIMER")))
+    result["halves_render_cancelled"] = modal_log(op, ctx, returned)
+    result["halves_render_cancelled"]["kept"] = user_settings_kept()
+finally:
+    _halves.bpy = bpy
+for name, value in (("samples", 4), ("use_adaptive_sampling", False), ("use_denoising", False),
+                    ("time_limit", 0.0)):
+    setattr(scene.cycles, name, value)
+scene.view_layers["Second"].cycles.denoising_store_passes = True
 
 # a still (write_still) with automatic denoising: the still is denoised, not
 # an older numbered frame in its place (shot0001.exr had been)

@@ -246,6 +246,53 @@ def test_layers_job(np, addon):
     assert not job.cancelled and job.results is None
 
 
+def test_halves(np, addon, tmp_path):
+    """Render Halves' denoising, without Blender: each layer's colour and
+    guides as their halves through Regression (alpha: the halves' mean),
+    the same as lull.denoise given them; the job; halves of other layers or
+    passes refused; a frame of halves as one file that lull.read_exr gives
+    back under the halves' names."""
+    _, pipeline = addon
+    if pipeline.HALVES_FILTER not in lull.filter_types():
+        pytest.skip("this build of lull has no Regression filter")
+    rng = np.random.default_rng(5)
+    clean = rng.random((16, 20, 4), dtype=np.float32)
+    albedo = rng.random((16, 20, 3), dtype=np.float32)
+    halves = []
+    for _ in range(2):
+        color = clean * rng.uniform(0.5, 1.5, clean.shape).astype(np.float32)
+        halves.append(lull.Passes({"L.Combined": color, "L.Denoising Albedo": albedo},
+                                  width=20, height=16))
+    settings = pipeline.Settings("RT", "cpu", {"quality": 6}, view_layers=["L"])
+    results = pipeline.denoise_halves(lull, halves, settings)
+    expected = lull.denoise(colorA=halves[0]["L.Combined"], colorB=halves[1]["L.Combined"],
+                            albedoA=albedo, albedoB=albedo, device="cpu")
+    out = results["L.Denoised"]
+    np.testing.assert_array_equal(out[..., :3], expected[..., :3])
+    np.testing.assert_array_equal(
+        out[..., 3], (halves[0]["L.Combined"][..., 3] + halves[1]["L.Combined"][..., 3]) / 2)
+    job = pipeline.LayersJob(lull, halves[0], settings, half_b=halves[1]).start()
+    assert job.wait(timeout=120) and job.error is None and job.fraction == 1.0
+    np.testing.assert_array_equal(job.results["L.Denoised"], out)
+    assert job.labels == {"L.Denoised": "L"}
+
+    other = lull.Passes({"M.Combined": halves[1]["L.Combined"]}, width=20, height=16)
+    with pytest.raises(ValueError, match="other view layers"):
+        pipeline.denoise_halves(lull, [halves[0], other], pipeline.Settings("RT", "cpu"))
+    unguided = lull.Passes({"L.Combined": halves[1]["L.Combined"]}, width=20, height=16)
+    with pytest.raises(ValueError, match="the halves have other passes"):
+        pipeline.denoise_halves(lull, [halves[0], unguided], settings)
+
+    path = tmp_path / "frame.exr"
+    pipeline.write_halves_file(lull, str(path), halves, results)
+    back = lull.read_exr(path)
+    assert sorted(back) == ["L.Combined A", "L.Combined B", "L.Denoised",
+                            "L.Denoising Albedo A", "L.Denoising Albedo B"]
+    np.testing.assert_array_equal(back["L.Combined B"], halves[1]["L.Combined"])
+    np.testing.assert_array_equal(back["L.Denoised"], out)
+    assert back.channel_names["L.Denoised"] == ("R", "G", "B", "A")
+
+
 def test_worker_reports_failures(addon, tmp_path):
     _, pipeline = addon
     bad = tmp_path / "bad.exr"

@@ -48,7 +48,8 @@ def e2e(tmp_path_factory):
 def test_installs_from_zip_with_bundled_module(e2e):
     assert e2e["install"] == "extension" and e2e["addon_loaded"]
     assert e2e["lull_source"] == "bundled with the add-on"
-    assert {"enable_passes", "denoise_render", "denoise_animation"} <= set(e2e["operators"])
+    assert {"enable_passes", "denoise_render", "denoise_animation",
+            "render_halves"} <= set(e2e["operators"])
     assert e2e["panel"]
 
 
@@ -69,7 +70,8 @@ def test_panel_draws(e2e):
     assert "quality" not in atrous["props"]
     # with the module at hand every button works; without it only Enable Passes
     assert dict(rt["operators"]) == {"lull.enable_passes": True, "lull.denoise_render": True,
-                                     "lull.denoise_animation": True}
+                                     "lull.denoise_animation": True, "lull.render_halves": True}
+    assert [op for op, _ in rt["operators"]].count("lull.render_halves") == 2  # still, animation
     assert any(label.startswith("Passes on 'ViewLayer'") for label in rt["labels"])
     # which OIDN Cycles denoises with: the wheel's own here (test_blender_oidn
     # checks the lull case, started through `lull run`)
@@ -85,7 +87,8 @@ def test_panel_draws(e2e):
     assert "Background: 2 frames queued" in problem["labels"]
     assert dict(problem["operators"]) == {"lull.enable_passes": True,
                                           "lull.denoise_render": False,
-                                          "lull.denoise_animation": False}
+                                          "lull.denoise_animation": False,
+                                          "lull.render_halves": False}
 
 
 def test_enable_passes(e2e):
@@ -264,3 +267,78 @@ def test_modal_denoise_render(e2e):
     assert esc["returned"]["esc"] == ["CANCELLED"]
     assert esc["reports"] == [[["WARNING"], "lull: denoising cancelled"]]
     assert esc["job_ended"] and esc["images"] == []
+
+
+# -- Render Halves and Denoise ------------------------------------------------------
+
+
+def _check_halves_result(result):
+    assert result["images"] == ["lull Denoised Second", "lull Denoised ViewLayer"]
+    for name in ("ViewLayer", "Second"):
+        layer = result[name]
+        assert layer["finite"] and layer["guided"], name  # Denoising Data on for the halves
+        # far closer to the reference than the halves' mean (the render of
+        # all the samples)
+        assert layer["relmse_denoised"] < 0.5 * layer["relmse_mean"], layer
+        # the halves' seeds differ: their noise is independent
+        assert abs(layer["noise_correlation"]) < 0.2, layer
+
+
+def _check_kept(kept):
+    assert all(kept.values()), kept  # the user's settings, the frame, no handlers left
+
+
+def test_render_halves_still(e2e):
+    assert e2e["halves_still"] == ["FINISHED"]
+    _check_halves_result(e2e["halves_still_result"])
+    _check_kept(e2e["halves_still_kept"])
+
+
+def test_render_halves_animation(e2e, tmp_path):
+    assert e2e["halves_animation"] == ["FINISHED"]
+    _check_kept(e2e["halves_animation_kept"])
+    assert e2e["halves_frames_differ"]  # Use Animated Seed: other seeds each frame
+    for frame in e2e["halves_frames"].values():
+        assert frame["exists"]
+        # both halves in one file, as `lull denoise` reads halves
+        assert {"ViewLayer.Combined A", "ViewLayer.Combined B", "ViewLayer.Denoising Albedo A",
+                "ViewLayer.Denoising Albedo B", "ViewLayer.Denoised", "Second.Combined A",
+                "Second.Denoised"} <= set(frame["passes"])
+        for mean, denoised in frame["relmse"].values():
+            assert denoised < 0.5 * mean
+    # the command-line tool denoises such a file as the add-on did
+    tool = build_dir() / "bin" / "lull"
+    if not tool.exists():
+        return
+    import lull
+    src = e2e["halves_frames"]["1"]["path"]
+    out = tmp_path / "cli.exr"
+    run = subprocess.run([str(tool), "denoise", src, "-o", str(out), "--output-pass", "Again",
+                          "-d", "cpu"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "(Regression: colorA, colorB, albedo (halves)" in run.stderr
+    passes = lull.read_exr(out)
+    for layer in ("ViewLayer", "Second"):
+        assert (passes[layer + ".Again"] == passes[layer + ".Denoised"]).all(), layer
+
+
+def test_render_halves_modal(e2e):
+    log = e2e["halves_modal"]
+    _check_modal_display(log, 100)
+    assert log["returned"]["mouse"] == ["PASS_THROUGH"]
+    assert log["returned"]["end"] == ["FINISHED"]
+    assert log["reports"][0][0] == ["INFO"]
+    assert any(s and "rendering half B" in s for s in log["status"])
+    assert any(s and "denoising" in s for s in log["status"])
+    _check_halves_result(e2e["halves_modal_result"])
+    _check_kept(e2e["halves_modal_kept"])
+
+
+def test_render_halves_esc(e2e):
+    for key, returned in (("halves_modal_esc", "esc"), ("halves_render_cancelled", "timer")):
+        log = e2e[key]
+        _check_modal_display(log, 100)
+        assert log["returned"][returned] == ["CANCELLED"], key
+        assert log["reports"] == [[["WARNING"], "lull: Render Halves cancelled"]], key
+        _check_kept(log["kept"])
+    assert e2e["halves_modal_esc"]["images"] == []

@@ -9,6 +9,7 @@ One call::
     clean = lull.denoise(color, albedo, normal)              # filter "RT"
     clean = lull.denoise(color, albedo, normal, depth, filter="ATrous",
                          iterations=5, sigmaLuminance=4.0)
+    clean = lull.denoise(colorA=a, colorB=b, albedo=albedo)  # two halves: "Regression"
     image = lull.reconstruct(primal, dx, dy)                 # "Poisson"
 
 Animations, without flicker (temporal mode, docs/temporal.md)::
@@ -193,12 +194,12 @@ def _run(filter_type, device, images, out, progress, params, like):
     return out
 
 
-def denoise(color, albedo=None, normal=None, depth=None, *, filter="RT", device=None, out=None,
-            progress=None, **params):
+def denoise(color=None, albedo=None, normal=None, depth=None, *, filter=None, device=None,
+            out=None, progress=None, **params):
     """Denoises `color` and returns the result (a new array, or `out`).
 
     albedo, normal, depth: optional guide images of the same size.
-    filter: "RT" (default; OIDN's name, lull's best classical filter),
+    filter: "RT" (the default; OIDN's name, lull's best classical filter),
         "ATrous", "Gaussian", ... (lull.filter_types()).
     device: None (a per-thread default device), "cpu", "cuda", "default"
         or a lull.Device.
@@ -211,12 +212,74 @@ def denoise(color, albedo=None, normal=None, depth=None, *, filter="RT", device=
     params: filter parameters (lull.filter_params(filter)), e.g.
         iterations=5, or more images by name (position=..., variance=...).
         Colour is taken as HDR (hdr=True) unless hdr or srgb is given.
+
+    Two halves of a render (two renders of half the samples each, with
+    different seeds, of the same size) instead of color: colorA=, colorB=;
+    each guide once (albedo=...) or as halves too (albedoA=, albedoB=,
+    normalA=, normalB=, depthA=, depthB=, positionA=, positionB=; a guide
+    given once then serves both halves).  The filter is then "Regression"
+    unless one is named; it must take colorA and colorB (lull.filter_images).
     """
+    halves = {k: params.get(k) is not None for k in ("colorA", "colorB")}
+    if any(halves.values()):
+        if color is not None:
+            raise ValueError("give color, or the two halves colorA and colorB, not both")
+        if not all(halves.values()):
+            given = "colorA" if halves["colorA"] else "colorB"
+            raise ValueError("%s needs %s: the two halves of a render"
+                             % (given, "colorB" if given == "colorA" else "colorA"))
+        if filter is None:
+            filter = "Regression" if "Regression" in filter_types() else "RT"
+        _check_halves(filter, params)
+    elif color is None:
+        raise TypeError("denoise() needs color, or the two halves colorA= and colorB=")
+    if filter is None:
+        filter = "RT"
     if "hdr" in [p["name"] for p in _params_of(filter)] and "hdr" not in params \
             and not params.get("srgb"):
         params["hdr"] = True
     images = {"color": color, "albedo": albedo, "normal": normal, "depth": depth}
+    if any(halves.values()):
+        del images["color"]
+        _guides_for_halves(filter, images, params)
     return _run(filter, device, images, out, progress, params, color)
+
+
+def _check_halves(filter, params):
+    """Errors of images given in halves: a filter without them, a half
+    without its partner (sizes: Filter.set_image)."""
+    if filter in filter_types() and "colorA" not in filter_images(filter):
+        raise ValueError("filter %s takes no halves (colorA, colorB): name a filter that "
+                         "does (%s), or give color= (e.g. the halves' mean)"
+                         % (filter, ", ".join(t for t in filter_types()
+                                              if "colorA" in filter_images(t))))
+    accepted = filter_images(filter) if filter in filter_types() else None
+    for base in ("color",) + _FEATURES:
+        a, b = params.get(base + "A"), params.get(base + "B")
+        if (a is None) != (b is None):
+            given, other = (base + "A", base + "B") if b is None else (base + "B", base + "A")
+            raise ValueError("%s needs %s: the two halves of a render" % (given, other))
+        if a is not None and accepted is not None and base + "A" not in accepted:
+            raise ValueError("filter %s takes %s once, not as halves: give %s= (e.g. the "
+                             "halves' mean)" % (filter, base, base))
+
+
+def _guides_for_halves(filter, images, params):
+    """A guide given once, when others come in halves, as both halves where
+    the filter takes them: a filter may read its guides either all once or
+    all in halves (the command-line tool does the same)."""
+    if filter not in filter_types():
+        return
+    accepted = filter_images(filter)
+    if not any(params.get(f + "A") is not None for f in _FEATURES):
+        return
+    for feature in _FEATURES:
+        once = images.get(feature, params.get(feature))
+        if once is None or feature + "A" not in accepted or params.get(feature + "A") is not None:
+            continue
+        images.pop(feature, None)
+        params.pop(feature, None)
+        params[feature + "A"] = params[feature + "B"] = once
 
 
 # Blender's passes for the images of a frame given as a file, best first.
