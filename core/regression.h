@@ -51,6 +51,7 @@ typedef struct lull_regression_params
   int fireflies;         /* scale isolated fireflies down first */
   int hdr;               /* 0: LDR colour in [0, 1], output clamped */
   int srgb;              /* LDR colour is sRGB-encoded */
+  int nonnegative;       /* negative colour is read as 0 (RT's sanitisation, as OIDN's) */
   float input_scale;     /* NaN: automatic */
   size_t memory_cap;     /* bytes of working memory (0: no cap) */
 } lull_regression_params;

@@ -11,7 +11,13 @@
  * coefficients are kept for a band of rows (the pair weight is symmetric:
  * the weight of centre p for neighbour q is the one computed at q for the
  * offset p - q). */
+#if defined(__GNUC__) && !defined(__clang__)
+  /* the vector kernels pass vectors between inlined functions only; the
+   * warning is about the ABI of calls that do not exist */
+  #pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +268,204 @@ static LULL_ALWAYS_INLINE void tile_weights(const reg_pass* p, int x0, int y0, i
  * too, so that each entry's update runs over a row of pixels in vector
  * lanes; every sum gets the same operations in the same order as
  * lull_reg_accumulate, so the result is the per-pixel formula's. */
+/* -- the vector kernels of the common case ------------------------------------ *
+ *
+ * Albedo, normal and depth (7 features: 10 columns) and 3 colour channels,
+ * away from the image's border: each pixel's sums over the window's offsets
+ * in registers, 16 pixels of a row in one vector, the entries in groups of
+ * two rows of the Gram matrix (a group's sums, its design rows and its
+ * values fit the registers).  Every sum gets the operations of
+ * lull_reg_accumulate and lull_reg_predict in their order, so the result
+ * is bit for bit the general loops' (which run at the border and for other
+ * feature counts). */
+enum { FAST_F = 7, FAST_N = 10, FAST_V = 16 };
+typedef float fast_vf __attribute__((vector_size(FAST_V * sizeof(float))));
+typedef int fast_vi __attribute__((vector_size(FAST_V * sizeof(int))));
+
+/* m ? a : b lane by lane (m: a comparison's all-ones or zero lanes) */
+static LULL_ALWAYS_INLINE fast_vf fast_select(fast_vi m, fast_vf a, fast_vf b)
+{
+  return (fast_vf)(((fast_vi)a & m) | ((fast_vi)b & ~m));
+}
+
+static LULL_ALWAYS_INLINE fast_vf fast_load(const float* p)
+{
+  fast_vf v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static LULL_ALWAYS_INLINE void fast_store(float* p, fast_vf v)
+{
+  memcpy(p, &v, sizeof v);
+}
+
+static LULL_ALWAYS_INLINE fast_vf fast_splat(float x)
+{
+  return (fast_vf){0} + x;
+}
+
+/* Whether the fast kernels apply to the rows of a tile: the common case,
+ * and every pixel the window reaches inside the image. */
+static int fast_rows(const reg_pass* p, int x0, int tw)
+{
+  return p->nf == FAST_F && p->nc == 3 && tw == TILE_W && TILE_W % FAST_V == 0 &&
+         x0 - p->radius >= 0 && x0 + tw + p->radius <= p->width;
+}
+
+static int fast_row(const reg_pass* p, int y)
+{
+  return y - p->radius >= 0 && y + p->radius < p->height;
+}
+
+/* Rows i0, i0 + 1 of the Gram matrix and their right-hand sides, for the
+ * 16 pixels at ip (row sums base: entry e at base[e * TILE_W]). */
+static LULL_ALWAYS_INLINE void fast_fit_group(const reg_pass* p, const float* w0, size_t wstride,
+                                              size_t ip, const fast_vf fp[FAST_F], int i0,
+                                              float* base)
+{
+  const int W = p->width, R = p->radius, side = 2 * R + 1;
+  const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
+  fast_vf acc[2 * FAST_N + 6];
+  for (int k = 0; k < 2 * FAST_N + 6; ++k)
+    acc[k] = fast_splat(0.0f);
+  for (int o = 0; o < side * side; ++o) {
+    const int dx = o % side - R, dy = o / side - R;
+    const size_t iq = (size_t)((ptrdiff_t)ip + (ptrdiff_t)dy * W + dx);
+    const fast_vf w = fast_load(w0 + (size_t)o * wstride);
+    fast_vf x[FAST_N];
+    x[0] = fast_splat(1.0f);
+    x[1] = fast_splat((float)dx * inv_r);
+    x[2] = fast_splat((float)dy * inv_r);
+#pragma GCC unroll 8
+    for (int j = 0; j < FAST_F; ++j)
+      x[3 + j] = fast_load(p->f[j] + iq) - fp[j];
+    fast_vf y[3];
+    for (int c = 0; c < 3; ++c)
+      y[c] = fast_load(p->y[c] + iq);
+    int k = 0;
+#pragma GCC unroll 2
+    for (int i = i0; i < i0 + 2; ++i) {
+      const fast_vf wx = w * x[i];
+#pragma GCC unroll 10
+      for (int j = i; j < FAST_N; ++j)
+        acc[k++] += wx * x[j];
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c)
+        acc[k++] += wx * y[c];
+    }
+  }
+  const int gram = FAST_N * (FAST_N + 1) / 2;
+  int k = 0;
+  for (int i = i0; i < i0 + 2; ++i) {
+    for (int j = i; j < FAST_N; ++j)
+      fast_store(base + (size_t)lull_reg_packed(i, j, FAST_N) * TILE_W, acc[k++]);
+    for (int c = 0; c < 3; ++c)
+      fast_store(base + (size_t)(gram + c * FAST_N + i) * TILE_W, acc[k++]);
+  }
+}
+
+/* The range [lo, hi] of the values with weight above
+ * LULL_REG_RANGE_WEIGHT, for the 16 pixels at ip. */
+static LULL_ALWAYS_INLINE void fast_fit_range(const reg_pass* p, const float* w0, size_t wstride,
+                                              size_t ip, float* base)
+{
+  const int W = p->width, R = p->radius, side = 2 * R + 1;
+  fast_vf lo[3], hi[3];
+  for (int c = 0; c < 3; ++c) {
+    lo[c] = fast_splat(INFINITY);
+    hi[c] = fast_splat(-INFINITY);
+  }
+  for (int o = 0; o < side * side; ++o) {
+    const int dx = o % side - R, dy = o / side - R;
+    const size_t iq = (size_t)((ptrdiff_t)ip + (ptrdiff_t)dy * W + dx);
+    const fast_vf w = fast_load(w0 + (size_t)o * wstride);
+    const fast_vi seen = w > LULL_REG_RANGE_WEIGHT;
+    for (int c = 0; c < 3; ++c) {
+      const fast_vf y = fast_load(p->y[c] + iq);
+      lo[c] = fast_select(seen & (y < lo[c]), y, lo[c]);
+      hi[c] = fast_select(seen & (y > hi[c]), y, hi[c]);
+    }
+  }
+  const int range0 = FAST_N * (FAST_N + 1) / 2 + 3 * FAST_N;
+  for (int c = 0; c < 3; ++c) {
+    fast_store(base + (size_t)(range0 + c) * TILE_W, lo[c]);
+    fast_store(base + (size_t)(range0 + 3 + c) * TILE_W, hi[c]);
+  }
+}
+
+/* One row's sums for bandwidth b (base: the row sums of b), at row py,
+ * columns x0 + [0, TILE_W). */
+static LULL_ALWAYS_INLINE void fast_fit_row(const reg_pass* p, const float* all_weights,
+                                            size_t tile, int ty, int x0, int py, int b,
+                                            float* base)
+{
+  const size_t wstride = (size_t)p->nk * tile;
+  for (int strip = 0; strip < TILE_W; strip += FAST_V) {
+    const size_t ip = (size_t)py * (size_t)p->width + (size_t)(x0 + strip);
+    fast_vf fp[FAST_F];
+    for (int j = 0; j < FAST_F; ++j)
+      fp[j] = fast_load(p->f[j] + ip);
+    const float* w0 = all_weights + (size_t)b * tile + (size_t)ty * TILE_W + (size_t)strip;
+    for (int i0 = 0; i0 < FAST_N; i0 += 2)
+      fast_fit_group(p, w0, wstride, ip, fp, i0, base + strip);
+    fast_fit_range(p, w0, wstride, ip, base + strip);
+  }
+}
+
+/* One row's collaborative sums for bandwidth b: sum w into a0, sum w
+ * prediction into ac[c] (tile planes at the row), pixels q at row qy,
+ * columns x0 + [0, TILE_W), fits of band rows from r0. */
+static LULL_ALWAYS_INLINE void fast_gather_row(const reg_pass* p, const float* all_weights,
+                                               size_t tile, int ty, int x0, int qy, int b,
+                                               const float* fits, size_t band, int r0,
+                                               float* a0, float* const ac[3])
+{
+  const int W = p->width, R = p->radius, side = 2 * R + 1, rec = record_floats(p);
+  const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
+  const size_t wstride = (size_t)p->nk * tile;
+  const float* fb = fits + (size_t)b * (size_t)rec * band;
+  for (int strip = 0; strip < TILE_W; strip += FAST_V) {
+    const size_t iq = (size_t)qy * (size_t)W + (size_t)(x0 + strip);
+    fast_vf fq[FAST_F];
+    for (int j = 0; j < FAST_F; ++j)
+      fq[j] = fast_load(p->f[j] + iq);
+    const float* w0 = all_weights + (size_t)b * tile + (size_t)ty * TILE_W + (size_t)strip;
+    fast_vf sw = fast_splat(0.0f), sc[3] = {fast_splat(0.0f), fast_splat(0.0f), fast_splat(0.0f)};
+    for (int o = 0; o < side * side; ++o) {
+      const int dx = o % side - R, dy = o / side - R;
+      const size_t ip = (size_t)((ptrdiff_t)iq + (ptrdiff_t)dy * W + dx);
+      const size_t row = (size_t)(qy + dy - r0) * (size_t)W + (size_t)(x0 + strip + dx);
+      const fast_vf w = fast_load(w0 + (size_t)o * wstride);
+      fast_vf x[FAST_N];
+      x[0] = fast_splat(1.0f);
+      x[1] = fast_splat((float)-dx * inv_r);
+      x[2] = fast_splat((float)-dy * inv_r);
+#pragma GCC unroll 8
+      for (int j = 0; j < FAST_F; ++j)
+        x[3 + j] = fq[j] - fast_load(p->f[j] + ip);
+      sw += w;
+#pragma GCC unroll 3
+      for (int c = 0; c < 3; ++c) {
+        fast_vf pred = fast_splat(0.0f);
+#pragma GCC unroll 10
+        for (int i = 0; i < FAST_N; ++i)
+          pred += fast_load(fb + (size_t)(c * FAST_N + i) * band + row) * x[i];
+        const fast_vf lo = fast_load(fb + (size_t)(3 * FAST_N + c) * band + row);
+        const fast_vf hi = fast_load(fb + (size_t)(3 * FAST_N + 3 + c) * band + row);
+        /* lull_reg_hold */
+        const fast_vi ordered = lo <= hi;
+        const fast_vf held = fast_select(ordered, fast_select(pred > lo, pred, lo), pred);
+        const fast_vf held2 = fast_select(ordered, fast_select(held < hi, held, hi), held);
+        sc[c] += w * held2;
+      }
+    }
+    fast_store(a0 + strip, fast_load(a0 + strip) + sw);
+    for (int c = 0; c < 3; ++c)
+      fast_store(ac[c] + strip, fast_load(ac[c] + strip) + sc[c]);
+  }
+}
+
 LULL_TARGET_CLONES
 static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, float* scratch_block)
 {
@@ -282,8 +486,14 @@ static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, floa
     memcpy(s.all_weights + (size_t)o * (size_t)p->nk * tile, s.weight,
            sizeof(float) * (size_t)p->nk * tile);
   }
+  const int fast = fast_rows(p, x0, tw);
   for (int ty = 0; ty < th; ++ty) {
     const int py = y0 + ty;
+    if (fast && fast_row(p, py)) {
+      for (int b = 0; b < p->nk; ++b)
+        fast_fit_row(p, s.all_weights, tile, ty, x0, py, b, s.sums + (size_t)b * (size_t)per * TILE_W);
+      goto solve;
+    }
     for (int b = 0; b < p->nk; ++b) {
       float* base = s.sums + (size_t)b * (size_t)per * TILE_W;
       memset(base, 0, sizeof(float) * (size_t)range0 * TILE_W);
@@ -340,6 +550,7 @@ static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, floa
         }
       }
     }
+  solve:
     for (int tx = 0; tx < tw; ++tx) {
       const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)(x0 + tx);
       for (int b = 0; b < p->nk; ++b) {
@@ -376,67 +587,82 @@ static void gather_tile(const reg_pass* p, int t, int y0, int y1, const float* f
                         float* scratch_block)
 {
   const int W = p->width, H = p->height, R = p->radius, n = columns(p), rec = record_floats(p);
-  const int tiles_x = (W + TILE_W - 1) / TILE_W;
+  const int tiles_x = (W + TILE_W - 1) / TILE_W, side = 2 * R + 1;
   const size_t band = (size_t)band_rows * (size_t)W;
-  {
-    reg_scratch s;
-    scratch_carve(p, scratch_block, &s);
-    const int x0 = (t % tiles_x) * TILE_W, ty0 = y0 + (t / tiles_x) * TILE_H;
-    const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, y1 - ty0);
-    const size_t tile = (size_t)tw * (size_t)th;
-    const int acc_per = 1 + p->nc;
-    float* acc = s.sums; /* per bandwidth: sum w, sum w prediction (nc), each a plane of the tile */
-    memset(acc, 0, sizeof(float) * (size_t)p->nk * (size_t)acc_per * tile);
-    for (int dy = -R; dy <= R; ++dy)
-      for (int dx = -R; dx <= R; ++dx) {
-        tile_weights(p, x0, ty0, tw, th, dx, dy, &s);
-        const int tx0 = LULL_MAX(0, -dx - x0), tx1 = LULL_MIN(tw, W - dx - x0);
-        for (int ty = 0; ty < th && tx0 < tx1; ++ty) {
-          const int qy = ty0 + ty, py = qy + dy; /* the pixel, the centre of a fit */
-          if (py < 0 || py >= H)
-            continue;
-          tile_row_design(p, x0, qy, dx, dy, tx0, tx1, 1, 0, &s);
-          const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)(x0 + dx);
-          for (int b = 0; b < p->nk; ++b) {
-            const float* LULL_RESTRICT w = s.weight + (size_t)b * tile + (size_t)ty * (size_t)tw;
-            float* base = acc + (size_t)b * (size_t)acc_per * tile + (size_t)ty * (size_t)tw;
-            const float* fb = fits + (size_t)b * (size_t)rec * band + row;
-            float* LULL_RESTRICT a0 = base;
+  reg_scratch s;
+  scratch_carve(p, scratch_block, &s);
+  const int x0 = (t % tiles_x) * TILE_W, ty0 = y0 + (t / tiles_x) * TILE_H;
+  const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, y1 - ty0);
+  const size_t tile = (size_t)tw * (size_t)th;
+  const int acc_per = 1 + p->nc;
+  /* the weight of centre p = q + d for q is the one computed at q for the
+   * offset d (symmetric pair terms): every offset's weights of the tile */
+  for (int o = 0; o < side * side; ++o) {
+    tile_weights(p, x0, ty0, tw, th, o % side - R, o / side - R, &s);
+    memcpy(s.all_weights + (size_t)o * (size_t)p->nk * tile, s.weight,
+           sizeof(float) * (size_t)p->nk * tile);
+  }
+  float* acc = s.sums; /* per bandwidth: sum w, sum w prediction (nc), each a plane of the tile */
+  memset(acc, 0, sizeof(float) * (size_t)p->nk * (size_t)acc_per * tile);
+  const int fast = fast_rows(p, x0, tw);
+  for (int ty = 0; ty < th; ++ty) {
+    const int qy = ty0 + ty; /* the pixels' row */
+    if (fast && fast_row(p, qy)) {
+      for (int b = 0; b < p->nk; ++b) {
+        float* base = acc + (size_t)b * (size_t)acc_per * tile + (size_t)ty * (size_t)tw;
+        float* const ac[3] = {base + tile, base + 2 * tile, base + 3 * tile};
+        fast_gather_row(p, s.all_weights, tile, ty, x0, qy, b, fits, band, r0, base, ac);
+      }
+      continue;
+    }
+    for (int o = 0; o < side * side; ++o) {
+      const int dx = o % side - R, dy = o / side - R;
+      const int py = qy + dy; /* the centres' row */
+      const int tx0 = LULL_MAX(0, -dx - x0), tx1 = LULL_MIN(tw, W - dx - x0);
+      if (tx0 >= tx1 || py < 0 || py >= H)
+        continue;
+      tile_row_design(p, x0, qy, dx, dy, tx0, tx1, 1, 0, &s);
+      const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)(x0 + dx);
+      for (int b = 0; b < p->nk; ++b) {
+        const float* LULL_RESTRICT w =
+            s.all_weights + ((size_t)o * (size_t)p->nk + (size_t)b) * tile + (size_t)ty * (size_t)tw;
+        float* base = acc + (size_t)b * (size_t)acc_per * tile + (size_t)ty * (size_t)tw;
+        const float* fb = fits + (size_t)b * (size_t)rec * band + row;
+        float* LULL_RESTRICT a0 = base;
+#pragma omp simd
+        for (int tx = tx0; tx < tx1; ++tx)
+          a0[tx] += w[tx];
+        for (int c = 0; c < p->nc; ++c) {
+          float* LULL_RESTRICT ac = base + (size_t)(1 + c) * tile;
+          const float* LULL_RESTRICT lo = fb + (size_t)(n * p->nc + c) * band;
+          const float* LULL_RESTRICT hi = fb + (size_t)(n * p->nc + p->nc + c) * band;
+          float* LULL_RESTRICT pred = s.y; /* a row of predictions */
+          for (int tx = tx0; tx < tx1; ++tx)
+            pred[tx] = 0.0f;
+          for (int i = 0; i < n; ++i) {
+            const float* LULL_RESTRICT beta = fb + (size_t)(c * n + i) * band;
+            const float* LULL_RESTRICT xi = s.x + (size_t)i * TILE_W;
 #pragma omp simd
             for (int tx = tx0; tx < tx1; ++tx)
-              a0[tx] += w[tx];
-            for (int c = 0; c < p->nc; ++c) {
-              float* LULL_RESTRICT ac = base + (size_t)(1 + c) * tile;
-              const float* LULL_RESTRICT lo = fb + (size_t)(n * p->nc + c) * band;
-              const float* LULL_RESTRICT hi = fb + (size_t)(n * p->nc + p->nc + c) * band;
-              float* LULL_RESTRICT pred = s.y; /* a row of predictions */
-              for (int tx = tx0; tx < tx1; ++tx)
-                pred[tx] = 0.0f;
-              for (int i = 0; i < n; ++i) {
-                const float* LULL_RESTRICT beta = fb + (size_t)(c * n + i) * band;
-                const float* LULL_RESTRICT xi = s.x + (size_t)i * TILE_W;
-#pragma omp simd
-                for (int tx = tx0; tx < tx1; ++tx)
-                  pred[tx] += beta[tx] * xi[tx];
-              }
-#pragma omp simd
-              for (int tx = tx0; tx < tx1; ++tx)
-                ac[tx] += w[tx] * lull_reg_hold(pred[tx], lo[tx], hi[tx]);
-            }
+              pred[tx] += beta[tx] * xi[tx];
           }
+#pragma omp simd
+          for (int tx = tx0; tx < tx1; ++tx)
+            ac[tx] += w[tx] * lull_reg_hold(pred[tx], lo[tx], hi[tx]);
         }
       }
-    for (int ty = 0; ty < th; ++ty)
-      for (int tx = 0; tx < tw; ++tx) {
-        const size_t k = (size_t)ty * (size_t)tw + (size_t)tx;
-        const size_t j = (size_t)(ty0 + ty) * (size_t)W + (size_t)(x0 + tx);
-        for (int b = 0; b < p->nk; ++b) {
-          const float* base = acc + (size_t)b * (size_t)acc_per * tile;
-          for (int c = 0; c < p->nc; ++c)
-            out[b][c][j] = base[(size_t)(1 + c) * tile + k] / base[k]; /* >= 1: its own fit */
-        }
-      }
+    }
   }
+  for (int ty = 0; ty < th; ++ty)
+    for (int tx = 0; tx < tw; ++tx) {
+      const size_t k = (size_t)ty * (size_t)tw + (size_t)tx;
+      const size_t j = (size_t)(ty0 + ty) * (size_t)W + (size_t)(x0 + tx);
+      for (int b = 0; b < p->nk; ++b) {
+        const float* base = acc + (size_t)b * (size_t)acc_per * tile;
+        for (int c = 0; c < p->nc; ++c)
+          out[b][c][j] = base[(size_t)(1 + c) * tile + k] / base[k]; /* >= 1: its own fit */
+      }
+    }
 }
 
 static void gather_rows(const reg_pass* p, int y0, int y1, const float* fits, int r0, int band_rows,
@@ -739,6 +965,9 @@ lull_status lull_regression_validate(const lull_regression_params* params,
     if (all[k]->width != ref->width || all[k]->height != ref->height)
       return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "image size mismatch (%s)", names[k]);
   }
+  if (halves && lull_format_channels(images->color_a.format) != lull_format_channels(images->color_b.format))
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "colorA and colorB must have the same number of channels");
   const lull_image* color = halves ? &images->color_a : &images->color;
   if (lull_format_channels(images->output.format) != lull_format_channels(color->format))
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
@@ -773,6 +1002,19 @@ typedef struct feature_set
 {
   const lull_image *albedo, *normal, *depth, *position;
 } feature_set;
+
+/* The features of half b (0: A, 1: B): each guide's half, or the guide
+ * given once, which then serves both halves. */
+static feature_set half_features(const lull_regression_images* im, int b)
+{
+  feature_set s;
+  s.albedo = has(b ? &im->albedo_b : &im->albedo_a) ? (b ? &im->albedo_b : &im->albedo_a) : &im->albedo;
+  s.normal = has(b ? &im->normal_b : &im->normal_a) ? (b ? &im->normal_b : &im->normal_a) : &im->normal;
+  s.depth = has(b ? &im->depth_b : &im->depth_a) ? (b ? &im->depth_b : &im->depth_a) : &im->depth;
+  s.position = has(b ? &im->position_b : &im->position_a) ? (b ? &im->position_b : &im->position_a)
+                                                          : &im->position;
+  return s;
+}
 
 static int feature_channels(const feature_set* s)
 {
@@ -900,8 +1142,8 @@ static void load_features(const feature_set* s, const feature_scales* sc, float*
 
 /* Colour of an image into 3 planes (and its 4th channel into alpha, when
  * not NULL), scaled, linearised, repaired. */
-static void load_color(const lull_image* image, float scale, int srgb, float* const planes[3],
-                       float* alpha, int threads)
+static void load_color(const lull_image* image, float scale, int srgb, int nonnegative,
+                       float* const planes[3], float* alpha, int threads)
 {
   const int w = image->width, h = image->height, nc = lull_format_channels(image->format);
   const size_t n = (size_t)w * (size_t)h;
@@ -916,6 +1158,8 @@ static void load_color(const lull_image* image, float scale, int srgb, float* co
   for (int c = 0; c < 3; ++c)
     for (size_t i = 0; i < n; ++i) {
       float v = pl[c][i];
+      if (nonnegative && v < 0.0f)
+        v = 0.0f;
       if (srgb)
         v = lull_srgb_to_linear(LULL_MIN(LULL_MAX(v, 0.0f), 1.0f));
       pl[c][i] = v * scale;
@@ -992,10 +1236,8 @@ size_t lull_regression_cpu_memory(const lull_regression_params* params,
                                   int num_threads)
 {
   reg_run r = {params, width, height, lull_thread_count(num_threads), 1.0f};
-  const feature_set fs = {&images->albedo, &images->normal, &images->depth, &images->position};
-  const feature_set fa = {&images->albedo_a, &images->normal_a, &images->depth_a,
-                          &images->position_a};
-  const int nf = LULL_MAX(feature_channels(&fs), feature_channels(&fa));
+  const feature_set fa = half_features(images, 0);
+  const int nf = feature_channels(&fa);
   const size_t n = (size_t)width * (size_t)height;
   size_t floats = planes_of(images) * n + pass_work_floats(&r, nf);
   if (!lull_regression_has_halves(images))
@@ -1051,6 +1293,8 @@ static lull_status run_halves(const reg_run* r, float* const* P, int nf, int fea
       }
       lull_box_mean(W, H, P[P_TMP], P[P_TMP + 1], P[P_TMP + 2], 1, 0, W, 0, H, threads);
       fp.gv[0] = P[P_TMP + 1];
+      if (memcmp(fa, fb, n * sizeof(float)) == 0)
+        continue; /* a guide given once: nothing to cross-filter */
       const float* in_a[1] = {fa};
       const float* in_b[1] = {fb};
       float* out_a[1] = {P[P_OUT]};
@@ -1346,28 +1590,29 @@ static lull_status run_region(const lull_regression_params* params,
   const int color_channels = lull_format_channels(color->format);
   {
     float* a[3] = {P[P_A], P[P_A + 1], P[P_A + 2]};
-    load_color(color, scale, params->srgb, a, color_channels == 4 ? P[P_ALPHA] : NULL, threads);
+    load_color(color, scale, params->srgb, params->nonnegative, a, color_channels == 4 ? P[P_ALPHA] : NULL, threads);
     if (halves) {
       float* b[3] = {P[P_B], P[P_B + 1], P[P_B + 2]};
-      load_color(&im->color_b, scale, params->srgb, b, NULL, threads);
+      load_color(&im->color_b, scale, params->srgb, params->nonnegative, b,
+                 color_channels == 4 ? P[P_TMP] : NULL, threads);
+      /* the fourth channel: the mean of the halves' */
+      if (color_channels == 4)
+        for (size_t i = 0; i < n; ++i)
+          P[P_ALPHA][i] = 0.5f * (P[P_ALPHA][i] + P[P_TMP][i]);
     }
   }
-  const feature_set fs = {&im->albedo, &im->normal, &im->depth, &im->position};
-  const feature_set fa = {&im->albedo_a, &im->normal_a, &im->depth_a, &im->position_a};
-  const feature_set fb = {&im->albedo_b, &im->normal_b, &im->depth_b, &im->position_b};
-  const int feature_halves = feature_channels(&fa) > 0;
-  int nf = 0;
-  if (feature_halves) {
-    nf = feature_channels(&fa);
-    load_features(&fa, scales, &P[P_FA], W, H, threads);
+  /* features: each half's own where they come in halves, the guides given
+   * once for both */
+  const feature_set fa = half_features(im, 0), fb = half_features(im, 1);
+  const int nf = feature_channels(&fa);
+  load_features(&fa, scales, &P[P_FA], W, H, threads);
+  const int feature_halves = halves && (has(&im->albedo_a) || has(&im->normal_a) ||
+                                        has(&im->depth_a) || has(&im->position_a));
+  if (feature_halves)
     load_features(&fb, scales, &P[P_FB], W, H, threads);
-  } else {
-    nf = feature_channels(&fs);
-    load_features(&fs, scales, &P[P_FA], W, H, threads);
-    if (halves)
-      for (int k = 0; k < nf; ++k)
-        P[P_FB + k] = P[P_FA + k];
-  }
+  else if (halves)
+    for (int k = 0; k < nf; ++k)
+      P[P_FB + k] = P[P_FA + k];
   lull_status status =
       halves ? run_halves(&r, P, nf, feature_halves, work, span, err)
              : run_one(&r, im, P, nf, work, work + pass_work_floats(&r, nf), span, err);
@@ -1406,12 +1651,7 @@ lull_status lull_regression_cpu(const lull_regression_params* params,
   if (status != LULL_OK)
     return status;
   /* the feature scales of the whole image, so tiles agree */
-  const int halves_f = has(&images->albedo_a) || has(&images->normal_a) || has(&images->depth_a) ||
-                       has(&images->position_a);
-  const feature_set fs = halves_f ? (feature_set){&images->albedo_a, &images->normal_a,
-                                                  &images->depth_a, &images->position_a}
-                                  : (feature_set){&images->albedo, &images->normal,
-                                                  &images->depth, &images->position};
+  const feature_set fs = half_features(images, 0);
   feature_scales scales;
   {
     float* tmp = malloc(sizeof(float) * 3 * (size_t)W * (size_t)H);
@@ -1421,14 +1661,17 @@ lull_status lull_regression_cpu(const lull_regression_params* params,
     free(tmp);
   }
   /* tiles: the largest square interior whose region fits the cap, at
-   * least the margin (below that the cap is exceeded) */
+   * least four margins (below that the cap is exceeded: a region of a
+   * smaller tile is mostly margin, filtered again for each tile; at four
+   * margins a tile's region is at most 2.25 times its interior) */
   const int margin = lull_regression_reach(params, images);
+  const int smallest = 4 * margin;
   int tile = LULL_MAX(W, H);
   if (params->memory_cap)
-    while (tile > margin &&
+    while (tile > smallest &&
            lull_regression_cpu_memory(params, images, LULL_MIN(W, tile + 2 * margin),
                                       LULL_MIN(H, tile + 2 * margin), threads) > params->memory_cap)
-      tile = LULL_MAX(margin, tile * 3 / 4);
+      tile = LULL_MAX(smallest, tile * 3 / 4);
   const int tiles_x = (W + tile - 1) / tile, tiles_y = (H + tile - 1) / tile;
   const int rw = LULL_MIN(W, tile + 2 * margin), rh = LULL_MIN(H, tile + 2 * margin);
   const size_t bytes = lull_regression_cpu_memory(params, images, rw, rh, threads);

@@ -22,6 +22,7 @@
 #include "../core/atrous.h"
 #include "../core/atrous_tiled.h"
 #include "../core/gaussian.h"
+#include "../core/regression.h"
 
 #define BOOL_PARAM(name, def, doc) {name, LULL_PARAM_BOOL, def, 0, 1, 0, 1, doc, NULL}
 #define INT_PARAM(name, def, lo, hi, doc) {name, LULL_PARAM_INT, def, lo, hi, 0, 1, doc, NULL}
@@ -283,10 +284,12 @@ static int gaussian_tile_overlap(const lull_filter_config* config)
 /* RT accepts OIDN's images plus lull's optional guides. */
 enum
 {
-  R_COLOR, R_OUTPUT, R_ALBEDO, R_NORMAL, R_DEPTH, R_POSITION, R_VARIANCE, R_MOTION, R_IMAGES
+  R_COLOR, R_OUTPUT, R_ALBEDO, R_NORMAL, R_DEPTH, R_POSITION, R_VARIANCE, R_MOTION, R_COLOR_A,
+  R_COLOR_B, R_IMAGES
 };
-static const char* const rt_images[] = {"color", "output", "albedo", "normal", "depth",
-                                        "position", "variance", "motion", NULL};
+static const char* const rt_images[] = {"color",    "output", "albedo", "normal", "depth",
+                                        "position", "variance", "motion", "colorA", "colorB",
+                                        NULL};
 enum
 {
   RP_HDR, RP_SRGB, RP_INPUT_SCALE, RP_CLEAN_AUX, RP_QUALITY, RP_MAX_MEMORY, RP_TEMPORAL,
@@ -398,9 +401,54 @@ static lull_atrous_images rtlightmap_views(const lull_filter_config* config)
   return images;
 }
 
+/* Whether RT runs the Regression filter: quality HIGH (OIDN's default) with
+ * colour, outside temporal mode (whose accumulation feeds the a-trous
+ * filter); BALANCED and FAST, the prefiltering of an auxiliary image and
+ * temporal mode run the a-trous filter. */
+static int rt_regression(const lull_filter_config* config)
+{
+  const double* v = config->values;
+  const int color = config->images[R_COLOR].data || config->images[R_COLOR_A].data ||
+                    config->images[R_COLOR_B].data;
+  return color && (int)v[RP_QUALITY] == OIDN_QUALITY_HIGH && v[RP_TEMPORAL] == 0;
+}
+
+/* The Regression filter's view of RT's images and parameters: its
+ * defaults, RT's colour, halves, guides, hdr, srgb, inputScale and
+ * maxMemoryMB, negative colour read as 0 as RT sanitises it. */
+static lull_regression_images rt_regression_views(const lull_filter_config* config)
+{
+  const lull_image* im = config->images;
+  lull_regression_images r;
+  memset(&r, 0, sizeof r);
+  r.color = im[R_COLOR];
+  r.color_a = im[R_COLOR_A];
+  r.color_b = im[R_COLOR_B];
+  r.albedo = im[R_ALBEDO];
+  r.normal = im[R_NORMAL];
+  r.depth = im[R_DEPTH];
+  r.position = im[R_POSITION];
+  r.variance = im[R_VARIANCE];
+  r.output = im[R_OUTPUT];
+  return r;
+}
+
+static lull_regression_params rt_regression_params(const lull_filter_config* config)
+{
+  const double* v = config->values;
+  lull_regression_params p = lull_regression_default_params();
+  p.hdr = v[RP_HDR] != 0;
+  p.srgb = v[RP_SRGB] != 0;
+  p.input_scale = (float)v[RP_INPUT_SCALE];
+  p.nonnegative = 1;
+  p.memory_cap = memory_cap(v[RP_MAX_MEMORY]);
+  return p;
+}
+
 static lull_status rt_check(const lull_filter_config* config, lull_error* err)
 {
-  const int color = config->images[R_COLOR].data != NULL;
+  const int color = config->images[R_COLOR].data != NULL || config->images[R_COLOR_A].data ||
+                    config->images[R_COLOR_B].data;
   const int albedo = config->images[R_ALBEDO].data != NULL;
   const int normal = config->images[R_NORMAL].data != NULL;
   const double* v = config->values;
@@ -427,6 +475,14 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   status = check_sizes(config, R_IMAGES, err);
   if (status != LULL_OK)
     return status;
+  if (rt_regression(config)) {
+    const lull_regression_images images = rt_regression_views(config);
+    const lull_regression_params params = rt_regression_params(config);
+    return lull_regression_validate(&params, &images, err);
+  }
+  if (!config->images[R_COLOR].data && color)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "the halves colorA, colorB need quality HIGH (outside temporal mode)");
   const lull_atrous_images images = rt_views(config);
   const lull_atrous_params params = rt_atrous_params(config);
   status = lull_atrous_validate(&params, &images, err);
@@ -453,6 +509,14 @@ static lull_status rtlightmap_check(const lull_filter_config* config, lull_error
 static lull_status rt_execute(lull_backend* backend, const lull_filter_config* config,
                               const lull_progress* progress, int async, lull_error* err)
 {
+  if (rt_regression(config)) {
+    if (!backend->ops->regression)
+      return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
+                       "RT's quality HIGH (the Regression filter) is not supported on this device");
+    const lull_regression_images images = rt_regression_views(config);
+    const lull_regression_params params = rt_regression_params(config);
+    return backend->ops->regression(backend, &params, &images, progress, async, err);
+  }
   const lull_atrous_images images = rt_views(config);
   lull_atrous_params params = rt_atrous_params(config);
   if (!config->images[R_COLOR].data) {
@@ -487,6 +551,11 @@ static lull_status rtlightmap_execute(lull_backend* backend, const lull_filter_c
 
 static int rt_tile_overlap(const lull_filter_config* config)
 {
+  if (rt_regression(config)) {
+    const lull_regression_images images = rt_regression_views(config);
+    const lull_regression_params params = rt_regression_params(config);
+    return (lull_regression_reach(&params, &images) + 15) / 16 * 16;
+  }
   const lull_atrous_images images = rt_views(config);
   const lull_atrous_params params = rt_atrous_params(config);
   return atrous_overlap(&params, &images);

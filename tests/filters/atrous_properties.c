@@ -206,7 +206,8 @@ static void test_constant_stays_constant(void)
 /* A constant image at +-FLT_MAX through every filter that takes a colour
  * alone: the weighted means round one ulp beyond the float range, which
  * came out as +-inf in most pixels before lull_hold_in_range (RT with hdr,
- * RTLightmap, ATrous: 2448 of 6030 values; Gaussian 2670). */
+ * RTLightmap, ATrous: 2448 of 6030 values; Gaussian 2670).  RT's default
+ * quality HIGH runs Regression, so this covers it too. */
 static void test_constant_at_float_max(void)
 {
   float* color = image_new(3);
@@ -225,9 +226,14 @@ static void test_constant_at_float_max(void)
       oidnCommitFilter(f);
       oidnExecuteFilter(f);
       check_no_error(types[t]);
+      /* RT and RTLightmap read negative colour as 0, as OIDN sanitizes
+       * its input: -FLT_MAX comes out as 0 there */
+      const int clamps = sign < 0 && strncmp(types[t], "RT", 2) == 0;
       double worst = 0.0;
       for (size_t i = 0; i < (size_t)W * H * 3; ++i)
-        worst = fmax(worst, isfinite(output[i]) ? fabs((double)output[i] / value - 1.0) : INFINITY);
+        worst = fmax(worst, !isfinite(output[i]) ? INFINITY
+                            : clamps            ? fabs((double)output[i])
+                                                : fabs((double)output[i] / value - 1.0));
       if (!(worst < 1e-6))
         fprintf(stderr, "%s at %g: largest relative change %g\n", types[t], (double)value, worst);
       CHECK(worst < 1e-6);

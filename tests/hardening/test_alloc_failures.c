@@ -376,6 +376,18 @@ static const filter_spec specs[] = {
     {"Poisson", 16, 12,
      {"colorA", "colorB", "gradientXA", "gradientXB", "gradientYA", "gradientYB",
       "outputVariance", NULL}, "preconditioner", 2, 0, 0, 0},
+    /* temporal mode: the history's planes and the reprojection (two frames) */
+    {"ATrous", 16, 12, {"color", "normal", "depth", "motion", NULL}, "temporal", 1, 0, 0, 0},
+    {"RT", 16, 12, {"color", "albedo", "normal", "motion", NULL}, "temporal", 1, 0, 1, 0},
+    /* Regression: one buffer (tiled), and the two halves */
+    {"Regression", 40, 24, {"color", "albedo", "normal", NULL}, NULL, 0, 0, 0, 0},
+    /* tiled: the workload shrinks the window, which keeps the margin (and
+     * the smallest tile, four margins) short */
+    {"Regression", 12, 140, {"colorA", "colorB", "normal", NULL}, "maxMemoryMB", 0, 0, 0, 0},
+    {"Regression", 12, 140, {"colorA", "colorB", "outputVariance", NULL}, "maxMemoryMB", 0, 0, 0,
+     0},
+    {"Regression", 16, 12, {"colorA", "colorB", "albedo", "normal", "depth", NULL}, NULL, 0, 1, 0,
+     0},
     {"GradientDomain", 16, 12,
      {"colorA", "colorB", "gradientXA", "gradientXB", "gradientYA", "gradientYB", "albedo",
       "normal", "depth", NULL}, NULL, 0, 0, 1, 0},
@@ -383,6 +395,8 @@ static const filter_spec specs[] = {
 
 static OIDNFormat format_of(const char* name)
 {
+  if (strcmp(name, "motion") == 0)
+    return OIDN_FORMAT_FLOAT2;
   return strcmp(name, "depth") == 0 || strcmp(name, "variance") == 0 ? OIDN_FORMAT_FLOAT
                                                                       : OIDN_FORMAT_FLOAT3;
 }
@@ -446,6 +460,11 @@ static run_state workload(float* pixels, float* outputs)
          oidnSetSharedFilterImage(filter, "output", out, OIDN_FORMAT_FLOAT3, w, h, 0, 0, 0));
     if (s->int_param)
       STEP(OIDN_ERROR_NONE, oidnSetFilterInt(filter, s->int_param, s->int_value));
+    if (strcmp(s->type, "Regression") == 0 && s->int_param) {
+      static const char* const small_window[] = {"radius", "patchRadius", "secondPassRadius"};
+      for (int m = 0; m < 3; ++m)
+        STEP(OIDN_ERROR_NONE, oidnSetFilterInt(filter, small_window[m], m == 0));
+    }
     STEP(OIDN_ERROR_NONE, oidnCommitFilter(filter));
     if (s->async) {
       /* an asynchronous run's error surfaces at the next synchronisation */
@@ -453,6 +472,9 @@ static run_state workload(float* pixels, float* outputs)
     } else {
       STEP(OIDN_ERROR_NONE, oidnExecuteFilter(filter));
     }
+    /* a second frame: temporal mode reprojects the history it kept */
+    if (s->int_param && strcmp(s->int_param, "temporal") == 0)
+      STEP(OIDN_ERROR_NONE, oidnExecuteFilter(filter));
     oidnReleaseFilter(filter);
     filter = NULL;
   }
