@@ -86,6 +86,11 @@ size_t lull_regression_cpu_memory(const lull_regression_params* params,
                                   const lull_regression_images* images, int width, int height,
                                   int num_threads);
 
+/* Views of the region [x0, x0 + w) x [y0, y0 + h) of every image (absent
+ * ones stay absent): a tile of a tiled run. */
+lull_regression_images lull_regression_crop(const lull_regression_images* images, int x0, int y0,
+                                            int w, int h);
+
 /* Runs the filter on the CPU with OpenMP, in tiles when params->memory_cap
  * asks for it.  Input and output may alias. */
 lull_status lull_regression_cpu(const lull_regression_params* params,
