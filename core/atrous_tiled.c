@@ -107,29 +107,17 @@ static size_t mul_saturating(size_t a, size_t b)
   return a != 0 && b > SIZE_MAX / a ? SIZE_MAX : a * b;
 }
 
-/* A view of the part [x0, x0 + w) x [y0, y0 + h) of an image (none stays none). */
-static lull_image sub_image(const lull_image* image, int x0, int y0, int w, int h)
-{
-  lull_image sub = *image;
-  if (!image->data)
-    return sub;
-  sub.data = image->data + (size_t)y0 * image->row_stride + (size_t)x0 * image->pixel_stride;
-  sub.width = w;
-  sub.height = h;
-  return sub;
-}
-
 /* The views of all images over the window [x0, x0 + w) x [y0, y0 + h). */
 static lull_atrous_images window_of(const lull_atrous_images* images, int x0, int y0, int w, int h)
 {
   lull_atrous_images window;
-  window.color = sub_image(&images->color, x0, y0, w, h);
-  window.albedo = sub_image(&images->albedo, x0, y0, w, h);
-  window.normal = sub_image(&images->normal, x0, y0, w, h);
-  window.depth = sub_image(&images->depth, x0, y0, w, h);
-  window.position = sub_image(&images->position, x0, y0, w, h);
-  window.variance = sub_image(&images->variance, x0, y0, w, h);
-  window.output = sub_image(&images->output, x0, y0, w, h);
+  window.color = lull_image_region(&images->color, x0, y0, w, h);
+  window.albedo = lull_image_region(&images->albedo, x0, y0, w, h);
+  window.normal = lull_image_region(&images->normal, x0, y0, w, h);
+  window.depth = lull_image_region(&images->depth, x0, y0, w, h);
+  window.position = lull_image_region(&images->position, x0, y0, w, h);
+  window.variance = lull_image_region(&images->variance, x0, y0, w, h);
+  window.output = lull_image_region(&images->output, x0, y0, w, h);
   return window;
 }
 
@@ -278,8 +266,8 @@ static lull_status hold_rows(const lull_atrous_tiler* tiler, const lull_image* h
   lull_status status = LULL_OK;
   for (int y = y0; y < y1 && status == LULL_OK;) {
     const int n = LULL_MIN(y1 - y, ring - y % ring);
-    const lull_image to = sub_image(held, x0, y % ring, x1 - x0, n);
-    const lull_image from = sub_image(src, 0, y - src_y, x1 - x0, n);
+    const lull_image to = lull_image_region(held, x0, y % ring, x1 - x0, n);
+    const lull_image from = lull_image_region(src, 0, y - src_y, x1 - x0, n);
     status = tiler->copy(tiler->ctx, &to, &from, err);
     y += n;
   }
@@ -293,8 +281,8 @@ static lull_status flush_rows(const lull_atrous_tiler* tiler, const lull_image* 
   lull_status status = LULL_OK;
   for (int y = y0; y < y1 && status == LULL_OK;) {
     const int n = LULL_MIN(y1 - y, ring - y % ring);
-    const lull_image to = sub_image(output, 0, y, output->width, n);
-    const lull_image from = sub_image(held, 0, y % ring, output->width, n);
+    const lull_image to = lull_image_region(output, 0, y, output->width, n);
+    const lull_image from = lull_image_region(held, 0, y % ring, output->width, n);
     status = tiler->copy(tiler->ctx, &to, &from, err);
     y += n;
   }
@@ -393,11 +381,11 @@ lull_status lull_atrous_run_tiles(const lull_atrous_params* params,
       if (status != LULL_OK)
         break;
       /* the interior, to the output or held back */
-      const lull_image interior = sub_image(&tile_out, x0 - ex0, y0 - ey0, x1 - x0, y1 - y0);
+      const lull_image interior = lull_image_region(&tile_out, x0 - ex0, y0 - ey0, x1 - x0, y1 - y0);
       if (ring) {
         status = hold_rows(tiler, &held, ring, &interior, y0, x0, x1, y0, y1, err);
       } else {
-        const lull_image to = sub_image(&images->output, x0, y0, x1 - x0, y1 - y0);
+        const lull_image to = lull_image_region(&images->output, x0, y0, x1 - x0, y1 - y0);
         status = tiler->copy(tiler->ctx, &to, &interior, err);
       }
     }

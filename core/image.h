@@ -62,6 +62,19 @@ LULL_HD int lull_image_valid(const lull_image* image)
   return image->data != NULL && image->width > 0 && image->height > 0;
 }
 
+/* A view of the part [x0, x0 + w) x [y0, y0 + h) of an image (an absent
+ * image stays absent): a tile of a tiled run. */
+LULL_HD lull_image lull_image_region(const lull_image* image, int x0, int y0, int w, int h)
+{
+  lull_image sub = *image;
+  if (!image->data)
+    return sub;
+  sub.data = image->data + (size_t)y0 * image->row_stride + (size_t)x0 * image->pixel_stride;
+  sub.width = w;
+  sub.height = h;
+  return sub;
+}
+
 LULL_HD const unsigned char* lull_image_pixel(const lull_image* image, int x, int y)
 {
   return image->data + (size_t)y * image->row_stride + (size_t)x * image->pixel_stride;

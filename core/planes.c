@@ -4,6 +4,7 @@
 #include "planes.h"
 
 #include "platform.h"
+#include "repair_math.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -205,21 +206,8 @@ void lull_plane_repair(float* plane, int w, int h)
       const size_t i = (size_t)y * (size_t)w + (size_t)x;
       if (!isnan(plane[i]))
         continue;
-      double sum = 0.0;
-      int count = 0;
-      for (int dy = -2; dy <= 2; ++dy)
-        for (int dx = -2; dx <= 2; ++dx) {
-          const int xx = x + dx, yy = y + dy;
-          if (xx < 0 || yy < 0 || xx >= w || yy >= h)
-            continue;
-          const float v = plane[(size_t)yy * (size_t)w + (size_t)xx];
-          if (!isnan(v)) {
-            sum += v;
-            ++count;
-          }
-        }
       where[k] = i;
-      value[k] = count ? (float)(sum / count) : 0.0f;
+      value[k] = lull_repair_value_at(plane, w, h, x, y);
       ++k;
     }
   for (size_t j = 0; j < k; ++j)

@@ -87,6 +87,34 @@ size_t lull_regression_cpu_memory(const lull_regression_params* params,
                                   const lull_regression_images* images, int width, int height,
                                   int num_threads);
 
+/* The features of one half (b = 0: A, 1: B), as both backends read them:
+ * each feature's own half where it comes in halves, else the image given
+ * once, which then guides both halves.  Without halves: the images given
+ * once.  Position is used where depth is absent. */
+typedef struct lull_regression_features
+{
+  const lull_image *albedo, *normal, *depth, *position;
+} lull_regression_features;
+
+lull_regression_features lull_regression_half_features(const lull_regression_images* images,
+                                                       int b);
+
+/* Feature channels of a set: albedo 3, normal 3, then depth 1 or position 3. */
+int lull_regression_feature_channels(const lull_regression_features* set);
+
+/* Whether the run has halves of colour and at least one feature in halves
+ * (then the features are cross-prefiltered, NFOR §5.1). */
+int lull_regression_feature_halves(const lull_regression_images* images);
+
+/* Whether feature channel k (in lull_regression_feature_channels' order)
+ * is one image given once for both halves: nothing to cross-prefilter. */
+int lull_regression_feature_shared(const lull_regression_images* images, int k);
+
+/* Views of the region [x0, x0 + w) x [y0, y0 + h) of every image (absent
+ * ones stay absent): a tile of a tiled run. */
+lull_regression_images lull_regression_crop(const lull_regression_images* images, int x0, int y0,
+                                            int w, int h);
+
 /* Runs the filter on the CPU with OpenMP, in tiles when params->memory_cap
  * asks for it.  Input and output may alias. */
 lull_status lull_regression_cpu(const lull_regression_params* params,

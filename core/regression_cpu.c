@@ -270,15 +270,16 @@ static LULL_ALWAYS_INLINE void tile_weights(const reg_pass* p, int x0, int y0, i
  * lull_reg_accumulate, so the result is the per-pixel formula's. */
 /* -- the vector kernels of the common case ------------------------------------ *
  *
- * Albedo, normal and depth (7 features: 10 columns) and 3 colour channels,
- * away from the image's border: each pixel's sums over the window's offsets
- * in registers, 16 pixels of a row in one vector, the entries in groups of
+ * 3 colour channels and any feature set (F features, F + 3 columns; each
+ * F a specialisation: the kernels are inlined with F a constant), away
+ * from the image's border: each pixel's sums over the window's offsets in
+ * registers, 16 pixels of a row in one vector, the entries in groups of
  * two rows of the Gram matrix (a group's sums, its design rows and its
  * values fit the registers).  Every sum gets the operations of
  * lull_reg_accumulate and lull_reg_predict in their order, so the result
- * is bit for bit the general loops' (which run at the border and for other
- * feature counts). */
-enum { FAST_F = 7, FAST_N = 10, FAST_V = 16 };
+ * is bit for bit the general loops' (which run at the border). */
+enum { FAST_MAX_F = LULL_REG_MAX_FEATURES, FAST_MAX_N = FAST_MAX_F + 3, FAST_V = 16 };
+_Static_assert(LULL_REG_MAX_FEATURES == 9, "the fast kernels' dispatch lists the feature counts");
 typedef float fast_vf __attribute__((vector_size(FAST_V * sizeof(float))));
 typedef int fast_vi __attribute__((vector_size(FAST_V * sizeof(int))));
 
@@ -309,7 +310,11 @@ static LULL_ALWAYS_INLINE fast_vf fast_splat(float x)
  * and every pixel the window reaches inside the image. */
 static int fast_rows(const reg_pass* p, int x0, int tw)
 {
-  return p->nf == FAST_F && p->nc == 3 && tw == TILE_W && TILE_W % FAST_V == 0 &&
+  /* the feature counts a set can have (albedo 3, normal 3, depth 1 or
+   * position 3): the cases of the kernels' dispatch */
+  const int counted = p->nf == 0 || p->nf == 1 || p->nf == 3 || p->nf == 4 || p->nf == 6 ||
+                      p->nf == 7 || p->nf == 9;
+  return counted && p->nc == 3 && tw == TILE_W && TILE_W % FAST_V == 0 &&
          x0 - p->radius >= 0 && x0 + tw + p->radius <= p->width;
 }
 
@@ -318,57 +323,59 @@ static int fast_row(const reg_pass* p, int y)
   return y - p->radius >= 0 && y + p->radius < p->height;
 }
 
-/* Rows i0, i0 + 1 of the Gram matrix and their right-hand sides, for the
- * 16 pixels at ip (row sums base: entry e at base[e * TILE_W]). */
+/* Rows i0, i0 + 1 (i0 alone when it is the last) of the Gram matrix and
+ * their right-hand sides, for the 16 pixels at ip (row sums base: entry e
+ * at base[e * TILE_W]); F features. */
 static LULL_ALWAYS_INLINE void fast_fit_group(const reg_pass* p, const float* w0, size_t wstride,
-                                              size_t ip, const fast_vf fp[FAST_F], int i0,
-                                              float* base)
+                                              size_t ip, const fast_vf fp[FAST_MAX_F], int i0,
+                                              float* base, const int F)
 {
-  const int W = p->width, R = p->radius, side = 2 * R + 1;
+  const int W = p->width, R = p->radius, side = 2 * R + 1, N = F + 3;
+  const int i1 = LULL_MIN(i0 + 2, N);
   const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
-  fast_vf acc[2 * FAST_N + 6];
-  for (int k = 0; k < 2 * FAST_N + 6; ++k)
+  fast_vf acc[2 * FAST_MAX_N + 6];
+  for (int k = 0; k < 2 * N + 6; ++k)
     acc[k] = fast_splat(0.0f);
   for (int o = 0; o < side * side; ++o) {
     const int dx = o % side - R, dy = o / side - R;
     const size_t iq = (size_t)((ptrdiff_t)ip + (ptrdiff_t)dy * W + dx);
     const fast_vf w = fast_load(w0 + (size_t)o * wstride);
-    fast_vf x[FAST_N];
+    fast_vf x[FAST_MAX_N];
     x[0] = fast_splat(1.0f);
     x[1] = fast_splat((float)dx * inv_r);
     x[2] = fast_splat((float)dy * inv_r);
-#pragma GCC unroll 8
-    for (int j = 0; j < FAST_F; ++j)
+#pragma GCC unroll 9
+    for (int j = 0; j < F; ++j)
       x[3 + j] = fast_load(p->f[j] + iq) - fp[j];
     fast_vf y[3];
     for (int c = 0; c < 3; ++c)
       y[c] = fast_load(p->y[c] + iq);
     int k = 0;
 #pragma GCC unroll 2
-    for (int i = i0; i < i0 + 2; ++i) {
+    for (int i = i0; i < i1; ++i) {
       const fast_vf wx = w * x[i];
-#pragma GCC unroll 10
-      for (int j = i; j < FAST_N; ++j)
+#pragma GCC unroll 12
+      for (int j = i; j < N; ++j)
         acc[k++] += wx * x[j];
 #pragma GCC unroll 3
       for (int c = 0; c < 3; ++c)
         acc[k++] += wx * y[c];
     }
   }
-  const int gram = FAST_N * (FAST_N + 1) / 2;
+  const int gram = N * (N + 1) / 2;
   int k = 0;
-  for (int i = i0; i < i0 + 2; ++i) {
-    for (int j = i; j < FAST_N; ++j)
-      fast_store(base + (size_t)lull_reg_packed(i, j, FAST_N) * TILE_W, acc[k++]);
+  for (int i = i0; i < i1; ++i) {
+    for (int j = i; j < N; ++j)
+      fast_store(base + (size_t)lull_reg_packed(i, j, N) * TILE_W, acc[k++]);
     for (int c = 0; c < 3; ++c)
-      fast_store(base + (size_t)(gram + c * FAST_N + i) * TILE_W, acc[k++]);
+      fast_store(base + (size_t)(gram + c * N + i) * TILE_W, acc[k++]);
   }
 }
 
 /* The range [lo, hi] of the values with weight above
  * LULL_REG_RANGE_WEIGHT, for the 16 pixels at ip. */
 static LULL_ALWAYS_INLINE void fast_fit_range(const reg_pass* p, const float* w0, size_t wstride,
-                                              size_t ip, float* base)
+                                              size_t ip, float* base, const int N)
 {
   const int W = p->width, R = p->radius, side = 2 * R + 1;
   fast_vf lo[3], hi[3];
@@ -387,7 +394,7 @@ static LULL_ALWAYS_INLINE void fast_fit_range(const reg_pass* p, const float* w0
       hi[c] = fast_select(seen & (y > hi[c]), y, hi[c]);
     }
   }
-  const int range0 = FAST_N * (FAST_N + 1) / 2 + 3 * FAST_N;
+  const int range0 = N * (N + 1) / 2 + 3 * N;
   for (int c = 0; c < 3; ++c) {
     fast_store(base + (size_t)(range0 + c) * TILE_W, lo[c]);
     fast_store(base + (size_t)(range0 + 3 + c) * TILE_W, hi[c]);
@@ -395,21 +402,21 @@ static LULL_ALWAYS_INLINE void fast_fit_range(const reg_pass* p, const float* w0
 }
 
 /* One row's sums for bandwidth b (base: the row sums of b), at row py,
- * columns x0 + [0, TILE_W). */
+ * columns x0 + [0, TILE_W); F features. */
 static LULL_ALWAYS_INLINE void fast_fit_row(const reg_pass* p, const float* all_weights,
                                             size_t tile, int ty, int x0, int py, int b,
-                                            float* base)
+                                            float* base, const int F)
 {
   const size_t wstride = (size_t)p->nk * tile;
   for (int strip = 0; strip < TILE_W; strip += FAST_V) {
     const size_t ip = (size_t)py * (size_t)p->width + (size_t)(x0 + strip);
-    fast_vf fp[FAST_F];
-    for (int j = 0; j < FAST_F; ++j)
+    fast_vf fp[FAST_MAX_F];
+    for (int j = 0; j < F; ++j)
       fp[j] = fast_load(p->f[j] + ip);
     const float* w0 = all_weights + (size_t)b * tile + (size_t)ty * TILE_W + (size_t)strip;
-    for (int i0 = 0; i0 < FAST_N; i0 += 2)
-      fast_fit_group(p, w0, wstride, ip, fp, i0, base + strip);
-    fast_fit_range(p, w0, wstride, ip, base + strip);
+    for (int i0 = 0; i0 < F + 3; i0 += 2)
+      fast_fit_group(p, w0, wstride, ip, fp, i0, base + strip, F);
+    fast_fit_range(p, w0, wstride, ip, base + strip, F + 3);
   }
 }
 
@@ -419,16 +426,17 @@ static LULL_ALWAYS_INLINE void fast_fit_row(const reg_pass* p, const float* all_
 static LULL_ALWAYS_INLINE void fast_gather_row(const reg_pass* p, const float* all_weights,
                                                size_t tile, int ty, int x0, int qy, int b,
                                                const float* fits, size_t band, int r0,
-                                               float* a0, float* const ac[3])
+                                               float* a0, float* const ac[3], const int F)
 {
+  const int N = F + 3;
   const int W = p->width, R = p->radius, side = 2 * R + 1, rec = record_floats(p);
   const float inv_r = 1.0f / (float)LULL_MAX(R, 1);
   const size_t wstride = (size_t)p->nk * tile;
   const float* fb = fits + (size_t)b * (size_t)rec * band;
   for (int strip = 0; strip < TILE_W; strip += FAST_V) {
     const size_t iq = (size_t)qy * (size_t)W + (size_t)(x0 + strip);
-    fast_vf fq[FAST_F];
-    for (int j = 0; j < FAST_F; ++j)
+    fast_vf fq[FAST_MAX_F];
+    for (int j = 0; j < F; ++j)
       fq[j] = fast_load(p->f[j] + iq);
     const float* w0 = all_weights + (size_t)b * tile + (size_t)ty * TILE_W + (size_t)strip;
     fast_vf sw = fast_splat(0.0f), sc[3] = {fast_splat(0.0f), fast_splat(0.0f), fast_splat(0.0f)};
@@ -437,22 +445,22 @@ static LULL_ALWAYS_INLINE void fast_gather_row(const reg_pass* p, const float* a
       const size_t ip = (size_t)((ptrdiff_t)iq + (ptrdiff_t)dy * W + dx);
       const size_t row = (size_t)(qy + dy - r0) * (size_t)W + (size_t)(x0 + strip + dx);
       const fast_vf w = fast_load(w0 + (size_t)o * wstride);
-      fast_vf x[FAST_N];
+      fast_vf x[FAST_MAX_N];
       x[0] = fast_splat(1.0f);
       x[1] = fast_splat((float)-dx * inv_r);
       x[2] = fast_splat((float)-dy * inv_r);
-#pragma GCC unroll 8
-      for (int j = 0; j < FAST_F; ++j)
+#pragma GCC unroll 9
+      for (int j = 0; j < F; ++j)
         x[3 + j] = fq[j] - fast_load(p->f[j] + ip);
       sw += w;
 #pragma GCC unroll 3
       for (int c = 0; c < 3; ++c) {
         fast_vf pred = fast_splat(0.0f);
-#pragma GCC unroll 10
-        for (int i = 0; i < FAST_N; ++i)
-          pred += fast_load(fb + (size_t)(c * FAST_N + i) * band + row) * x[i];
-        const fast_vf lo = fast_load(fb + (size_t)(3 * FAST_N + c) * band + row);
-        const fast_vf hi = fast_load(fb + (size_t)(3 * FAST_N + 3 + c) * band + row);
+#pragma GCC unroll 12
+        for (int i = 0; i < N; ++i)
+          pred += fast_load(fb + (size_t)(c * N + i) * band + row) * x[i];
+        const fast_vf lo = fast_load(fb + (size_t)(3 * N + c) * band + row);
+        const fast_vf hi = fast_load(fb + (size_t)(3 * N + 3 + c) * band + row);
         /* lull_reg_hold */
         const fast_vi ordered = lo <= hi;
         const fast_vf held = fast_select(ordered, fast_select(pred > lo, pred, lo), pred);
@@ -490,8 +498,19 @@ static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, floa
   for (int ty = 0; ty < th; ++ty) {
     const int py = y0 + ty;
     if (fast && fast_row(p, py)) {
-      for (int b = 0; b < p->nk; ++b)
-        fast_fit_row(p, s.all_weights, tile, ty, x0, py, b, s.sums + (size_t)b * (size_t)per * TILE_W);
+      for (int b = 0; b < p->nk; ++b) {
+        float* base = s.sums + (size_t)b * (size_t)per * TILE_W;
+        /* a constant F per case, for the inlined kernel */
+#define FIT_ROW(F)                                                              \
+  case F:                                                                       \
+    fast_fit_row(p, s.all_weights, tile, ty, x0, py, b, base, F);               \
+    break;
+        switch (p->nf) {
+          FIT_ROW(0) FIT_ROW(1) FIT_ROW(3) FIT_ROW(4) FIT_ROW(6) FIT_ROW(7) FIT_ROW(9)
+          default: break;
+        }
+#undef FIT_ROW
+      }
       goto solve;
     }
     for (int b = 0; b < p->nk; ++b) {
@@ -611,7 +630,16 @@ static void gather_tile(const reg_pass* p, int t, int y0, int y1, const float* f
       for (int b = 0; b < p->nk; ++b) {
         float* base = acc + (size_t)b * (size_t)acc_per * tile + (size_t)ty * (size_t)tw;
         float* const ac[3] = {base + tile, base + 2 * tile, base + 3 * tile};
-        fast_gather_row(p, s.all_weights, tile, ty, x0, qy, b, fits, band, r0, base, ac);
+#define GATHER_ROW(F)                                                           \
+  case F:                                                                       \
+    fast_gather_row(p, s.all_weights, tile, ty, x0, qy, b, fits, band, r0, base, ac, F); \
+    break;
+        switch (p->nf) {
+          GATHER_ROW(0) GATHER_ROW(1) GATHER_ROW(3) GATHER_ROW(4) GATHER_ROW(6) GATHER_ROW(7)
+          GATHER_ROW(9)
+          default: break;
+        }
+#undef GATHER_ROW
       }
       continue;
     }
@@ -786,8 +814,8 @@ static void clamp_fireflies(float* const x[3], const float* const ref[3], int w,
   float* lr = scratch + n;
   float* level = scratch + 2 * n;
   for (size_t i = 0; i < n; ++i) {
-    lx[i] = LULL_MAX(0.0f, (x[0][i] + x[1][i] + x[2][i]) * (1.0f / 3.0f));
-    lr[i] = LULL_MAX(0.0f, (ref[0][i] + ref[1][i] + ref[2][i]) * (1.0f / 3.0f));
+    lx[i] = lull_reg_firefly_luminance(x[0][i], x[1][i], x[2][i]);
+    lr[i] = lull_reg_firefly_luminance(ref[0][i], ref[1][i], ref[2][i]);
   }
   const int same = x == (float* const*)ref || x[0] == ref[0];
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -804,8 +832,7 @@ static void clamp_fireflies(float* const x[3], const float* const ref[3], int w,
           vals[nv++] = lx[j];
           if (!same)
             vals[nv++] = lr[j];
-          const float d = lx[j] - lr[j];
-          vars[nd++] = 0.5f * d * d;
+          vars[nd++] = lull_reg_half_variance(lx[j], lr[j]);
         }
       qsort(vals, (size_t)nv, sizeof(float), compare_float);
       float median_var = 0.0f;
@@ -872,30 +899,9 @@ int lull_regression_has_halves(const lull_regression_images* images)
   return has(&images->color_a) && has(&images->color_b);
 }
 
-/* Fireflies of the halves: 5x5 against both halves, 2 p75 + 12 sigma; of
- * one buffer: 7x7 against itself, 2 p75, isolated (at most 20 candidates
- * in the 15x15 window).  Measured on the test renders (docs/regression.md). */
-enum
-{
-  FIREFLY_RADIUS_HALVES = 2,
-  FIREFLY_RADIUS_ONE = 3,
-  FIREFLY_ISOLATED_ONE = 20,
-  FIREFLY_ISOLATION_RADIUS = 7
-};
-#define FIREFLY_TAU 2.0f
-#define FIREFLY_Z_HALVES 12.0f
-/* prefiltering of feature halves (§5.1; NFOR's F = 3, R = 5, k = 0.5) */
-enum { PREFILTER_RADIUS = 5, PREFILTER_PATCH = 3 };
-#define PREFILTER_K 0.5f
-/* smoothing of the error estimates and the choice (§5.3; NFOR's F = 1,
- * R = 9, k = 1) */
-enum { SELECT_RADIUS = 9, SELECT_PATCH = 1 };
-#define SELECT_K 1.0f
-/* one buffer: the pilot's residual averaged over 5x5 is the noise variance;
- * the guide's variance is a quarter of it (the pilot is far less noisy than
- * the colour, but its noise is not independent of it) */
-enum { ONE_VARIANCE_RADIUS = 2 };
-#define ONE_GUIDE_VARIANCE 0.25f
+/* The run's constants (fireflies, prefilter, selection, the one-buffer
+ * variance) are regression_math.h's LULL_REG_*, which the CUDA schedule
+ * uses too; docs/regression.md says how each was measured. */
 
 static int pilot_reach(const lull_regression_images* images)
 {
@@ -916,11 +922,11 @@ int lull_regression_reach(const lull_regression_params* params,
 {
   const int pass = 2 * (params->radius + params->patch_radius);
   if (!lull_regression_has_halves(images))
-    return FIREFLY_RADIUS_ONE + pilot_reach(images) + ONE_VARIANCE_RADIUS + pass;
+    return LULL_REG_FIREFLY_RADIUS_ONE + pilot_reach(images) + LULL_REG_ONE_VARIANCE_RADIUS + pass;
   const int second =
       params->second_radius > 0 ? 2 * (params->second_radius + params->patch_radius) : 0;
-  return FIREFLY_RADIUS_HALVES + PREFILTER_RADIUS + PREFILTER_PATCH + 1 + pass +
-         2 * (SELECT_RADIUS + SELECT_PATCH) + second;
+  return LULL_REG_FIREFLY_RADIUS_HALVES + LULL_REG_PREFILTER_RADIUS + LULL_REG_PREFILTER_PATCH + 1 + pass +
+         2 * (LULL_REG_SELECT_RADIUS + LULL_REG_SELECT_PATCH) + second;
 }
 
 lull_status lull_regression_validate(const lull_regression_params* params,
@@ -998,28 +1004,11 @@ lull_status lull_regression_validate(const lull_regression_params* params,
 /* -- a run on one region ------------------------------------------------------------ */
 
 /* The feature images of a set (full, A or B). */
-typedef struct feature_set
-{
-  const lull_image *albedo, *normal, *depth, *position;
-} feature_set;
-
-/* The features of half b (0: A, 1: B): each guide's half, or the guide
- * given once, which then serves both halves. */
-static feature_set half_features(const lull_regression_images* im, int b)
-{
-  feature_set s;
-  s.albedo = has(b ? &im->albedo_b : &im->albedo_a) ? (b ? &im->albedo_b : &im->albedo_a) : &im->albedo;
-  s.normal = has(b ? &im->normal_b : &im->normal_a) ? (b ? &im->normal_b : &im->normal_a) : &im->normal;
-  s.depth = has(b ? &im->depth_b : &im->depth_a) ? (b ? &im->depth_b : &im->depth_a) : &im->depth;
-  s.position = has(b ? &im->position_b : &im->position_a) ? (b ? &im->position_b : &im->position_a)
-                                                          : &im->position;
-  return s;
-}
+typedef lull_regression_features feature_set;
 
 static int feature_channels(const feature_set* s)
 {
-  return (has(s->albedo) ? 3 : 0) + (has(s->normal) ? 3 : 0) +
-         (has(s->depth) ? 1 : (has(s->position) ? 3 : 0));
+  return lull_regression_feature_channels(s);
 }
 
 /* Reads up to 3 channels of an image into planes (rgb: albedo and normal
@@ -1131,8 +1120,7 @@ static void load_features(const feature_set* s, const feature_scales* sc, float*
     load_planes(s->position, &f[k], 3, 0, threads);
     for (int c = 0; c < 3; ++c)
       for (size_t i = 0; i < n; ++i) {
-        const float v = (f[k + c][i] - sc->centre[c]) * sc->inv_position;
-        f[k + c][i] = v > 64.0f ? 64.0f : (v < -64.0f ? -64.0f : v);
+        f[k + c][i] = lull_reg_position_feature(f[k + c][i], sc->centre[c], sc->inv_position);
       }
     k += 3;
   }
@@ -1154,16 +1142,12 @@ static void load_color(const lull_image* image, float scale, int srgb, int nonne
     float* rows[4] = {pl[0] + o, pl[1] + o, pl[2] + o, alpha ? alpha + o : NULL};
     lull_image_read_row(image, y, rows, LULL_MIN(nc, alpha ? 4 : 3));
   }
-  /* 1 or 2 channels: the others read 0 and are not written back */
+  /* 1 or 2 channels: the others are 0 (and are not written back) */
+  for (int c = nc; c < 3; ++c)
+    memset(pl[c], 0, n * sizeof(float));
   for (int c = 0; c < 3; ++c)
-    for (size_t i = 0; i < n; ++i) {
-      float v = pl[c][i];
-      if (nonnegative && v < 0.0f)
-        v = 0.0f;
-      if (srgb)
-        v = lull_srgb_to_linear(LULL_MIN(LULL_MAX(v, 0.0f), 1.0f));
-      pl[c][i] = v * scale;
-    }
+    for (size_t i = 0; i < n; ++i)
+      pl[c][i] = lull_reg_color_in(pl[c][i], scale, srgb, nonnegative);
   for (int c = 0; c < 3; ++c)
     repair(pl[c], w, h);
 }
@@ -1200,7 +1184,7 @@ static size_t pass_work_floats(const reg_run* r, int nf)
   p.nk = 2;
   size_t most = pass_band_floats(&p) + scratch_floats(&p) * (size_t)r->threads;
   p.nk = 1;
-  p.radius = LULL_MAX(r->params->second_radius, LULL_MAX((int)PREFILTER_RADIUS, (int)SELECT_RADIUS));
+  p.radius = LULL_MAX(r->params->second_radius, LULL_MAX((int)LULL_REG_PREFILTER_RADIUS, (int)LULL_REG_SELECT_RADIUS));
   const size_t second = pass_band_floats(&p) + scratch_floats(&p) * (size_t)r->threads;
   return LULL_MAX(most, second);
 }
@@ -1236,7 +1220,7 @@ size_t lull_regression_cpu_memory(const lull_regression_params* params,
                                   int num_threads)
 {
   reg_run r = {params, width, height, lull_thread_count(num_threads), 1.0f};
-  const feature_set fa = half_features(images, 0);
+  const feature_set fa = lull_regression_half_features(images, 0);
   const int nf = feature_channels(&fa);
   const size_t n = (size_t)width * (size_t)height;
   size_t floats = planes_of(images) * n + pass_work_floats(&r, nf);
@@ -1248,7 +1232,8 @@ size_t lull_regression_cpu_memory(const lull_regression_params* params,
 /* The two-buffer run (regression.h, steps 1-5) on planes P, features
  * loaded; result in P_OUT, its variance in P_MVAR. */
 static lull_status run_halves(const reg_run* r, float* const* P, int nf, int feature_halves,
-                              float* work, const lull_progress_span* span, lull_error* err)
+                              unsigned shared, float* work, const lull_progress_span* span,
+                              lull_error* err)
 {
   const lull_regression_params* params = r->params;
   const int W = r->width, H = r->height, threads = r->threads;
@@ -1261,40 +1246,38 @@ static lull_status run_halves(const reg_run* r, float* const* P, int nf, int fea
     float* a0[3] = {P[P_OUT], P[P_OUT + 1], P[P_OUT + 2]};
     for (int c = 0; c < 3; ++c)
       memcpy(a0[c], a[c], n * sizeof(float));
-    clamp_fireflies(b, (const float* const*)a0, W, H, FIREFLY_RADIUS_HALVES, FIREFLY_TAU,
-                    FIREFLY_Z_HALVES, 0, 0, work, threads);
-    clamp_fireflies(a, (const float* const*)b, W, H, FIREFLY_RADIUS_HALVES, FIREFLY_TAU,
-                    FIREFLY_Z_HALVES, 0, 0, work, threads);
+    clamp_fireflies(b, (const float* const*)a0, W, H, LULL_REG_FIREFLY_RADIUS_HALVES, LULL_REG_FIREFLY_TAU,
+                    LULL_REG_FIREFLY_Z_HALVES, 0, 0, work, threads);
+    clamp_fireflies(a, (const float* const*)b, W, H, LULL_REG_FIREFLY_RADIUS_HALVES, LULL_REG_FIREFLY_TAU,
+                    LULL_REG_FIREFLY_Z_HALVES, 0, 0, work, threads);
   }
   /* the log guides and their variance, (lg A - lg B)^2 / 2 over 3x3 */
   for (int c = 0; c < 3; ++c) {
     for (size_t i = 0; i < n; ++i) {
       P[P_GA + c][i] = lull_reg_log_guide(P[P_A + c][i]);
       P[P_GB + c][i] = lull_reg_log_guide(P[P_B + c][i]);
-      const float d = P[P_GA + c][i] - P[P_GB + c][i];
-      P[P_TMP][i] = 0.5f * d * d;
+      P[P_TMP][i] = lull_reg_half_variance(P[P_GA + c][i], P[P_GB + c][i]);
     }
-    lull_box_mean(W, H, P[P_TMP], P[P_GV + c], P[P_TMP + 1], 1, 0, W, 0, H, threads);
+    lull_box_mean(W, H, P[P_TMP], P[P_GV + c], P[P_TMP + 1], LULL_REG_GUIDE_VARIANCE_RADIUS, 0, W,
+                  0, H, threads);
   }
   reg_pass pass = pass_of(r);
   /* 2. feature cross-prefiltering (§5.1), when the features come in halves */
   if (feature_halves) {
     reg_pass fp = pass;
-    fp.radius = PREFILTER_RADIUS;
-    fp.patch = PREFILTER_PATCH;
-    fp.k[0] = PREFILTER_K;
+    fp.radius = LULL_REG_PREFILTER_RADIUS;
+    fp.patch = LULL_REG_PREFILTER_PATCH;
+    fp.k[0] = LULL_REG_PREFILTER_K;
     fp.gc = 1;
     for (int k = 0; k < nf; ++k) {
       float* fa = P[P_FA + k];
       float* fb = P[P_FB + k];
-      for (size_t i = 0; i < n; ++i) {
-        const float d = fa[i] - fb[i];
-        P[P_TMP][i] = 0.5f * d * d;
-      }
+      if (shared >> k & 1u)
+        continue; /* a guide given once: nothing to cross-filter */
+      for (size_t i = 0; i < n; ++i)
+        P[P_TMP][i] = lull_reg_half_variance(fa[i], fb[i]);
       lull_box_mean(W, H, P[P_TMP], P[P_TMP + 1], P[P_TMP + 2], 1, 0, W, 0, H, threads);
       fp.gv[0] = P[P_TMP + 1];
-      if (memcmp(fa, fb, n * sizeof(float)) == 0)
-        continue; /* a guide given once: nothing to cross-filter */
       const float* in_a[1] = {fa};
       const float* in_b[1] = {fb};
       float* out_a[1] = {P[P_OUT]};
@@ -1353,9 +1336,9 @@ static lull_status run_halves(const reg_run* r, float* const* P, int nf, int fea
       P[P_MVAR + c][i] = 0.5f * P[P_GV + c][i]; /* the mean's: half a half's */
     }
   reg_pass sp = pass;
-  sp.radius = SELECT_RADIUS;
-  sp.patch = SELECT_PATCH;
-  sp.k[0] = SELECT_K;
+  sp.radius = LULL_REG_SELECT_RADIUS;
+  sp.patch = LULL_REG_SELECT_PATCH;
+  sp.k[0] = LULL_REG_SELECT_K;
   for (int c = 0; c < 3; ++c) {
     sp.g[c] = P[P_MEAN + c];
     sp.gv[c] = P[P_MVAR + c];
@@ -1363,13 +1346,13 @@ static lull_status run_halves(const reg_run* r, float* const* P, int nf, int fea
   nlm_smooth(&sp, 6, (const float* const*)e, es, work);
   for (int c = 0; c < 3; ++c)
     for (size_t i = 0; i < n; ++i)
-      choice[c][i] = es[c][i] <= es[3 + c][i] ? 0.0f : 1.0f;
+      choice[c][i] = lull_reg_choice(es[c][i], es[3 + c][i]);
   nlm_smooth(&sp, 3, (const float* const*)choice, es, work);
   for (int c = 0; c < 3; ++c)
     for (size_t i = 0; i < n; ++i) {
       const float t = es[c][i];
-      const float xa = (1.0f - t) * P[P_CAND + c][i] + t * P[P_CAND + 3 + c][i];
-      const float xb = (1.0f - t) * P[P_CAND + 6 + c][i] + t * P[P_CAND + 9 + c][i];
+      const float xa = lull_reg_blend(t, P[P_CAND + c][i], P[P_CAND + 3 + c][i]);
+      const float xb = lull_reg_blend(t, P[P_CAND + 6 + c][i], P[P_CAND + 9 + c][i]);
       P[P_MEAN + c][i] = 0.5f * (xa + xb);
       P[P_MVAR + c][i] = lull_two_buffer_variance(xa - xb);
     }
@@ -1411,8 +1394,8 @@ static lull_status run_one(const reg_run* r, const lull_regression_images* image
   const size_t n = (size_t)W * (size_t)H;
   if (params->fireflies) {
     float* y[3] = {P[P_A], P[P_A + 1], P[P_A + 2]};
-    clamp_fireflies(y, (const float* const*)y, W, H, FIREFLY_RADIUS_ONE, FIREFLY_TAU, 0.0f,
-                    FIREFLY_ISOLATED_ONE, FIREFLY_ISOLATION_RADIUS, work, threads);
+    clamp_fireflies(y, (const float* const*)y, W, H, LULL_REG_FIREFLY_RADIUS_ONE, LULL_REG_FIREFLY_TAU, 0.0f,
+                    LULL_REG_FIREFLY_ISOLATED_ONE, LULL_REG_FIREFLY_ISOLATION_RADIUS, work, threads);
   }
   /* the pilot: the a-trous filter on the colour with the same guides */
   float* yin = interleaved;
@@ -1451,7 +1434,7 @@ static lull_status run_one(const reg_run* r, const lull_regression_images* image
       P[P_TMP][i] = d * d;
       P[P_GA + c][i] = lull_reg_log_guide(pv);
     }
-    lull_box_mean(W, H, P[P_TMP], P[P_GV + c], P[P_TMP + 1], ONE_VARIANCE_RADIUS, 0, W, 0, H, threads);
+    lull_box_mean(W, H, P[P_TMP], P[P_GV + c], P[P_TMP + 1], LULL_REG_ONE_VARIANCE_RADIUS, 0, W, 0, H, threads);
   }
   if (has(&images->variance)) {
     const int vc = lull_format_channels(images->variance.format);
@@ -1460,17 +1443,14 @@ static lull_status run_one(const reg_run* r, const lull_regression_images* image
     const float s2 = r->scale * r->scale;
     for (int c = 0; c < 3; ++c)
       for (size_t i = 0; i < n; ++i) {
-        const float v = P[P_GV + (vc == 3 ? c : 0)][i] * s2;
-        P[P_TMP + c][i] = isfinite(v) && v > 0.0f ? v : 0.0f;
+        P[P_TMP + c][i] = lull_reg_variance_in(P[P_GV + (vc == 3 ? c : 0)][i], s2);
       }
     for (int c = 0; c < 3; ++c)
       memcpy(P[P_GV + c], P[P_TMP + c], n * sizeof(float));
   }
   for (int c = 0; c < 3; ++c)
-    for (size_t i = 0; i < n; ++i) {
-      const float pv = LULL_MAX(0.0f, pilot[3 * i + c]);
-      P[P_GB + c][i] = ONE_GUIDE_VARIANCE * P[P_GV + c][i] / ((1.0f + pv) * (1.0f + pv));
-    }
+    for (size_t i = 0; i < n; ++i)
+      P[P_GB + c][i] = lull_reg_one_guide_variance(P[P_GV + c][i], pilot[3 * i + c]);
   reg_pass pass = pass_of(r);
   pass.nf = nf;
   pass.nk = 1;
@@ -1502,15 +1482,8 @@ static void store_result(const reg_run* r, float* const* P, const lull_image* ou
     for (int x = x0; x < x1; ++x) {
       const size_t i = (size_t)y * (size_t)W + (size_t)x;
       float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (int c = 0; c < 3; ++c) {
-        float o = lull_hold_in_range(P[P_OUT + c][i] * inv);
-        if (!params->hdr) {
-          o = LULL_MIN(LULL_MAX(o, 0.0f), 1.0f);
-          if (params->srgb)
-            o = lull_linear_to_srgb(o);
-        }
-        v[c] = o;
-      }
+      for (int c = 0; c < 3; ++c)
+        v[c] = lull_reg_color_out(P[P_OUT + c][i], inv, params->hdr, params->srgb);
       if (nc == 4)
         v[3] = P[P_ALPHA][i];
       lull_image_store_n(output, ox + x - x0, oy + y - y0, v, LULL_MIN(nc, color_channels == 4 ? 4 : 3));
@@ -1527,44 +1500,6 @@ static void store_result(const reg_run* r, float* const* P, const lull_image* ou
         lull_image_store_n(output_variance, ox + x - x0, oy + y - y0, s, LULL_MIN(vc, 3));
       }
     }
-}
-
-/* A view of the region [x0, x0 + w) x [y0, y0 + h) of an image (none for
- * none). */
-static lull_image crop(const lull_image* image, int x0, int y0, int w, int h)
-{
-  lull_image v = *image;
-  if (!has(image))
-    return v;
-  v.data = image->data + (size_t)y0 * image->row_stride + (size_t)x0 * image->pixel_stride;
-  v.width = w;
-  v.height = h;
-  return v;
-}
-
-static lull_regression_images crop_all(const lull_regression_images* im, int x0, int y0, int w,
-                                       int h)
-{
-  lull_regression_images c;
-  c.color = crop(&im->color, x0, y0, w, h);
-  c.color_a = crop(&im->color_a, x0, y0, w, h);
-  c.color_b = crop(&im->color_b, x0, y0, w, h);
-  c.albedo = crop(&im->albedo, x0, y0, w, h);
-  c.albedo_a = crop(&im->albedo_a, x0, y0, w, h);
-  c.albedo_b = crop(&im->albedo_b, x0, y0, w, h);
-  c.normal = crop(&im->normal, x0, y0, w, h);
-  c.normal_a = crop(&im->normal_a, x0, y0, w, h);
-  c.normal_b = crop(&im->normal_b, x0, y0, w, h);
-  c.depth = crop(&im->depth, x0, y0, w, h);
-  c.depth_a = crop(&im->depth_a, x0, y0, w, h);
-  c.depth_b = crop(&im->depth_b, x0, y0, w, h);
-  c.position = crop(&im->position, x0, y0, w, h);
-  c.position_a = crop(&im->position_a, x0, y0, w, h);
-  c.position_b = crop(&im->position_b, x0, y0, w, h);
-  c.variance = crop(&im->variance, x0, y0, w, h);
-  c.output = crop(&im->output, x0, y0, w, h);
-  c.output_variance = crop(&im->output_variance, x0, y0, w, h);
-  return c;
 }
 
 /* One region (the whole image, or a tile and its margin): loads, runs and
@@ -1603,18 +1538,20 @@ static lull_status run_region(const lull_regression_params* params,
   }
   /* features: each half's own where they come in halves, the guides given
    * once for both */
-  const feature_set fa = half_features(im, 0), fb = half_features(im, 1);
+  const feature_set fa = lull_regression_half_features(im, 0), fb = lull_regression_half_features(im, 1);
   const int nf = feature_channels(&fa);
   load_features(&fa, scales, &P[P_FA], W, H, threads);
-  const int feature_halves = halves && (has(&im->albedo_a) || has(&im->normal_a) ||
-                                        has(&im->depth_a) || has(&im->position_a));
+  const int feature_halves = lull_regression_feature_halves(im);
+  unsigned shared = 0; /* feature channels given once: not cross-prefiltered */
+  for (int k = 0; k < nf; ++k)
+    shared |= (unsigned)lull_regression_feature_shared(im, k) << k;
   if (feature_halves)
     load_features(&fb, scales, &P[P_FB], W, H, threads);
   else if (halves)
     for (int k = 0; k < nf; ++k)
       P[P_FB + k] = P[P_FA + k];
   lull_status status =
-      halves ? run_halves(&r, P, nf, feature_halves, work, span, err)
+      halves ? run_halves(&r, P, nf, feature_halves, shared, work, span, err)
              : run_one(&r, im, P, nf, work, work + pass_work_floats(&r, nf), span, err);
   if (status != LULL_OK)
     return status;
@@ -1651,7 +1588,7 @@ lull_status lull_regression_cpu(const lull_regression_params* params,
   if (status != LULL_OK)
     return status;
   /* the feature scales of the whole image, so tiles agree */
-  const feature_set fs = half_features(images, 0);
+  const feature_set fs = lull_regression_half_features(images, 0);
   feature_scales scales;
   {
     float* tmp = malloc(sizeof(float) * 3 * (size_t)W * (size_t)H);
@@ -1710,7 +1647,7 @@ lull_status lull_regression_cpu(const lull_regression_params* params,
     const int tx1 = LULL_MIN(W, tx0 + tile), ty1 = LULL_MIN(H, ty0 + tile);
     const int x0 = LULL_MAX(0, tx0 - margin), y0 = LULL_MAX(0, ty0 - margin);
     const int x1 = LULL_MIN(W, tx1 + margin), y1 = LULL_MIN(H, ty1 + margin);
-    const lull_regression_images region = crop_all(images, x0, y0, x1 - x0, y1 - y0);
+    const lull_regression_images region = lull_regression_crop(images, x0, y0, x1 - x0, y1 - y0);
     const lull_progress_span span =
         lull_progress_subspan(&whole, (double)t / (tiles_x * tiles_y), (double)(t + 1) / (tiles_x * tiles_y));
     status = run_region(params, &region, &scales, scale, threads, block, tx0 - x0, ty0 - y0,

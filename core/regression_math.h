@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "atrous_math.h"
+#include "image.h"
 #include "nlmeans_math.h"
 #include "platform.h"
 
@@ -38,6 +39,15 @@ enum
   /* bandwidths (NL-means k) tried at once */
   LULL_REG_MAX_BANDWIDTHS = 2,
 };
+
+/* Loops over a row's columns, fully unrolled in the CUDA kernels (whose
+ * column count is a compile-time constant, so the normal equations stay in
+ * registers); no effect on the CPU. */
+#if defined(__CUDA_ARCH__)
+  #define LULL_REG_UNROLL _Pragma("unroll")
+#else
+  #define LULL_REG_UNROLL
+#endif
 
 /* -- NL-means weights ------------------------------------------------------ */
 
@@ -56,6 +66,7 @@ LULL_HD float lull_reg_pair_term(const float* gp, const float* gq, const float* 
                                  const float* vq, int nc)
 {
   float d = 0.0f;
+  LULL_REG_UNROLL
   for (int c = 0; c < nc; ++c)
     d += lull_nlm_distance(gp[c], gq[c], vp[c], vq[c], 1.0f);
   return d / (float)nc;
@@ -80,6 +91,7 @@ LULL_HD int lull_reg_row(int dx, int dy, float inv_radius, const float* fp, cons
   x[0] = 1.0f;
   x[1] = (float)dx * inv_radius;
   x[2] = (float)dy * inv_radius;
+  LULL_REG_UNROLL
   for (int j = 0; j < nf; ++j)
     x[3 + j] = fq[j] - fp[j];
   return 3 + nf;
@@ -98,10 +110,13 @@ LULL_HD void lull_reg_accumulate(float* gram, float* rhs, const float* x, int n,
                                  const float* y, int nc)
 {
   int e = 0;
+  LULL_REG_UNROLL
   for (int i = 0; i < n; ++i) {
     const float wx = w * x[i];
+    LULL_REG_UNROLL
     for (int j = i; j < n; ++j)
       gram[e++] += wx * x[j];
+    LULL_REG_UNROLL
     for (int c = 0; c < nc; ++c)
       rhs[c * n + i] += wx * y[c];
   }
@@ -183,6 +198,7 @@ LULL_HD float lull_reg_solve(const float* gram, const float* rhs, int n, int nc,
 LULL_HD float lull_reg_predict(const float* beta, const float* x, int n)
 {
   float s = 0.0f;
+  LULL_REG_UNROLL
   for (int i = 0; i < n; ++i)
     s += beta[i] * x[i];
   return s;
@@ -236,4 +252,118 @@ LULL_HD float lull_reg_depth_feature(float depth, float inv_mean)
 LULL_HD float lull_reg_firefly_level(float p75, float median_variance, float tau, float z)
 {
   return tau * p75 + z * sqrtf(median_variance / 0.455f);
+}
+
+/* -- constants of a run, shared by the backends' schedules ------------------
+ *
+ * (regression.h says what each step does; docs/regression.md how each
+ * value was measured.) */
+enum
+{
+  /* fireflies of the halves: 5x5 against both halves, 2 p75 + 12 sigma */
+  LULL_REG_FIREFLY_RADIUS_HALVES = 2,
+  /* of one buffer: 7x7 against itself, 2 p75, isolated (at most 20
+   * candidates in the 15x15 window) */
+  LULL_REG_FIREFLY_RADIUS_ONE = 3,
+  LULL_REG_FIREFLY_ISOLATED_ONE = 20,
+  LULL_REG_FIREFLY_ISOLATION_RADIUS = 7,
+  /* the variance of the halves' log guides: over 3x3 */
+  LULL_REG_GUIDE_VARIANCE_RADIUS = 1,
+  /* prefiltering of feature halves (§5.1; NFOR's F = 3, R = 5, k = 0.5) */
+  LULL_REG_PREFILTER_RADIUS = 5,
+  LULL_REG_PREFILTER_PATCH = 3,
+  /* smoothing of the error estimates and the choice (§5.3; NFOR's F = 1,
+   * R = 9, k = 1) */
+  LULL_REG_SELECT_RADIUS = 9,
+  LULL_REG_SELECT_PATCH = 1,
+  /* one buffer: the pilot's residual averaged over 5x5 */
+  LULL_REG_ONE_VARIANCE_RADIUS = 2,
+};
+#define LULL_REG_FIREFLY_TAU 2.0f
+#define LULL_REG_FIREFLY_Z_HALVES 12.0f
+#define LULL_REG_PREFILTER_K 0.5f
+#define LULL_REG_SELECT_K 1.0f
+/* one buffer: the guide's variance is a quarter of the colour's (the pilot
+ * is far less noisy than the colour, but its noise is not independent of
+ * it) */
+#define LULL_REG_ONE_GUIDE_VARIANCE 0.25f
+
+/* -- per-pixel steps around the regression ------------------------------------ */
+
+/* A colour channel as the filter works on it: negative values read as 0
+ * when nonnegative (RT, as OIDN sanitizes its input), linearised when sRGB
+ * (clamped to [0, 1] first), times the input scale.  NaN stays NaN, for
+ * the repair. */
+LULL_HD float lull_reg_color_in(float v, float scale, int srgb, int nonnegative)
+{
+  if (nonnegative && v < 0.0f)
+    v = 0.0f;
+  if (srgb)
+    v = lull_srgb_to_linear(LULL_MIN(LULL_MAX(v, 0.0f), 1.0f));
+  return v * scale;
+}
+
+/* A result channel as stored: the scale undone (inv = 1 / scale), held in
+ * the float range, and for LDR colour clamped to [0, 1] and encoded. */
+LULL_HD float lull_reg_color_out(float v, float inv, int hdr, int srgb)
+{
+  float o = lull_hold_in_range(v * inv);
+  if (!hdr) {
+    o = LULL_MIN(LULL_MAX(o, 0.0f), 1.0f);
+    if (srgb)
+      o = lull_linear_to_srgb(o);
+  }
+  return o;
+}
+
+/* A position channel as a feature: about the centroid c, over the mean
+ * distance to it (inv = 1 / that), held within [-64, 64] (NaN stays NaN,
+ * for the repair). */
+LULL_HD float lull_reg_position_feature(float v, float c, float inv)
+{
+  const float f = (v - c) * inv;
+  return f > 64.0f ? 64.0f : (f < -64.0f ? -64.0f : f);
+}
+
+/* The luminance the firefly test ranks: the channels' mean, at least 0. */
+LULL_HD float lull_reg_firefly_luminance(float r, float g, float b)
+{
+  return LULL_MAX(0.0f, (r + g + b) * (1.0f / 3.0f));
+}
+
+/* Var of one half from the two: E[(a - b)^2] / 2. */
+LULL_HD float lull_reg_half_variance(float a, float b)
+{
+  const float d = a - b;
+  return 0.5f * d * d;
+}
+
+/* One buffer: the guide's variance from the colour's variance v and the
+ * pilot's value (the guide is log(1 + pilot), whose derivative is
+ * 1 / (1 + pilot)). */
+LULL_HD float lull_reg_one_guide_variance(float v, float pilot)
+{
+  const float pv = LULL_MAX(0.0f, pilot);
+  return LULL_REG_ONE_GUIDE_VARIANCE * v / ((1.0f + pv) * (1.0f + pv));
+}
+
+/* A given variance as the filter uses it: scaled by the input scale's
+ * square s2, 0 where not finite or not positive. */
+LULL_HD float lull_reg_variance_in(float v, float s2)
+{
+  const float s = v * s2;
+  return (s - s) == 0.0f && s > 0.0f ? s : 0.0f; /* s - s: NaN for NaN and inf */
+}
+
+/* The bandwidth choice of a pixel and channel (§5.3): 0 where the first
+ * candidate's smoothed error is at most the second's, else 1; the choices
+ * are smoothed in turn and blend the candidates (lull_reg_blend). */
+LULL_HD float lull_reg_choice(float error0, float error1)
+{
+  return error0 <= error1 ? 0.0f : 1.0f;
+}
+
+LULL_HD float lull_reg_blend(float t, float x0, float x1)
+{
+  return (1.0f - t) * x0 + t * x1;
 }

@@ -21,6 +21,7 @@
 #include "backend_cuda.h"
 #include "gradient_domain_cuda.h"
 #include "poisson_cuda.h"
+#include "regression_cuda.h"
 
 lull_status lull_cuda_status(cudaError_t code)
 {
@@ -472,6 +473,8 @@ typedef struct filter_call
   const lull_temporal_params* temporal_params;
   const lull_temporal_images* temporal_images;
   const lull_temporal_planes* temporal_planes;
+  const lull_regression_params* regression_params;
+  const lull_regression_images* regression_images;
 } filter_call;
 
 static lull_status run_filter(lull_backend* backend, const filter_call* call,
@@ -505,6 +508,9 @@ static lull_status run_filter(lull_backend* backend, const filter_call* call,
   else if (call->temporal_params)
     status = lull_cuda_temporal(cuda, call->temporal_params, call->temporal_images,
                                 call->temporal_planes, err);
+  else if (call->regression_params)
+    status = lull_cuda_regression(cuda, call->regression_params, call->regression_images,
+                                  progress, err);
   else
     status = lull_cuda_gaussian(cuda, call->gaussian_params, call->gaussian_images, progress, err);
   /* A blocking call returns with nothing of it left on the stream, also
@@ -536,7 +542,7 @@ static lull_status cuda_atrous(lull_backend* backend, const lull_atrous_params* 
                                const lull_progress* progress, int async, lull_error* err)
 {
   const filter_call call = {params, images, schedule, NULL, NULL, NULL, NULL, NULL, NULL,
-                            NULL, NULL, NULL};
+                            NULL, NULL, NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -545,7 +551,7 @@ static lull_status cuda_gaussian(lull_backend* backend, const lull_gaussian_para
                                  const lull_progress* progress, int async, lull_error* err)
 {
   const filter_call call = {NULL, NULL, 0, params, images, NULL, NULL, NULL, NULL, NULL, NULL,
-                            NULL};
+                            NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -554,7 +560,7 @@ static lull_status cuda_poisson(lull_backend* backend, const lull_poisson_params
                                 int async, lull_error* err)
 {
   const filter_call call = {NULL, NULL, 0, NULL, NULL, params, images, NULL, NULL, NULL, NULL,
-                            NULL};
+                            NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -564,7 +570,7 @@ static lull_status cuda_gradient_domain(lull_backend* backend,
                                         const lull_progress* progress, int async, lull_error* err)
 {
   const filter_call call = {NULL, NULL, 0, NULL, NULL, NULL, NULL, params, images, NULL, NULL,
-                            NULL};
+                            NULL, NULL, NULL};
   return run_filter(backend, &call, progress, async, err);
 }
 
@@ -573,8 +579,17 @@ static lull_status cuda_temporal(lull_backend* backend, const lull_temporal_para
                                  const lull_temporal_planes* planes, int async, lull_error* err)
 {
   const filter_call call = {NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL,
-                            params, images, planes};
+                            params, images, planes, NULL, NULL};
   return run_filter(backend, &call, NULL, async, err);
+}
+
+static lull_status cuda_regression(lull_backend* backend, const lull_regression_params* params,
+                                   const lull_regression_images* images,
+                                   const lull_progress* progress, int async, lull_error* err)
+{
+  const filter_call call = {NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL,
+                            NULL, NULL, NULL, params, images};
+  return run_filter(backend, &call, progress, async, err);
 }
 
 extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lull_backend** out,
@@ -619,6 +634,7 @@ extern "C" lull_status lull_cuda_backend_create(int device_id, void* stream, lul
   cuda->ops.poisson = cuda_poisson;
   cuda->ops.gradient_domain = cuda_gradient_domain;
   cuda->ops.temporal = cuda_temporal;
+  cuda->ops.regression = cuda_regression;
   cuda->base.ops = &cuda->ops;
   cuda->base.device_type = 3; /* OIDN_DEVICE_TYPE_CUDA */
   cuda->base.num_threads = 0;

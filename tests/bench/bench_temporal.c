@@ -19,26 +19,9 @@
 
 #include <OpenImageDenoise/oidn.h>
 
-static double now_ms(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
+#include "bench_util.h"
 
-static int compare_double(const void* a, const void* b)
-{
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
 
-static unsigned next(unsigned* s)
-{
-  *s ^= *s << 13;
-  *s ^= *s >> 17;
-  *s ^= *s << 5;
-  return *s;
-}
 
 /* Frame t's images (interleaved floats) into host arrays. */
 static void make_frame(int w, int h, int t, float* color, float* albedo, float* normal,
@@ -52,7 +35,7 @@ static void make_frame(int w, int h, int t, float* color, float* albedo, float* 
       const float a = 0.45f + 0.25f * sinf(0.031f * u) * cosf(0.023f * v);
       for (int c = 0; c < 3; ++c) {
         albedo[3 * i + (size_t)c] = a;
-        color[3 * i + (size_t)c] = a * (0.5f + (float)(next(seed) & 1023) / 1023.0f);
+        color[3 * i + (size_t)c] = a * (0.5f + (float)(bench_next(seed) & 1023) / 1023.0f);
         normal[3 * i + (size_t)c] = c == 2 ? -1.0f : 0.0f;
       }
       depth[i] = 5.0f + 0.001f * (float)y;
@@ -98,16 +81,16 @@ static double run(OIDNDevice device, int w, int h, int temporal, int runs)
       oidnSetFilterInt(f, "frame", t);
     oidnCommitFilter(f);
     oidnSyncDevice(device);
-    const double start = now_ms();
+    const double start = bench_now_ms();
     oidnExecuteFilter(f);
-    const double ms = now_ms() - start;
+    const double ms = bench_now_ms() - start;
     if (t >= 2)
       times[t - 2] = ms;
   }
   const char* message = NULL;
   if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE)
     fprintf(stderr, "bench_temporal: %s\n", message ? message : "error");
-  qsort(times, (size_t)runs, sizeof *times, compare_double);
+  qsort(times, (size_t)runs, sizeof *times, bench_compare_double);
   const double median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
   free(times);
   oidnReleaseFilter(f);
