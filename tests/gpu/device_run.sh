@@ -3,9 +3,10 @@
 # compute-sanitizer on a machine with an NVIDIA GPU.  Logs go to $OUT (or
 # ./device-logs; the GPU tests' output in ctest-output.log).
 #   sh tests/gpu/device_run.sh [bench-repeats]
-# LULL_DEVICE_BENCH (default "atrous poisson") and LULL_DEVICE_SANITIZE
-# (default "test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_gradient_domain
-# test_cuda_atrous_tiles test_cuda_temporal") pick the
+# LULL_DEVICE_BENCH (default "atrous poisson"; "regression" adds the
+# Regression benchmarks) and LULL_DEVICE_SANITIZE (default "test_cuda_atrous
+# test_cuda_api test_cuda_poisson test_cuda_gradient_domain
+# test_cuda_atrous_tiles test_cuda_temporal test_cuda_regression") pick the
 # benchmarks and the programs compute-sanitizer runs.
 # The Python module is built when the machine has Python's headers (then
 # the test python_gpu, label gpu, runs too, with pytest and NumPy there).
@@ -58,7 +59,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 say "GPU tests ($(elapsed))"
 (cd "$build" && ctest -L gpu --output-on-failure) >"$out/tests.log" 2>&1
 cp "$build/Testing/Temporary/LastTest.log" "$out/ctest-output.log" 2>/dev/null
-(cd "$build" && ctest -R "atrous_layout|atrous_emulation|poisson_emulation|cuda_devices" --output-on-failure) >>"$out/tests.log" 2>&1
+(cd "$build" && ctest -R "atrous_layout|atrous_emulation|poisson_emulation|regression_emulation|cuda_devices" --output-on-failure) >>"$out/tests.log" 2>&1
 grep -E "tests passed|Failed|Not Run" "$out/tests.log" | tee -a "$log"
 benches=${LULL_DEVICE_BENCH:-atrous poisson}
 case " $benches " in *" atrous "*)
@@ -67,6 +68,15 @@ case " $benches " in *" atrous "*)
   "$build/bin/bench_atrous_cuda" "${1:-50}" >"$out/bench.log" 2>&1
   cat "$out/bench.log" >>"$log"
   grep -E "^==|device|level|total|prepare|H2D" "$out/bench.log" ;;
+esac
+case " $benches " in *" regression "*)
+  say "Regression benchmarks ($(elapsed))"
+  "$build/bin/bench_regression_steps" --runs "${1:-10}" >"$out/bench_regression_steps.log" 2>&1
+  tee -a "$log" <"$out/bench_regression_steps.log"
+  # the CPU side at 720p only (a minute a frame of halves on 16 cores)
+  "$build/bin/bench_regression" --runs "${1:-10}" --cpu-runs 1 --cpu-sizes 720 \
+    >"$out/bench_regression.log" 2>&1
+  tee -a "$log" <"$out/bench_regression.log" ;;
 esac
 case " $benches " in *" poisson "*)
   say "Poisson benchmark ($(elapsed))"
@@ -81,18 +91,21 @@ esac
 # and under racecheck its race part, iterations capped at 3;
 # test_cuda_gradient_domain its quick part, under racecheck its tiny case;
 # test_cuda_atrous_tiles its grids, and under racecheck one grid of a
-# smaller image per schedule)
+# smaller image per schedule; test_cuda_regression its small cases, under
+# racecheck its tiny ones)
 for tool in memcheck racecheck initcheck; do
   for test in ${LULL_DEVICE_SANITIZE:-test_cuda_atrous test_cuda_api test_cuda_poisson test_cuda_gradient_domain
-    test_cuda_atrous_tiles test_cuda_temporal}; do
+    test_cuda_atrous_tiles test_cuda_temporal test_cuda_regression}; do
     [ -x "$build/bin/$test" ] || continue
     args=
     [ "$test" = test_cuda_poisson ] && args=quick
     [ "$test" = test_cuda_gradient_domain ] && args=quick
+    [ "$test" = test_cuda_regression ] && args=quick
     [ "$test" = test_cuda_atrous_tiles ] && args=grids
     [ "$test.$tool" = test_cuda_atrous_tiles.racecheck ] && args=race
     [ "$test.$tool" = test_cuda_poisson.racecheck ] && args=race
     [ "$test.$tool" = test_cuda_gradient_domain.racecheck ] && args=tiny
+    [ "$test.$tool" = test_cuda_regression.racecheck ] && args=tiny
     say "compute-sanitizer $tool $test ($(elapsed))"
     timeout "${LULL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --report-api-errors no \
       --error-exitcode 99 "$build/bin/$test" $args >"$out/$tool.$test.log" 2>&1
