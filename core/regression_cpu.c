@@ -475,6 +475,30 @@ static LULL_ALWAYS_INLINE void fast_gather_row(const reg_pass* p, const float* a
 }
 
 LULL_TARGET_CLONES
+/* Whether the values y are the same in every pixel of [xa, xb) x [ya, yb)
+ * (clipped to the image), each channel's into value.  Where they are, a
+ * fit's range is that value alone and every prediction it makes is held
+ * to it (lull_reg_hold), whatever its coefficients or weights: a flat
+ * region (a constant background) needs no regression. */
+static int flat_values(const reg_pass* p, int xa, int ya, int xb, int yb, float value[3])
+{
+  xa = LULL_MAX(xa, 0);
+  ya = LULL_MAX(ya, 0);
+  xb = LULL_MIN(xb, p->width);
+  yb = LULL_MIN(yb, p->height);
+  for (int c = 0; c < p->nc; ++c) {
+    const float v = p->y[c][(size_t)ya * (size_t)p->width + (size_t)xa];
+    for (int y = ya; y < yb; ++y) {
+      const float* row = p->y[c] + (size_t)y * (size_t)p->width;
+      for (int x = xa; x < xb; ++x)
+        if (row[x] != v)
+          return 0;
+    }
+    value[c] = v;
+  }
+  return 1;
+}
+
 static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, float* scratch_block)
 {
   const int W = p->width, H = p->height, R = p->radius, n = columns(p), per = sums_per_pixel(p);
@@ -486,6 +510,26 @@ static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, floa
   const int x0 = (t % tiles_x) * TILE_W, y0 = r0 + (t / tiles_x) * TILE_H;
   const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, r1 - y0);
   const size_t tile = (size_t)tw * (size_t)th;
+  /* every window of the tile flat: the fits are that value (their
+   * predictions would be held to it anyway) */
+  float flat[3];
+  if (flat_values(p, x0 - R, y0 - R, x0 + tw + R, y0 + th + R, flat)) {
+    for (int ty = 0; ty < th; ++ty)
+      for (int tx = 0; tx < tw; ++tx) {
+        const size_t row = (size_t)(y0 + ty - r0) * (size_t)W + (size_t)(x0 + tx);
+        for (int b = 0; b < p->nk; ++b) {
+          float* record = fits + (size_t)b * (size_t)rec * band + row;
+          for (int e = 0; e < rec; ++e)
+            record[(size_t)e * band] = 0.0f;
+          for (int c = 0; c < p->nc; ++c) {
+            record[(size_t)(c * n) * band] = flat[c];
+            record[(size_t)(n * p->nc + c) * band] = flat[c];
+            record[(size_t)(n * p->nc + p->nc + c) * band] = flat[c];
+          }
+        }
+      }
+    return;
+  }
   /* the weights of every offset first (a patch distance per pixel costs
    * O(1) only over the whole tile), then a row at a time, so that the
    * row's sums stay in the first-level cache over all offsets */
@@ -614,6 +658,19 @@ static void gather_tile(const reg_pass* p, int t, int y0, int y1, const float* f
   const int tw = LULL_MIN(TILE_W, W - x0), th = LULL_MIN(TILE_H, y1 - ty0);
   const size_t tile = (size_t)tw * (size_t)th;
   const int acc_per = 1 + p->nc;
+  /* flat around the tile as far as its fits' windows reach: every
+   * prediction is that value, and so is their weighted mean */
+  float flat[3];
+  if (flat_values(p, x0 - 2 * R, ty0 - 2 * R, x0 + tw + 2 * R, ty0 + th + 2 * R, flat)) {
+    for (int ty = 0; ty < th; ++ty)
+      for (int tx = 0; tx < tw; ++tx) {
+        const size_t j = (size_t)(ty0 + ty) * (size_t)W + (size_t)(x0 + tx);
+        for (int b = 0; b < p->nk; ++b)
+          for (int c = 0; c < p->nc; ++c)
+            out[b][c][j] = flat[c];
+      }
+    return;
+  }
   /* the weight of centre p = q + d for q is the one computed at q for the
    * offset d (symmetric pair terms): every offset's weights of the tile */
   for (int o = 0; o < side * side; ++o) {
@@ -790,10 +847,35 @@ static void nlm_smooth(const reg_pass* guide, int nc, const float* const* in, fl
 
 /* -- fireflies ---------------------------------------------------------------------- */
 
-static int compare_float(const void* a, const void* b)
+/* The k-th smallest of a[0..n) (0-based; a is reordered): Hoare's
+ * selection, the value a sort would put at k, in O(n). */
+static float select_kth(float* a, int n, int k)
 {
-  const float x = *(const float*)a, y = *(const float*)b;
-  return (x > y) - (x < y);
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const float pivot = a[lo + (hi - lo) / 2];
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot)
+        ++i;
+      while (a[j] > pivot)
+        --j;
+      if (i <= j) {
+        const float t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        ++i;
+        --j;
+      }
+    }
+    if (k <= j)
+      hi = j;
+    else if (k >= i)
+      lo = i;
+    else
+      return a[k];
+  }
+  return a[k];
 }
 
 /* Scales down the fireflies of x (3 planes): pixels whose luminance is
@@ -834,14 +916,10 @@ static void clamp_fireflies(float* const x[3], const float* const ref[3], int w,
             vals[nv++] = lr[j];
           vars[nd++] = lull_reg_half_variance(lx[j], lr[j]);
         }
-      qsort(vals, (size_t)nv, sizeof(float), compare_float);
-      float median_var = 0.0f;
-      if (!same) {
-        qsort(vars, (size_t)nd, sizeof(float), compare_float);
-        median_var = vars[nd / 2];
-      }
+      const float p75 = select_kth(vals, nv, (3 * nv) / 4);
+      const float median_var = same ? 0.0f : select_kth(vars, nd, nd / 2);
       level[(size_t)py * (size_t)w + (size_t)px] =
-          lull_reg_firefly_level(vals[(3 * nv) / 4], median_var, tau, z);
+          lull_reg_firefly_level(p75, median_var, tau, z);
     }
   }
   /* candidates, then the isolated ones scaled (reading only candidates) */

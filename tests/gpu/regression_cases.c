@@ -16,6 +16,8 @@ const reg_case reg_cases[] = {
     {"halves, feature halves", 44, 36, 1, ANDE | REG_FEATURE_HALVES, 3, 0, 0, 1, 0, 0, 0, -1},
     {"halves, albedo once, normal depth halves", 44, 36, 1,
      ANDE | REG_FEATURE_HALVES | REG_ALBEDO_ONCE, 3, 0, 0, 0, 0, 0, 0, -1},
+    {"halves, flat left half", 120, 40, 1, ANDE | REG_FLAT_LEFT, 3, 0, 0, 1, 0, 0, 0, -1},
+    {"one buffer, flat left half", 120, 40, 0, ANDE | REG_FLAT_LEFT, 3, 0, 0, 0, 0, 0, 0, -1},
     {"halves, position halves, rgba", 40, 33, 1, REG_NORMAL | REG_POSITION | REG_FEATURE_HALVES, 4,
      0, 0, 1, 0, 0, 0, -1},
     {"halves, no features, 1 channel", 33, 29, 1, 0, 1, 0, 0, 0, 0, 0, 0, -1},
@@ -93,6 +95,8 @@ void reg_data_make(reg_data* d, const reg_case* c, unsigned seed)
         float v = j < 3 ? noisy(clean[3 * i + (size_t)j], &seed) : (float)(i % 7) / 7.0f;
         if (c->ldr)
           v = v > 1.0f ? 1.0f : v;
+        if ((c->features & REG_FLAT_LEFT) && (int)(i % (size_t)w) < w / 2)
+          v = 0.3f; /* a constant background: the CPU skips its flat tiles */
         half[k][(size_t)ch * i + (size_t)j] = v;
       }
   }

@@ -18,6 +18,7 @@ enum
   REG_POSITION = 8,
   REG_FEATURE_HALVES = 16, /* the features as A/B halves */
   REG_ALBEDO_ONCE = 32,    /* with REG_FEATURE_HALVES: the albedo given once for both */
+  REG_FLAT_LEFT = 64,      /* the colour constant in the left half of the image */
 };
 
 typedef struct reg_case
