@@ -92,15 +92,20 @@ static size_t memory_cap(double max_memory_mb)
   {"frame", LULL_PARAM_INT, -1, -1, INT_MAX, 0, 0,                                             \
    "temporal: the frame's number, which must follow the last one's (-1: not numbered)", NULL}
 
+/* A motion image outside temporal mode is a mistake the user should hear of. */
+static lull_status motion_needs_temporal(const lull_image* motion, lull_error* err)
+{
+  return motion->data ? lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                                  "the motion image is used only in temporal mode (set temporal)")
+                      : LULL_OK;
+}
+
 /* Commit-time checks shared by ATrous and RT: motion only with temporal. */
 static lull_status temporal_check(const lull_atrous_images* images, const lull_image* motion,
                                   int temporal, lull_error* err)
 {
   if (!temporal)
-    return motion->data ? lull_fail(err, LULL_ERROR_INVALID_OPERATION,
-                                    "the motion image is used only in temporal mode (set "
-                                    "temporal)")
-                        : LULL_OK;
+    return motion_needs_temporal(motion, err);
   return lull_filter_temporal_check(images, motion, err);
 }
 
@@ -476,6 +481,9 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   if (status != LULL_OK)
     return status;
   if (rt_regression(config)) {
+    status = motion_needs_temporal(&config->images[R_MOTION], err); /* temporal is off here */
+    if (status != LULL_OK)
+      return status;
     const lull_regression_images images = rt_regression_views(config);
     const lull_regression_params params = rt_regression_params(config);
     return lull_regression_validate(&params, &images, err);

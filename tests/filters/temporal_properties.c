@@ -282,7 +282,11 @@ static double rel_mse(const float* x, const float* ref)
   return e / (N * 3);
 }
 
-/* A spatial-only run of the same images, for comparison. */
+/* A spatial-only run of the same images, for comparison.  ATrous's is the
+ * filter outside temporal mode.  RT's spatial filter in temporal mode is its
+ * a-trous at the quality's parameters, while outside it quality HIGH runs
+ * Regression (docs/temporal.md): its spatial-only run is the first frame of
+ * a fresh temporal filter. */
 static void spatial_only(const char* type, const frame_images* im, float* out)
 {
   OIDNFilter f = oidnNewFilter(device, type);
@@ -291,6 +295,10 @@ static void spatial_only(const char* type, const frame_images* im, float* out)
   set(f, "normal", im->normal, OIDN_FORMAT_FLOAT3, W, H);
   set(f, "depth", im->depth, OIDN_FORMAT_FLOAT, W, H);
   set(f, "output", out, OIDN_FORMAT_FLOAT3, W, H);
+  if (strcmp(type, "RT") == 0) {
+    set(f, "motion", im->motion, OIDN_FORMAT_FLOAT2, W, H);
+    oidnSetFilterBool(f, "temporal", true);
+  }
   oidnSetFilterBool(f, "hdr", true);
   oidnCommitFilter(f);
   oidnExecuteFilter(f);

