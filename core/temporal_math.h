@@ -68,6 +68,16 @@
  * the variance of two samples, often near 0, left pixels unfiltered). */
 #define LULL_TEMPORAL_MIN_MOMENTS 4.0f
 
+/* Whether a history of length n (a bilinear mix of the taps' lengths)
+ * holds LULL_TEMPORAL_MIN_MOMENTS frames.  Without rejections n is a whole
+ * number up to rounding: the mix of four taps of length 4 is 4 or one ulp
+ * below, and the GPU's fused multiply-adds round it otherwise than the
+ * CPU, so the test takes half a frame of slack rather than flip there. */
+LULL_HD int lull_temporal_has_moments(float n)
+{
+  return n > LULL_TEMPORAL_MIN_MOMENTS - 0.5f;
+}
+
 /* The variance value that asks the à-trous filter for its own estimate
  * (lull_atrous_params.variance_fallback). */
 #define LULL_TEMPORAL_ESTIMATE (-1.0f)
@@ -486,7 +496,7 @@ LULL_HD void lull_temporal_accumulate(const lull_temporal_params* p, const lull_
        * less of a single pixel's, so a change of shading shows 2-3 times
        * sooner than against the pixel itself */
       const float vm = h.m2 - h.m1 * h.m1;
-      const float var = h.n >= LULL_TEMPORAL_MIN_MOMENTS ? (vm > 0.0f ? vm : 0.0f) : st->lum_var;
+      const float var = lull_temporal_has_moments(h.n) ? (vm > 0.0f ? vm : 0.0f) : st->lum_var;
       const float lm = lull_luminance(st->mean[0], st->mean[1], st->mean[2]);
       lambda = lull_temporal_reject(lull_luminance(h.r, h.g, h.b), lm,
                                     sqrtf(var * (1.0f / st->count + h.s)), p->reject_sigma);
@@ -544,7 +554,7 @@ LULL_HD void lull_temporal_accumulate(const lull_temporal_params* p, const lull_
   /* and its variance: one channel, luminance variance times the
    * luminance of the albedo squared, which the filter divides out */
   float var[4] = {LULL_TEMPORAL_ESTIMATE, 0.0f, 0.0f, 0.0f};
-  if (finite && n >= LULL_TEMPORAL_MIN_MOMENTS && !p->srgb) {
+  if (finite && lull_temporal_has_moments(n) && !p->srgb) {
     const float vm = m2 - m1 * m1;
     const float la = lull_luminance(da[0], da[1], da[2]);
     var[0] = lull_hold_in_range((vm > 0.0f ? vm : 0.0f) * s * la * la);
