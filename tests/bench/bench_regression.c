@@ -11,8 +11,8 @@
  *                    [--modes halves,one] [--devices cpu,cuda] [--cpu-threads T]
  *                    [--cpu-sizes 720,...] [--cpu-modes halves,one]
  *
- * The CPU side is slow (a minute a frame of halves at 720p on 16 cores, as
- * core/regression_cpu.c stands): --cpu-runs 0 skips it, --cpu-sizes and
+ * The CPU side is slow (about a minute a frame of halves at 720p on 2 cores;
+ * docs/performance.md): --cpu-runs 0 skips it, --cpu-sizes and
  * --cpu-modes (default: as --sizes, --modes) pick fewer. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
@@ -118,7 +118,13 @@ int main(int argc, char** argv)
   const char* devices = "cpu,cuda";
   const char* cpu_sizes = NULL;
   const char* cpu_modes = NULL;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (i + 1 == argc) { /* an option without its value, --help included */
+      fprintf(stderr, "usage: bench_regression [--runs N] [--cpu-runs M] [--sizes 720,1080,2160] "
+                      "[--modes halves,one] [--devices cpu,cuda] [--cpu-threads T] "
+                      "[--cpu-sizes ...] [--cpu-modes ...]\n");
+      return 2;
+    }
     if (!strcmp(argv[i], "--runs"))
       runs = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--cpu-runs"))

@@ -235,13 +235,17 @@ static int find_lib(struct dl_phdr_info* info, size_t size, void* user)
  * of external memory (its buffer is allocated only for a type the device
  * imports, which the CPU device has none of; tests/gpu/cuda_api runs it)
  * and external semaphores (the same: a handle, and the lists of a signal
- * or wait, only on a device with semaphores). */
+ * or wait, only on a device with semaphores; the CUDA backend's own
+ * signal and wait are static, named cuda_..., when nvcc does not inline
+ * them). */
 static int needs_gpu(const char* function)
 {
   return strstr(function, "lull_cuda") != NULL || strstr(function, "libcudart_static") != NULL ||
          strstr(function, "oidnNewSharedBufferFromFD") != NULL ||
          strstr(function, "oidnNewSharedSemaphoreFromFD") != NULL ||
-         strstr(function, "signal_or_wait") != NULL;
+         strstr(function, "signal_or_wait") != NULL ||
+         strstr(function, "cuda_signal_semaphores") != NULL ||
+         strstr(function, "cuda_wait_semaphores") != NULL;
 }
 
 /* Return addresses of every call to an allocation function in liblull.so
