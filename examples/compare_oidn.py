@@ -12,7 +12,7 @@ the host<->device copies on CUDA for both).
     pip install pyoidn                      # into the environment with lull
     PYTHONPATH=build/python python examples/compare_oidn.py [--device cpu|cuda]
         [--data tests/data] [--scenes cornell indirect] [--spp 4 16 64]
-        [--repeats 5] [--threads N]
+        [--repeats 5] [--threads N] [--png DIR]
 
 Without pyoidn the lull rows are printed alone.  Both libraries use the
 same inputs: colour (RGB), albedo, normal, plus depth where a row says so.
@@ -23,6 +23,11 @@ samples each, the same N in total): lull's Regression takes the halves
 guides), as issue 27's quality targets compare them; their noisy row is
 the halves' mean, another render of N samples than <scene>_spp<N>.exr.
 Rows of a filter this build of lull lacks are left out.
+
+With --png DIR it writes DIR/<scene>_spp<N>.png for each scene and sample
+count: noisy | lull ATrous | lull RT HIGH (Regression, one buffer) | lull
+Regression on the halves | OIDN | reference, side by side (8-bit sRGB,
+clipped to [0, 1]).
 """
 
 import argparse
@@ -180,13 +185,33 @@ def load_halves(data, scene, spp):
 
 
 def run_rows(methods, inputs, ref, scene, spp, repeats):
+    """Prints a row a method; returns their results by name."""
+    results = {}
     for method in methods:
         method.prepare(inputs)
         seconds = median_time(method.run, repeats)
-        m = lull.metrics(method.run(), ref)
+        results[method.name] = np.array(method.run())
+        m = lull.metrics(results[method.name], ref)
         method.release()
         print(f"| {scene} | {spp} | {method.name} | {m['relmse']:.4f} | "
               f"{m['psnr']:.2f} | {m['ssim']:.4f} | {1000 * seconds:.1f} |")
+    return results
+
+
+# the columns of the --png strips, by row name (those present)
+STRIP = ("noisy input", "lull ATrous +depth", "lull RT HIGH +depth", "lull Regression (halves) +depth",
+         OidnRT.name, "reference")
+
+
+def write_strip(path, images, gap=4):
+    """The images of STRIP present in `images`, side by side, as a PNG."""
+    from temporal_compare import write_png  # the same folder: its PNG writer
+
+    row = [images[name] for name in STRIP if name in images]
+    h = row[0].shape[0]
+    spacer = np.ones((h, gap, 3), dtype=np.float32)
+    parts = [p for image in row for p in (image, spacer)][:-1]
+    write_png(path, np.concatenate(parts, axis=1))
 
 
 def main(argv=None):
@@ -197,7 +222,10 @@ def main(argv=None):
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--repeats", type=positive_int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: all)")
+    parser.add_argument("--png", default="", help="folder for side-by-side pictures")
     args = parser.parse_args(argv)
+    if args.png:
+        os.makedirs(args.png, exist_ok=True)
 
     device = lull.Device(args.device, num_threads=args.threads or None)
     guides = ("albedo", "normal")
@@ -240,7 +268,8 @@ def main(argv=None):
             m = lull.metrics(inputs["color"], ref)
             print(f"| {scene} | {spp} | noisy input | {m['relmse']:.4f} | {m['psnr']:.2f} | "
                   f"{m['ssim']:.4f} | |")
-            run_rows(methods, inputs, ref, scene, spp, args.repeats)
+            images = run_rows(methods, inputs, ref, scene, spp, args.repeats)
+            images.update({"noisy input": inputs["color"], "reference": ref})
             halves = load_halves(args.data, scene, spp) if halves_methods else None
             if halves is not None:
                 halves, mean = halves
@@ -251,7 +280,9 @@ def main(argv=None):
                     oidn.name = "OIDN RT (neural), halves' mean"
                     run_rows([oidn], mean, ref, scene, spp, args.repeats)
                     oidn.name = OidnRT.name
-                run_rows(halves_methods, halves, ref, scene, spp, args.repeats)
+                images.update(run_rows(halves_methods, halves, ref, scene, spp, args.repeats))
+            if args.png:
+                write_strip(os.path.join(args.png, f"{scene}_spp{spp}.png"), images)
             sys.stdout.flush()
 
 

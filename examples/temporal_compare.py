@@ -4,9 +4,12 @@
 Denoises every frame of tests/data/animation (examples/render_testdata.py:
 24 frames, a cut at frame 13) three ways, at each sample count:
 
-  - lull per frame: RT, each frame on its own;
+  - lull per frame: RT's spatial filter in temporal mode (its a-trous),
+                    each frame on its own (a sequence of one frame);
   - lull temporal:  RT with temporal=True, one filter for the sequence
                     (lull.denoise_sequence; the cut starts a new history);
+  - lull Regression per frame: RT outside temporal mode (quality HIGH:
+                    Regression, one buffer), what lull.denoise gives;
   - OIDN per frame: Open Image Denoise 2.5.1's RT (neural, quality HIGH,
                     HDR, colour + albedo + normal) through pyoidn, when
                     pyoidn is importable;
@@ -23,7 +26,8 @@ and prints, against the per-frame references:
   - the relMSE in a band around the rolling ball (12 pixels around its
     silhouette, the ball told by its albedo), where a ghost trail would be;
   - the time per frame of the filter at 1920x1080 (each frame tiled to
-    it), spatial against temporal, median of --repeats frames, on --device.
+    it), spatial against temporal (ATrous in both modes: the same spatial
+    filter), median of --repeats frames, on --device.
 
 With --out DIR it writes DIR/temporal_strip.png (rows: lull per frame,
 lull temporal, OIDN per frame, reference; columns: --strip-frames
@@ -121,7 +125,14 @@ def band_rel_mse(x, r, band):
 # -- denoisers ---------------------------------------------------------------------------
 
 
-def lull_per_frame(noisy, device):
+def lull_per_frame(noisy, frames, device):
+    """The spatial filter temporal mode runs, frame by frame: each frame the
+    first of its own sequence."""
+    return [np.array(next(iter(lull.denoise_sequence([dict(f, frame=n)], device=device))))
+            for f, n in zip(noisy, frames)]
+
+
+def lull_regression_per_frame(noisy, device):
     keys = ("albedo", "normal", "depth")
     return [lull.denoise(f["color"], **{k: f[k] for k in keys}, device=device) for f in noisy]
 
@@ -159,7 +170,9 @@ def oidn_per_frame(noisy):
 
 def timing(noisy, device, repeats, size=(1080, 1920)):
     """Median seconds a frame at `size` (frames tiled to it) takes, through
-    one reused filter: spatial RT, then temporal RT (frames in order)."""
+    one reused filter: spatial ATrous, then temporal ATrous (frames in
+    order); ATrous, not RT, whose quality HIGH runs Regression outside
+    temporal mode and would compare two filters."""
     h, w = size
 
     def tile(a):
@@ -172,7 +185,7 @@ def timing(noisy, device, repeats, size=(1080, 1920)):
     result = {}
     for mode in ("spatial", "temporal"):
         times = []
-        with dev.new_filter("RT") as flt:
+        with dev.new_filter("ATrous") as flt:
             flt["hdr"] = True
             flt["temporal"] = mode == "temporal"
             for i, f in enumerate(frames):
@@ -302,8 +315,9 @@ def main():
     results, panels, strip_rows = {}, [], None
     for spp in a.spp:
         frames, noisy, refs = load(a.data, spp)
-        methods = {"lull per frame": lull_per_frame(noisy, a.device),
-                   "lull temporal": lull_temporal(noisy, frames, a.device)}
+        methods = {"lull per frame": lull_per_frame(noisy, frames, a.device),
+                   "lull temporal": lull_temporal(noisy, frames, a.device),
+                   "lull Regression per frame": lull_regression_per_frame(noisy, a.device)}
         oidn = oidn_per_frame(noisy)
         if oidn is not None:
             methods["OIDN per frame"] = oidn

@@ -206,12 +206,18 @@ int main(int argc, char** argv)
           ++lull_test_failures;
         }
       }
-      if (table)
-        printf("| %s | %d | %.5f | %.5f | %.5f | %.5f | %.2f | %.2f | %.2f | %.2f | %.4f | %.4f "
-               "| %.4f | %.4f |\n",
-               scenes[s].name, spps[k], mn.rel_mse, ma.rel_mse, mr.rel_mse, mh.rel_mse, mn.psnr,
-               ma.psnr, mr.psnr, mh.psnr, mn.ssim, ma.ssim, mr.ssim, mh.ssim);
-      else
+      if (table) {
+        char hr[16] = "-", hp[16] = "-", hs[16] = "-"; /* halves only at 16 and 64 spp */
+        if (halves) {
+          snprintf(hr, sizeof hr, "%.5f", mh.rel_mse);
+          snprintf(hp, sizeof hp, "%.2f", mh.psnr);
+          snprintf(hs, sizeof hs, "%.4f", mh.ssim);
+        }
+        printf("| %s | %d | %.5f | %.5f | %.5f | %s | %.2f | %.2f | %.2f | %s | %.4f | %.4f "
+               "| %.4f | %s |\n",
+               scenes[s].name, spps[k], mn.rel_mse, ma.rel_mse, mr.rel_mse, hr, mn.psnr, ma.psnr,
+               mr.psnr, hp, mn.ssim, ma.ssim, mr.ssim, hs);
+      } else
         printf("%-10s %3d spp  relMSE noisy %.5f  ATrous %.5f (%.1fx)  RT %.5f (%.1fx, %.2f of "
                "ATrous)  halves %.5f\n",
                scenes[s].name, spps[k], mn.rel_mse, ma.rel_mse, mn.rel_mse / ma.rel_mse,
