@@ -43,7 +43,7 @@
 typedef struct lull_regression_params
 {
   int radius;            /* window radius R: (2R + 1)^2 pixels (NFOR: 9) */
-  int patch_radius;      /* NL-means patch radius F (NFOR: 3) */
+  int patch_radius;      /* NL-means patch radius F (LULL_REG_PATCH_AUTO: by the input) */
   float bandwidth[2];    /* NL-means k of the two candidates (NFOR: 0.5, 1) */
   int second_radius;     /* window radius of the second pass (0: none) */
   float second_bandwidth;
@@ -57,6 +57,14 @@ typedef struct lull_regression_params
 } lull_regression_params;
 
 lull_regression_params lull_regression_default_params(void);
+
+/* patch_radius chosen by the input: NFOR's 3 with halves (§5.1: the
+ * weights compare noisy halves, whose patches average the noise), 0 with
+ * one buffer, whose weights compare the à-trous pilot, already smooth:
+ * there a patch only blurs the distance across texture and shading edges
+ * (relMSE on the test renders and animation frames: docs/regression.md). */
+#define LULL_REG_PATCH_AUTO (-1)
+
 
 /* Colour and features: each either once or as two halves, or absent. */
 typedef struct lull_regression_images
@@ -73,6 +81,10 @@ typedef struct lull_regression_images
 
 /* Whether a run has two halves of colour. */
 int lull_regression_has_halves(const lull_regression_images* images);
+
+/* The parameters a run uses: automatic values resolved for the images. */
+lull_regression_params lull_regression_resolve(const lull_regression_params* params,
+                                               const lull_regression_images* images);
 
 lull_status lull_regression_validate(const lull_regression_params* params,
                                      const lull_regression_images* images, lull_error* err);

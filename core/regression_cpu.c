@@ -11,7 +11,7 @@
  * coefficients are kept for a band of rows (the pair weight is symmetric:
  * the weight of centre p for neighbour q is the one computed at q for the
  * offset p - q). */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) /* GCC and Clang */
   /* the vector kernels pass vectors between inlined functions only; the
    * warning is about the ABI of calls that do not exist */
   #pragma GCC diagnostic ignored "-Wpsabi"
@@ -954,7 +954,7 @@ lull_regression_params lull_regression_default_params(void)
   lull_regression_params p;
   memset(&p, 0, sizeof p);
   p.radius = 9;
-  p.patch_radius = 3;
+  p.patch_radius = LULL_REG_PATCH_AUTO;
   p.bandwidth[0] = 0.5f;
   p.bandwidth[1] = 1.0f;
   p.second_radius = 16;
@@ -977,6 +977,15 @@ int lull_regression_has_halves(const lull_regression_images* images)
   return has(&images->color_a) && has(&images->color_b);
 }
 
+lull_regression_params lull_regression_resolve(const lull_regression_params* params,
+                                               const lull_regression_images* images)
+{
+  lull_regression_params p = *params;
+  if (p.patch_radius == LULL_REG_PATCH_AUTO)
+    p.patch_radius = lull_regression_has_halves(images) ? 3 : 0;
+  return p;
+}
+
 /* The run's constants (fireflies, prefilter, selection, the one-buffer
  * variance) are regression_math.h's LULL_REG_*, which the CUDA schedule
  * uses too; docs/regression.md says how each was measured. */
@@ -995,9 +1004,11 @@ static int pilot_reach(const lull_regression_images* images)
   return lull_atrous_reach(&ap, &ai);
 }
 
-int lull_regression_reach(const lull_regression_params* params,
+int lull_regression_reach(const lull_regression_params* given,
                           const lull_regression_images* images)
 {
+  const lull_regression_params resolved = lull_regression_resolve(given, images);
+  const lull_regression_params* params = &resolved;
   const int pass = 2 * (params->radius + params->patch_radius);
   if (!lull_regression_has_halves(images))
     return LULL_REG_FIREFLY_RADIUS_ONE + pilot_reach(images) + LULL_REG_ONE_VARIANCE_RADIUS + pass;
@@ -1068,7 +1079,8 @@ lull_status lull_regression_validate(const lull_regression_params* params,
       return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "%s and %s need colorA and colorB",
                        names[f + 1], names[f + 2]);
   }
-  if (!(params->radius >= 1 && params->patch_radius >= 0 && params->second_radius >= 0))
+  if (!(params->radius >= 1 && params->second_radius >= 0 &&
+        (params->patch_radius >= 0 || params->patch_radius == LULL_REG_PATCH_AUTO)))
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid radius");
   if (params->srgb && params->hdr)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
@@ -1293,10 +1305,12 @@ static size_t planes_of(const lull_regression_images* images)
   return lull_regression_has_halves(images) ? TWO_COUNT : ONE_COUNT;
 }
 
-size_t lull_regression_cpu_memory(const lull_regression_params* params,
+size_t lull_regression_cpu_memory(const lull_regression_params* given,
                                   const lull_regression_images* images, int width, int height,
                                   int num_threads)
 {
+  const lull_regression_params resolved = lull_regression_resolve(given, images);
+  const lull_regression_params* params = &resolved;
   reg_run r = {params, width, height, lull_thread_count(num_threads), 1.0f};
   const feature_set fa = lull_regression_half_features(images, 0);
   const int nf = feature_channels(&fa);
@@ -1652,10 +1666,12 @@ static lull_status input_scale_of(const lull_regression_params* params,
                                  threads, scale, err);
 }
 
-lull_status lull_regression_cpu(const lull_regression_params* params,
+lull_status lull_regression_cpu(const lull_regression_params* given,
                                 const lull_regression_images* images, int num_threads,
                                 const lull_progress* progress, lull_error* err)
 {
+  const lull_regression_params resolved = lull_regression_resolve(given, images);
+  const lull_regression_params* params = &resolved;
   lull_status status = lull_regression_validate(params, images, err);
   if (status != LULL_OK)
     return status;

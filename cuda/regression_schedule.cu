@@ -671,11 +671,12 @@ static void grid_make(const lull_regression_params* params, const lull_regressio
   g->region_bytes = lull_rk_memory(params, im, g->rw, g->rh);
 }
 
-size_t lull_rk_filter_bytes(const lull_regression_params* params,
+size_t lull_rk_filter_bytes(const lull_regression_params* given,
                             const lull_regression_images* images, size_t cap)
 {
+  const lull_regression_params params = lull_regression_resolve(given, images);
   rk_grid g;
-  grid_make(params, images, cap, &g);
+  grid_make(&params, images, cap, &g);
   return g.consts_bytes + g.staged_bytes + g.region_bytes;
 }
 
@@ -738,11 +739,13 @@ static lull_image staged_view(float* data, int w, int h, int channels)
   return v;
 }
 
-lull_status lull_rk_filter(const lull_regression_params* params,
+lull_status lull_rk_filter(const lull_regression_params* given,
                            const lull_regression_images* images, size_t cap,
                            unsigned char* memory, const lull_rk_launchers* l,
                            const lull_progress* progress, lull_error* err)
 {
+  const lull_regression_params resolved = lull_regression_resolve(given, images);
+  const lull_regression_params* params = &resolved;
   const int W = images->output.width, H = images->output.height;
   rk_grid g;
   grid_make(params, images, cap, &g);

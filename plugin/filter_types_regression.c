@@ -38,7 +38,8 @@ enum
 
 static const lull_param_def regression_params[RP_COUNT] = {
     INT_PARAM("radius", 9, 1, 32, "window radius: each fit covers (2 radius + 1)^2 pixels"),
-    INT_PARAM("patchRadius", 3, 0, 8, "NL-means patch radius of the weights"),
+    INT_PARAM("patchRadius", LULL_REG_PATCH_AUTO, LULL_REG_PATCH_AUTO, 8,
+              "NL-means patch radius of the weights (-1: 3 with halves, 0 with one buffer)"),
     FLOAT_PARAM("bandwidthLow", 0.5, 1e-3, 1e3,
                 "NL-means bandwidth k of the sharper candidate (one buffer: the only one)"),
     FLOAT_PARAM("bandwidthHigh", 1.0, 1e-3, 1e3, "halves: NL-means bandwidth k of the smoother candidate"),
