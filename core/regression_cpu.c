@@ -620,7 +620,7 @@ static void fit_tile(const reg_pass* p, int t, int r0, int r1, float* fits, floa
         const float* base = s.sums + (size_t)b * (size_t)per * TILE_W;
         for (int e = 0; e < per; ++e)
           s.fit[e] = base[(size_t)e * TILE_W + (size_t)tx];
-        float record[LULL_REG_MAX_COLUMNS * 3 + 6];
+        float record[LULL_REG_MAX_COLUMNS * 3 + 6] = {0};
         lull_reg_solve(s.fit, s.fit + gram, n, p->nc, p->ridge, record);
         for (int c = 0; c < 2 * p->nc; ++c)
           record[n * p->nc + c] = s.fit[range0 + c];
@@ -1716,7 +1716,7 @@ lull_status lull_regression_cpu(const lull_regression_params* given,
   if (tiled) {
     const int oc = lull_format_channels(images->output.format);
     const int vc = has(&images->output_variance) ? lull_format_channels(images->output_variance.format) : 0;
-    staged = malloc(sizeof(float) * (size_t)W * (size_t)H * (size_t)(oc + vc));
+    staged = malloc(sizeof(float) * (size_t)W * (size_t)H * (size_t)LULL_MAX(oc + vc, 1));
     if (!staged) {
       free(block);
       return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
