@@ -287,6 +287,11 @@ enum
  * is far less noisy than the colour, but its noise is not independent of
  * it) */
 #define LULL_REG_ONE_GUIDE_VARIANCE 0.25f
+/* ... and at most this (log units): the residual against the pilot is no
+ * noise estimate at a strong edge, where the pilot is smooth and the colour
+ * is not; there it had reached 1e3 in a ring around a bright 10x10 block,
+ * whose pixels then matched any other and the block lost half its value. */
+#define LULL_REG_ONE_GUIDE_VARIANCE_MAX 1.0f
 
 /* -- per-pixel steps around the regression ------------------------------------ */
 
@@ -344,7 +349,8 @@ LULL_HD float lull_reg_half_variance(float a, float b)
 LULL_HD float lull_reg_one_guide_variance(float v, float pilot)
 {
   const float pv = LULL_MAX(0.0f, pilot);
-  return LULL_REG_ONE_GUIDE_VARIANCE * v / ((1.0f + pv) * (1.0f + pv));
+  const float g = LULL_REG_ONE_GUIDE_VARIANCE * v / ((1.0f + pv) * (1.0f + pv));
+  return LULL_MIN(g, LULL_REG_ONE_GUIDE_VARIANCE_MAX);
 }
 
 /* A given variance as the filter uses it: scaled by the input scale's

@@ -11,7 +11,7 @@
  *  - at every sample count and on every scene, the denoised relMSE is
  *    below the noisy one;
  *  - RT is at most 1.1x ATrous's relMSE everywhere (measured: 0.53-0.67x
- *    on cornell and indirect, 0.44-0.92x on dof_glossy) and at most 0.85x
+ *    on cornell and indirect, 0.47-0.82x on dof_glossy) and at most 0.85x
  *    at 16 spp on cornell and indirect; on frames of the test animation at
  *    most 1.0x (animation_frames);
  *  - Regression on the halves is at most 1.3x the relMSE of Open Image

@@ -308,6 +308,30 @@ static void test_constant_stays_constant(void)
   inputs_free(&in);
 }
 
+/* One buffer: a bright 10x10 block (a lamp) painted into a noisy image,
+ * its guides those of the background, keeps its value at its centre.
+ * The residual against the smooth pilot had made the noise estimate huge
+ * in a ring around it, whose pixels then matched the block's and pulled
+ * its centre to half (LULL_REG_ONE_GUIDE_VARIANCE_MAX). */
+static void test_bright_block(void)
+{
+  inputs in;
+  inputs_make(&in, 9, 0.4f);
+  const float bright = 5e4f;
+  for (int y = 9; y < 19; ++y)
+    for (int x = 14; x < 24; ++x)
+      for (int c = 0; c < 3; ++c)
+        in.color[3 * ((size_t)y * W + (size_t)x) + (size_t)c] = bright;
+  float* output = image_new(3);
+  CHECK_EQ_INT(run(&in, 0, 0, output, NULL, -1, W, H), OIDN_ERROR_NONE);
+  const float centre = output[3 * ((size_t)14 * W + 19)];
+  if (!(centre > 0.95f * bright))
+    fprintf(stderr, "  bright block: centre %g of %g\n", (double)centre, (double)bright);
+  CHECK(centre > 0.95f * bright && centre <= bright * 1.0001f);
+  free(output);
+  inputs_free(&in);
+}
+
 static void test_identical_halves(void)
 {
   inputs in;
@@ -550,6 +574,7 @@ int main(void)
   test_pair_term();
   test_constant_stays_constant();
   test_identical_halves();
+  test_bright_block();
   test_invariances();
   test_tiles();
   test_non_finite_and_tiny();
