@@ -198,16 +198,20 @@ static LULL_ALWAYS_INLINE void tile_weights(const reg_pass* p, int x0, int y0, i
     }
     if (sy < 0 || sy >= H || sy + dy < 0 || sy + dy >= H || rxa >= rxb)
       continue;
-    const size_t i = (size_t)sy * (size_t)W + (size_t)(x0 - F);
-    const size_t j = (size_t)(sy + dy) * (size_t)W + (size_t)(x0 - F + dx);
+    /* pixel x0 - F + rxa of row sy and its pair: both inside (rxa), so
+     * no pointer is formed before a plane's start */
+    const size_t i = (size_t)sy * (size_t)W + (size_t)(x0 - F + rxa);
+    const size_t j = (size_t)(sy + dy) * (size_t)W + (size_t)(x0 - F + rxa + dx);
+    const int n = rxb - rxa;
+    float* LULL_RESTRICT tr = term + rxa;
     for (int c = 0; c < p->gc; ++c) {
       const float* LULL_RESTRICT gp = p->g[c] + i;
       const float* LULL_RESTRICT gq = p->g[c] + j;
       const float* LULL_RESTRICT vp = p->gv[c] + i;
       const float* LULL_RESTRICT vq = p->gv[c] + j;
 #pragma omp simd
-      for (int rx = rxa; rx < rxb; ++rx)
-        term[rx] += lull_nlm_distance(gp[rx], gq[rx], vp[rx], vq[rx], 1.0f);
+      for (int k = 0; k < n; ++k)
+        tr[k] += lull_nlm_distance(gp[k], gq[k], vp[k], vq[k], 1.0f);
     }
 #pragma omp simd
     for (int rx = rxa; rx < rxb; ++rx) {
