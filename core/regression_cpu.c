@@ -145,8 +145,12 @@ static LULL_ALWAYS_INLINE void tile_row_design(const reg_pass* p, int x0, int py
 {
   const int W = p->width, n = columns(p);
   const float inv_r = 1.0f / (float)LULL_MAX(p->radius, 1);
-  const size_t ip = (size_t)py * (size_t)W + (size_t)x0;
-  const size_t iq = (size_t)(py + dy) * (size_t)W + (size_t)(x0 + dx);
+  /* pixel x0 + tx0 of row py and its neighbour, both inside the image
+   * (the caller's columns), and the row pointers from them: none before a
+   * plane's start */
+  const size_t ip = (size_t)py * (size_t)W + (size_t)(x0 + tx0);
+  const size_t iq = (size_t)(py + dy) * (size_t)W + (size_t)(x0 + dx + tx0);
+  const int m = tx1 - tx0;
   /* lull_reg_row's terms, spelt out per column so that they vectorise */
   const float sx = (float)(swap ? -dx : dx) * inv_r, sy = (float)(swap ? -dy : dy) * inv_r;
   for (int tx = tx0; tx < tx1; ++tx) {
@@ -157,19 +161,19 @@ static LULL_ALWAYS_INLINE void tile_row_design(const reg_pass* p, int x0, int py
   for (int j = 0; j < p->nf; ++j) {
     const float* LULL_RESTRICT fp = p->f[j] + (swap ? iq : ip);
     const float* LULL_RESTRICT fq = p->f[j] + (swap ? ip : iq);
-    float* LULL_RESTRICT xr = s->x + (size_t)(3 + j) * TILE_W;
+    float* LULL_RESTRICT xr = s->x + (size_t)(3 + j) * TILE_W + tx0;
 #pragma omp simd
-    for (int tx = tx0; tx < tx1; ++tx)
-      xr[tx] = fq[tx] - fp[tx];
+    for (int k = 0; k < m; ++k)
+      xr[k] = fq[k] - fp[k];
   }
   (void)n;
   if (y_rows)
     for (int c = 0; c < p->nc; ++c) {
       const float* LULL_RESTRICT yq = p->y[c] + iq;
-      float* LULL_RESTRICT yr = s->y + (size_t)c * TILE_W;
+      float* LULL_RESTRICT yr = s->y + (size_t)c * TILE_W + tx0;
 #pragma omp simd
-      for (int tx = tx0; tx < tx1; ++tx)
-        yr[tx] = yq[tx];
+      for (int k = 0; k < m; ++k)
+        yr[k] = yq[k];
     }
 }
 
@@ -711,7 +715,9 @@ static void gather_tile(const reg_pass* p, int t, int y0, int y1, const float* f
       if (tx0 >= tx1 || py < 0 || py >= H)
         continue;
       tile_row_design(p, x0, qy, dx, dy, tx0, tx1, 1, 0, &s);
-      const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)(x0 + dx);
+      /* the fits of centre column x0 + dx + tx0 on: fb[k] is tile column
+       * tx0 + k's (no pointer before the fits' start) */
+      const size_t row = (size_t)(py - r0) * (size_t)W + (size_t)(x0 + dx + tx0);
       for (int b = 0; b < p->nk; ++b) {
         const float* LULL_RESTRICT w =
             s.all_weights + ((size_t)o * (size_t)p->nk + (size_t)b) * tile + (size_t)ty * (size_t)tw;
@@ -733,11 +739,11 @@ static void gather_tile(const reg_pass* p, int t, int y0, int y1, const float* f
             const float* LULL_RESTRICT xi = s.x + (size_t)i * TILE_W;
 #pragma omp simd
             for (int tx = tx0; tx < tx1; ++tx)
-              pred[tx] += beta[tx] * xi[tx];
+              pred[tx] += beta[tx - tx0] * xi[tx];
           }
 #pragma omp simd
           for (int tx = tx0; tx < tx1; ++tx)
-            ac[tx] += w[tx] * lull_reg_hold(pred[tx], lo[tx], hi[tx]);
+            ac[tx] += w[tx] * lull_reg_hold(pred[tx], lo[tx - tx0], hi[tx - tx0]);
         }
       }
     }
