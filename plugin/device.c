@@ -532,6 +532,11 @@ OIDN_API void oidnSyncDevice(OIDNDevice device)
     return;
   lull_device_lock(device);
   if (!lull_device_ready(device)) {
+    /* OIDN refuses the sync of a changed device, but the queued work still
+     * reads and writes the caller's memory: wait for it all the same, so
+     * that memory may go once this call returns; its errors stay parked
+     * for a sync on the committed device */
+    lull_device_wait(device);
     lull_device_unlock(device);
     return;
   }
