@@ -1540,15 +1540,12 @@ static lull_status run_one(const reg_run* r, const lull_regression_images* image
   }
   if (has(&images->variance)) {
     const int vc = lull_format_channels(images->variance.format);
-    float* pl[3] = {P[P_GV], P[P_GV + 1], P[P_GV + 2]};
+    float* pl[3] = {P[P_TMP], P[P_TMP + 1], P[P_TMP + 2]};
     load_planes(&images->variance, pl, vc, 0, threads);
     const float s2 = r->scale * r->scale;
     for (int c = 0; c < 3; ++c)
-      for (size_t i = 0; i < n; ++i) {
-        P[P_TMP + c][i] = lull_reg_variance_in(P[P_GV + (vc == 3 ? c : 0)][i], s2);
-      }
-    for (int c = 0; c < 3; ++c)
-      memcpy(P[P_GV + c], P[P_TMP + c], n * sizeof(float));
+      for (size_t i = 0; i < n; ++i)
+        P[P_GV + c][i] = lull_reg_variance_in(P[P_TMP + (vc == 3 ? c : 0)][i], s2, P[P_GV + c][i]);
   }
   for (int c = 0; c < 3; ++c)
     for (size_t i = 0; i < n; ++i)

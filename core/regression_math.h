@@ -354,9 +354,13 @@ LULL_HD float lull_reg_one_guide_variance(float v, float pilot)
 }
 
 /* A given variance as the filter uses it: scaled by the input scale's
- * square s2, 0 where not finite or not positive. */
-LULL_HD float lull_reg_variance_in(float v, float s2)
+ * square s2; a negative value asks for the filter's own estimate est
+ * (temporal mode's LULL_TEMPORAL_ESTIMATE where the history has no
+ * moments yet); 0 where not finite. */
+LULL_HD float lull_reg_variance_in(float v, float s2, float est)
 {
+  if (v < 0.0f)
+    return est;
   const float s = v * s2;
   return (s - s) == 0.0f && s > 0.0f ? s : 0.0f; /* s - s: NaN for NaN and inf */
 }

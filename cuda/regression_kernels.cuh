@@ -229,13 +229,14 @@ LULL_BODY void lull_rk_pixel_body(const lull_rk_pixel_args* a, int x, int y)
       break;
     }
     case LULL_RK_LOAD_VARIANCE: {
-      /* the variance image (1 or 3 channels) -> dst[0..2], scaled */
+      /* the variance image (1 or 3 channels) -> dst[0..2], scaled; a
+       * negative value keeps the estimate dst holds */
       float v[4];
       lull_cuda_image_load(&a->image, x, y, v);
       const int vc = lull_format_channels(a->image.format);
       const float s2 = a->consts->scale * a->consts->scale;
       for (int c = 0; c < 3; ++c)
-        a->dst[c][i] = lull_reg_variance_in(v[vc == 3 ? c : 0], s2);
+        a->dst[c][i] = lull_reg_variance_in(v[vc == 3 ? c : 0], s2, a->dst[c][i]);
       break;
     }
     case LULL_RK_REPAIR:

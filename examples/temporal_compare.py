@@ -2,7 +2,7 @@
 """Flicker and quality of lull's temporal mode on the test animation.
 
 Denoises every frame of tests/data/animation (examples/render_testdata.py:
-24 frames, a cut at frame 13) three ways, at each sample count:
+24 frames, a cut at frame 13) five ways, at each sample count:
 
   - lull per frame: RT's spatial filter in temporal mode (its a-trous),
                     each frame on its own (a sequence of one frame);
@@ -10,6 +10,8 @@ Denoises every frame of tests/data/animation (examples/render_testdata.py:
                     (lull.denoise_sequence; the cut starts a new history);
   - lull Regression per frame: RT outside temporal mode (quality HIGH:
                     Regression, one buffer), what lull.denoise gives;
+  - lull Regression temporal: the Regression filter with temporal=True
+                    (its accumulation feeds the regression);
   - OIDN per frame: Open Image Denoise 2.5.1's RT (neural, quality HIGH,
                     HDR, colour + albedo + normal) through pyoidn, when
                     pyoidn is importable;
@@ -137,9 +139,9 @@ def lull_regression_per_frame(noisy, device):
     return [lull.denoise(f["color"], **{k: f[k] for k in keys}, device=device) for f in noisy]
 
 
-def lull_temporal(noisy, frames, device):
+def lull_temporal(noisy, frames, device, filter="RT"):
     seq = [dict(f, frame=n, cut=(n == CUT)) for f, n in zip(noisy, frames)]
-    return [np.array(o) for o in lull.denoise_sequence(seq, device=device)]
+    return [np.array(o) for o in lull.denoise_sequence(seq, filter=filter, device=device)]
 
 
 def oidn_per_frame(noisy):
@@ -317,7 +319,9 @@ def main():
         frames, noisy, refs = load(a.data, spp)
         methods = {"lull per frame": lull_per_frame(noisy, frames, a.device),
                    "lull temporal": lull_temporal(noisy, frames, a.device),
-                   "lull Regression per frame": lull_regression_per_frame(noisy, a.device)}
+                   "lull Regression per frame": lull_regression_per_frame(noisy, a.device),
+                   "lull Regression temporal": lull_temporal(noisy, frames, a.device,
+                                                             "Regression")}
         oidn = oidn_per_frame(noisy)
         if oidn is not None:
             methods["OIDN per frame"] = oidn
@@ -346,14 +350,17 @@ def main():
                   % (name, r["temporal_error"], r["temporal_error_shots"],
                      r["temporal_error"] / base["temporal_error"], vs_oidn, np.mean(r["relmse"]),
                      np.nanmean(r["band_relmse"])))
-        t = row["lull temporal"]
         after = [i for i, f in enumerate(frames) if not (f - 1 < 3 or 0 <= f - CUT < 3)]
-        worse = [frames[i] for i in after if t["relmse"][i] > base["relmse"][i]]
-        print("frames past the first three of a shot where temporal relMSE > per frame: %s"
-              % (worse or "none"))
-        ratios = [t["band_relmse"][i] / base["band_relmse"][i] for i in after]
-        print("band around the ball, temporal / per frame relMSE: mean %.2f, max %.2f"
-              % (np.mean(ratios), max(ratios)))
+        for temporal, per_frame in (("lull temporal", "lull per frame"),
+                                    ("lull Regression temporal", "lull Regression per frame")):
+            t, p = row[temporal], row[per_frame]
+            worse = [frames[i] for i in after if t["relmse"][i] > p["relmse"][i]]
+            ratios = [t["band_relmse"][i] / p["band_relmse"][i] for i in after]
+            print("%s against %s: temporal error %.2fx; frames past the first three of a "
+                  "shot with a higher relMSE: %s; band around the ball, relMSE ratio mean "
+                  "%.2f, max %.2f" % (temporal, per_frame,
+                                      t["temporal_error"] / p["temporal_error"],
+                                      worse or "none", np.mean(ratios), max(ratios)))
         series = {name: (color, [(frames[i], row[name]["temporal_error_pairs"][i - 1]) for i in pairs])
                   for name, color in (("OIDN per frame", (0.55, 0.55, 0.55)),
                                       ("lull per frame", (0.85, 0.15, 0.1)),

@@ -81,31 +81,16 @@ static size_t memory_cap(double max_memory_mb)
   return bytes < 1.0 ? 1 : (size_t)bytes;
 }
 
-/* -- temporal mode (ATrous and RT; filter_temporal.c) ---------------------------- */
+/* -- temporal mode (ATrous and RT here, Regression too; filter_temporal.c) ------- */
 
-#define TEMPORAL_PARAMS                                                                        \
-  BOOL_PARAM("temporal", 0,                                                                    \
-             "accumulate each frame with the history of the executions before it "            \
-             "(docs/temporal.md)"),                                                            \
-  {"resetHistory", LULL_PARAM_BOOL, 0, 0, 1, 0, 0,                                             \
-   "temporal: this frame starts a new history (a cut)", NULL},                                 \
-  {"frame", LULL_PARAM_INT, -1, -1, INT_MAX, 0, 0,                                             \
-   "temporal: the frame's number, which must follow the last one's (-1: not numbered)", NULL}
-
-/* A motion image outside temporal mode is a mistake the user should hear of. */
-static lull_status motion_needs_temporal(const lull_image* motion, lull_error* err)
-{
-  return motion->data ? lull_fail(err, LULL_ERROR_INVALID_OPERATION,
-                                  "the motion image is used only in temporal mode (set temporal)")
-                      : LULL_OK;
-}
+#define TEMPORAL_PARAMS LULL_TEMPORAL_PARAM_DEFS
 
 /* Commit-time checks shared by ATrous and RT: motion only with temporal. */
 static lull_status temporal_check(const lull_atrous_images* images, const lull_image* motion,
                                   int temporal, lull_error* err)
 {
   if (!temporal)
-    return motion_needs_temporal(motion, err);
+    return lull_filter_motion_needs_temporal(motion, err);
   return lull_filter_temporal_check(images, motion, err);
 }
 
@@ -150,19 +135,7 @@ static const lull_param_def atrous_params[AP_COUNT] = {
               "CUDA: 0 baseline (dilated taps), 1 permuted (Dolp et al. 2024), -1 the faster"),
     BOOL_PARAM("packedGuides", 0, "CUDA: fp16 colour and oct-encoded normals"),
     TEMPORAL_PARAMS,
-    FLOAT_PARAM("temporalAlpha", 0.2, 0, 1,
-                "temporal: least weight of the current frame's colour in the blend"),
-    FLOAT_PARAM("momentsAlpha", 0.2, 0, 1,
-                "temporal: least weight of its luminance moments (the noise estimate)"),
-    FLOAT_PARAM("albedoAlpha", 0.5, 0, 1,
-                "temporal: least weight of its albedo (1: the albedo is not accumulated)"),
-    INT_PARAM("maxHistory", 32, 1, 1 << 20, "temporal: cap of the history length in frames"),
-    FLOAT_PARAM("clipSigma", 0.5, 0, FLT_MAX,
-                "temporal: clip the history to mean +- clipSigma sd of the 3x3 neighbourhood "
-                "(0: off)"),
-    FLOAT_PARAM("rejectSigma", 1.0, 0, FLT_MAX,
-                "temporal: trust the current frame more where the history is more than "
-                "rejectSigma noise sd away (0: off)"),
+    LULL_TEMPORAL_BLEND_PARAM_DEFS(0.2, 0.2, 1.0),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
@@ -220,16 +193,7 @@ static lull_status atrous_execute(lull_backend* backend, const lull_filter_confi
   const lull_atrous_params params = atrous_from_values(config->values);
   const double* v = config->values;
   if (v[AP_TEMPORAL] != 0) {
-    lull_filter_temporal t;
-    t.reset = v[AP_RESET_HISTORY] != 0;
-    t.frame = (long long)v[AP_FRAME];
-    t.params = lull_filter_temporal_defaults();
-    t.params.alpha = (float)v[AP_TEMPORAL_ALPHA];
-    t.params.moments_alpha = (float)v[AP_MOMENTS_ALPHA];
-    t.params.max_history = (float)v[AP_MAX_HISTORY];
-    t.params.clip_sigma = (float)v[AP_CLIP_SIGMA];
-    t.params.reject_sigma = (float)v[AP_REJECT_SIGMA];
-    t.params.albedo_alpha = (float)v[AP_ALBEDO_ALPHA];
+    const lull_filter_temporal t = lull_filter_temporal_from_values(v, AP_TEMPORAL, AP_TEMPORAL_ALPHA);
     return lull_filter_temporal_atrous(backend, config->state, &t, &params, &images,
                                        &config->images[A_MOTION], (int)v[AP_SCHEDULE],
                                        progress, async, err);
@@ -481,7 +445,7 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   if (status != LULL_OK)
     return status;
   if (rt_regression(config)) {
-    status = motion_needs_temporal(&config->images[R_MOTION], err); /* temporal is off here */
+    status = lull_filter_motion_needs_temporal(&config->images[R_MOTION], err); /* temporal is off here */
     if (status != LULL_OK)
       return status;
     const lull_regression_images images = rt_regression_views(config);
@@ -536,10 +500,7 @@ static lull_status rt_execute(lull_backend* backend, const lull_filter_config* c
     params.nonnegative = params.clamp_output;
   }
   if (config->values[RP_TEMPORAL] != 0 && config->images[R_COLOR].data) {
-    lull_filter_temporal t;
-    t.reset = config->values[RP_RESET_HISTORY] != 0;
-    t.frame = (long long)config->values[RP_FRAME];
-    t.params = lull_filter_temporal_defaults();
+    const lull_filter_temporal t = lull_filter_temporal_from_values(config->values, RP_TEMPORAL, -1);
     return lull_filter_temporal_atrous(backend, config->state, &t, &params, &images,
                                        &config->images[R_MOTION], LULL_ATROUS_SCHEDULE_AUTO,
                                        progress, async, err);

@@ -90,8 +90,52 @@ typedef struct lull_filter_temporal
   lull_temporal_params params; /* alpha .. reject_sigma; the rest from the images */
 } lull_filter_temporal;
 
+/* The parameters that switch a type's temporal mode on and number its
+ * frames (the blend's own parameters are ATrous's alone; RT and
+ * Regression take the defaults). */
+#define LULL_TEMPORAL_PARAM_DEFS                                                               \
+  {"temporal", LULL_PARAM_BOOL, 0, 0, 1, 0, 1,                                                 \
+   "accumulate each frame with the history of the executions before it (docs/temporal.md)",   \
+   NULL},                                                                                      \
+  {"resetHistory", LULL_PARAM_BOOL, 0, 0, 1, 0, 0,                                             \
+   "temporal: this frame starts a new history (a cut)", NULL},                                 \
+  {"frame", LULL_PARAM_INT, -1, -1, INT_MAX, 0, 0,                                             \
+   "temporal: the frame's number, which must follow the last one's (-1: not numbered)", NULL}
+
+/* The blend's parameters (ATrous and Regression; RT takes
+ * lull_filter_temporal_defaults), in the order
+ * lull_filter_temporal_from_values reads them; the defaults of the weights
+ * of the current frame and of the test differ by the spatial filter
+ * (docs/temporal.md). */
+#define LULL_TEMPORAL_BLEND_PARAM_DEFS(alpha, moments_alpha, reject_sigma)                     \
+  {"temporalAlpha", LULL_PARAM_FLOAT, alpha, 0, 1, 0, 1,                                       \
+   "temporal: least weight of the current frame's colour in the blend", NULL},                 \
+  {"momentsAlpha", LULL_PARAM_FLOAT, moments_alpha, 0, 1, 0, 1,                                \
+   "temporal: least weight of its luminance moments (the noise estimate)", NULL},              \
+  {"albedoAlpha", LULL_PARAM_FLOAT, 0.5, 0, 1, 0, 1,                                           \
+   "temporal: least weight of its albedo (1: the albedo is not accumulated)", NULL},           \
+  {"maxHistory", LULL_PARAM_INT, 32, 1, 1 << 20, 0, 1,                                         \
+   "temporal: cap of the history length in frames", NULL},                                     \
+  {"clipSigma", LULL_PARAM_FLOAT, 0.5, 0, FLT_MAX, 0, 1,                                       \
+   "temporal: clip the history to mean +- clipSigma sd of the 3x3 neighbourhood (0: off)",     \
+   NULL},                                                                                      \
+  {"rejectSigma", LULL_PARAM_FLOAT, reject_sigma, 0, FLT_MAX, 0, 1,                            \
+   "temporal: trust the current frame more where the history is more than rejectSigma "       \
+   "noise sd away (0: off)",                                                                   \
+   NULL}
+
+/* A motion image outside temporal mode is a mistake the user should hear
+ * of: INVALID_OPERATION when `motion` is set. */
+lull_status lull_filter_motion_needs_temporal(const lull_image* motion, lull_error* err);
+
 /* The defaults of the blend (ATrous's parameters; RT uses them as they are). */
 lull_temporal_params lull_filter_temporal_defaults(void);
+
+/* A frame's settings from a type's values: v[temporal] is its "temporal",
+ * followed by resetHistory and frame (LULL_TEMPORAL_PARAM_DEFS); v[blend]
+ * its temporalAlpha, followed by the rest of LULL_TEMPORAL_BLEND_PARAM_DEFS
+ * (blend -1: the defaults). */
+lull_filter_temporal lull_filter_temporal_from_values(const double* v, int temporal, int blend);
 
 /* Commit-time checks of temporal mode (temporal.h's lull_temporal_validate). */
 lull_status lull_filter_temporal_check(const lull_atrous_images* images, const lull_image* motion,
@@ -106,6 +150,20 @@ lull_status lull_filter_temporal_atrous(lull_backend* backend, lull_filter_state
                                         const lull_atrous_images* images, const lull_image* motion,
                                         int schedule, const lull_progress* progress, int async,
                                         lull_error* err);
+
+/* Commit-time checks of Regression's temporal mode on its one buffer. */
+lull_status lull_filter_temporal_regression_check(const lull_regression_images* images,
+                                                  const lull_image* motion, lull_error* err);
+
+/* The same with the Regression filter (one buffer) as the spatial filter:
+ * the accumulated colour with the history's variance (where it has none,
+ * the filter's own estimate) and the accumulated albedo. */
+lull_status lull_filter_temporal_regression(lull_backend* backend, lull_filter_state** state,
+                                            const lull_filter_temporal* temporal,
+                                            const lull_regression_params* params,
+                                            const lull_regression_images* images,
+                                            const lull_image* motion, const lull_progress* progress,
+                                            int async, lull_error* err);
 
 /* The type named name, or NULL. */
 const lull_filter_type* lull_filter_type_find(const char* name);

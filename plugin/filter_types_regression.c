@@ -1,6 +1,9 @@
 /* The "Regression" filter type: NL-means-weighted first-order regression
  * on the features (core/regression.h; Bitterli et al. 2016), from two
- * half buffers (colorA, colorB) or one (color).
+ * half buffers (colorA, colorB) or one (color).  With one buffer it has a
+ * temporal mode (filter_temporal.c): the frame's colour accumulated with
+ * its reprojected history, regressed with the variance the history
+ * measured.
  *
  * Images and parameters are listed here with their defaults and ranges; the
  * handle layer enforces the ranges at commit. */
@@ -22,18 +25,20 @@ enum
 {
   RI_COLOR, RI_COLOR_A, RI_COLOR_B, RI_ALBEDO, RI_ALBEDO_A, RI_ALBEDO_B, RI_NORMAL, RI_NORMAL_A,
   RI_NORMAL_B, RI_DEPTH, RI_DEPTH_A, RI_DEPTH_B, RI_POSITION, RI_POSITION_A, RI_POSITION_B,
-  RI_VARIANCE, RI_OUTPUT, RI_OUTPUT_VARIANCE, RI_IMAGES
+  RI_VARIANCE, RI_OUTPUT, RI_OUTPUT_VARIANCE, RI_MOTION, RI_IMAGES
 };
 static const char* const regression_images[] = {
     "color",    "colorA",    "colorB",    "albedo",   "albedoA", "albedoB",
     "normal",   "normalA",   "normalB",   "depth",    "depthA",  "depthB",
-    "position", "positionA", "positionB", "variance", "output",  "outputVariance", NULL};
+    "position", "positionA", "positionB", "variance", "output",  "outputVariance",
+    "motion",   NULL};
 
 enum
 {
   RP_RADIUS, RP_PATCH, RP_BANDWIDTH_LOW, RP_BANDWIDTH_HIGH, RP_SECOND_RADIUS,
   RP_SECOND_BANDWIDTH, RP_RIDGE, RP_FIREFLIES, RP_HDR, RP_SRGB, RP_INPUT_SCALE, RP_MAX_MEMORY,
-  RP_TILE_ALIGNMENT, RP_TILE_OVERLAP, RP_COUNT
+  RP_TEMPORAL, RP_RESET_HISTORY, RP_FRAME, RP_TEMPORAL_ALPHA, RP_MOMENTS_ALPHA, RP_ALBEDO_ALPHA,
+  RP_MAX_HISTORY, RP_CLIP_SIGMA, RP_REJECT_SIGMA, RP_TILE_ALIGNMENT, RP_TILE_OVERLAP, RP_COUNT
 };
 
 static const lull_param_def regression_params[RP_COUNT] = {
@@ -52,6 +57,11 @@ static const lull_param_def regression_params[RP_COUNT] = {
     BOOL_PARAM("srgb", 0, "LDR colour is sRGB-encoded"),
     {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)", NULL},
     INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
+    LULL_TEMPORAL_PARAM_DEFS,
+    /* a larger weight of the current frame than the a-trous filter's and
+     * a stricter test: the regression keeps detail the history's lag
+     * would blur (docs/temporal.md) */
+    LULL_TEMPORAL_BLEND_PARAM_DEFS(0.4, 0.2, 0.5),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
@@ -100,11 +110,43 @@ static lull_regression_params regression_from_values(const double* v)
   return p;
 }
 
+/* Temporal mode takes one buffer, whose noise the history measures; it
+ * reprojects by depth, so a position image is not one of its guides. */
+static lull_status temporal_check(const lull_filter_config* config, lull_error* err)
+{
+  const lull_image* im = config->images;
+  for (int i = RI_COLOR_A; i < RI_IMAGES; ++i) {
+    const int halves = i == RI_COLOR_A || i == RI_COLOR_B || i == RI_ALBEDO_A ||
+                       i == RI_ALBEDO_B || i == RI_NORMAL_A || i == RI_NORMAL_B ||
+                       i == RI_DEPTH_A || i == RI_DEPTH_B || i == RI_POSITION_A ||
+                       i == RI_POSITION_B || i == RI_OUTPUT_VARIANCE;
+    if (halves && im[i].data)
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                       "temporal mode takes one buffer: set color, not the halves (%s)",
+                       regression_images[i]);
+  }
+  if (!im[RI_COLOR].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "temporal mode needs the image color");
+  if (im[RI_VARIANCE].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "temporal mode measures the variance itself: unset variance");
+  if (im[RI_POSITION].data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "temporal mode tests the history by depth: set depth, not position");
+  const lull_regression_images images = regression_views(config);
+  return lull_filter_temporal_regression_check(&images, &im[RI_MOTION], err);
+}
+
 static lull_status regression_check(const lull_filter_config* config, lull_error* err)
 {
   const lull_regression_images images = regression_views(config);
   const lull_regression_params params = regression_from_values(config->values);
-  return lull_regression_validate(&params, &images, err);
+  lull_status status = lull_regression_validate(&params, &images, err);
+  if (status != LULL_OK)
+    return status;
+  if (config->values[RP_TEMPORAL] == 0)
+    return lull_filter_motion_needs_temporal(&config->images[RI_MOTION], err);
+  return temporal_check(config, err);
 }
 
 static lull_status regression_execute(lull_backend* backend, const lull_filter_config* config,
@@ -115,6 +157,12 @@ static lull_status regression_execute(lull_backend* backend, const lull_filter_c
                      "filter 'Regression' is not supported on this device");
   const lull_regression_images images = regression_views(config);
   const lull_regression_params params = regression_from_values(config->values);
+  const double* v = config->values;
+  if (v[RP_TEMPORAL] != 0) {
+    const lull_filter_temporal t = lull_filter_temporal_from_values(v, RP_TEMPORAL, RP_TEMPORAL_ALPHA);
+    return lull_filter_temporal_regression(backend, config->state, &t, &params, &images,
+                                           &config->images[RI_MOTION], progress, async, err);
+  }
   return backend->ops->regression(backend, &params, &images, progress, async, err);
 }
 

@@ -57,9 +57,10 @@ static const char usage_text[] =
     "      --overwrite         also denoise frames whose output is up to date, and\n"
     "                          replace an input pass named as --output-pass\n"
     "      --temporal          frames in order, each with the history of those before\n"
-    "                          it, reprojected by the 'Vector' pass: no flicker (RT,\n"
-    "                          ATrous; docs/temporal.md).  A new history at a --cut, at a\n"
-    "                          change of the EXR's Camera, after a gap in the frames\n"
+    "                          it, reprojected by the 'Vector' pass: less flicker (RT,\n"
+    "                          ATrous, Regression; docs/temporal.md).  A new history at\n"
+    "                          a --cut, at a change of the EXR's Camera, after a gap in\n"
+    "                          the frames\n"
     "      --cut LIST          frames that start a new shot (e.g. 1,241,388)\n"
     "      --warmup N          --temporal: frames run (not written) before the first one\n"
     "                          denoised, so a shard or a resumed run starts with the\n"
@@ -511,7 +512,7 @@ static int check_filter(parsed_args* a)
       return 1;
     }
   if (o->temporal && !cli_filter_has_param(o->filter, "temporal")) {
-    cli_error("--temporal: filter %s has no temporal mode (RT and ATrous have)", o->filter);
+    cli_error("--temporal: filter %s has no temporal mode (RT, ATrous and Regression have)", o->filter);
     return 1;
   }
   if (!o->temporal && a->cuts[0]) {

@@ -18,8 +18,8 @@ extern "C" {
  * "ATrous"            edge-avoiding à-trous wavelet filter (Dammertz 2010),
  *                     images color, output, albedo, normal, depth, position,
  *                     variance, motion; parameters below.  With "temporal"
- *                     (ATrous and RT) the filter keeps a history between
- *                     executions: frames accumulate, reprojected by the
+ *                     (ATrous, RT, Regression) the filter keeps a history
+ *                     between executions: frames accumulate, reprojected by the
  *                     motion image (Blender's Vector pass), before the
  *                     spatial filter; "resetHistory" at a cut, "frame" to
  *                     have the order checked (docs/temporal.md).
@@ -31,6 +31,12 @@ extern "C" {
  * "GradientDomain"    Vicini 2015 ch. 5 feature-patch reconstruction: the
  *                     Poisson images (half-buffers required) plus albedo,
  *                     normal, depth or position, featureVariance.
+ * "Regression"        NL-means-weighted first-order regression on the
+ *                     features (NFOR, Bitterli 2016): images colorA +
+ *                     colorB (two halves of a render) or color, albedo,
+ *                     normal, depth or position (once or as A/B halves),
+ *                     variance, output, outputVariance, motion (temporal
+ *                     mode, one buffer).  RT's quality HIGH runs it.
  * `lull filters NAME` or lullGetFilterParamInfo list every parameter. */
 #define LULL_FILTER_RT "RT"
 #define LULL_FILTER_RTLIGHTMAP "RTLightmap"
@@ -38,6 +44,7 @@ extern "C" {
 #define LULL_FILTER_GAUSSIAN "Gaussian"
 #define LULL_FILTER_POISSON "Poisson"
 #define LULL_FILTER_GRADIENT_DOMAIN "GradientDomain"
+#define LULL_FILTER_REGRESSION "Regression"
 
 /* Values of the Poisson int parameter "norm". */
 #define LULL_NORM_L1 1 /* IRLS, robust to gradient outliers (default) */

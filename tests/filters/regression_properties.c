@@ -332,6 +332,45 @@ static void test_bright_block(void)
   inputs_free(&in);
 }
 
+/* A given variance: where it is negative the filter takes its own
+ * estimate (temporal mode hands it -1 where the history has no moments
+ * yet): all -1 is the run without a variance, bit for bit, and a
+ * variance 100 times the noise's changes the result. */
+static void test_variance_estimate_where_negative(void)
+{
+  inputs in;
+  inputs_make(&in, 13, 0.2f);
+  float* plain = image_new(3);
+  float* estimated = image_new(3);
+  float* given = image_new(3);
+  float* variance = image_new(1);
+  CHECK_EQ_INT(run(&in, 0, 0, plain, NULL, -1, W, H), OIDN_ERROR_NONE);
+  const float values[2] = {-1.0f, 100.0f * 0.2f * 0.2f / 12.0f};
+  float* outs[2] = {estimated, given};
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < W * H; ++i)
+      variance[i] = values[k];
+    OIDNFilter f = oidnNewFilter(device, "Regression");
+    oidnSetSharedFilterImage(f, "color", in.color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "albedo", in.albedo, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "normal", in.normal, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "depth", in.depth, OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "variance", variance, OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);
+    oidnSetSharedFilterImage(f, "output", outs[k], OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+    oidnCommitFilter(f);
+    oidnExecuteFilter(f);
+    oidnReleaseFilter(f);
+    check_no_error("Regression with a variance");
+  }
+  CHECK(lull_test_max_abs_diff(estimated, plain, (size_t)W * H * 3) == 0.0);
+  CHECK(lull_test_max_abs_diff(given, plain, (size_t)W * H * 3) > 1e-4);
+  free(plain);
+  free(estimated);
+  free(given);
+  free(variance);
+  inputs_free(&in);
+}
+
 static void test_identical_halves(void)
 {
   inputs in;
@@ -575,6 +614,7 @@ int main(void)
   test_constant_stays_constant();
   test_identical_halves();
   test_bright_block();
+  test_variance_estimate_where_negative();
   test_invariances();
   test_tiles();
   test_non_finite_and_tiny();

@@ -19,7 +19,10 @@
  *    frames out of order, or of another size, are INVALID_OPERATION errors
  *    that leave the history as it was; the same frame number again runs
  *    that frame anew from the history before it;
- *  - images a temporal filter cannot take are refused at commit. */
+ *  - images a temporal filter cannot take are refused at commit.
+ *
+ * ATrous and RT accumulate into the a-trous filter, Regression into
+ * itself (one buffer). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,11 +285,11 @@ static double rel_mse(const float* x, const float* ref)
   return e / (N * 3);
 }
 
-/* A spatial-only run of the same images, for comparison.  ATrous's is the
- * filter outside temporal mode.  RT's spatial filter in temporal mode is its
- * a-trous at the quality's parameters, while outside it quality HIGH runs
- * Regression (docs/temporal.md): its spatial-only run is the first frame of
- * a fresh temporal filter. */
+/* A spatial-only run of the same images, for comparison.  ATrous's and
+ * Regression's is the filter outside temporal mode.  RT's spatial filter in
+ * temporal mode is its a-trous at the quality's parameters, while outside
+ * it quality HIGH runs Regression (docs/temporal.md): its spatial-only run
+ * is the first frame of a fresh temporal filter. */
 static void spatial_only(const char* type, const frame_images* im, float* out)
 {
   OIDNFilter f = oidnNewFilter(device, type);
@@ -306,16 +309,18 @@ static void spatial_only(const char* type, const frame_images* im, float* out)
   oidnReleaseFilter(f);
 }
 
-/* First frame and a frame after a reset: the spatial filter alone.  A
- * static scene converges: with the guards against ghosting off (pure
- * accumulation; ATrous) the error falls with every doubling of the frames
- * to under 0.4 of the first frame's; with the defaults (RT), whose guards
- * trade some of that for no ghosts in moving scenes (docs/temporal.md),
- * it still falls, frame 8 under 0.8 of frame 1. */
+/* First frame and a frame after a reset: the spatial filter alone (for
+ * Regression to rounding: the accumulation divides the colour by the
+ * albedo and multiplies it back).  A static scene converges: with the
+ * guards against ghosting off (pure accumulation; ATrous, Regression) the
+ * error falls with every doubling of the frames to under 0.4 of the first
+ * frame's; with the defaults (RT), whose guards trade some of that for no
+ * ghosts in moving scenes (docs/temporal.md), it still falls, frame 8
+ * under 0.8 of frame 1. */
 static void test_first_frame_and_convergence(void)
 {
-  const char* types[] = {"RT", "ATrous"};
-  for (int k = 0; k < 2; ++k) {
+  const char* types[] = {"RT", "ATrous", "Regression"};
+  for (int k = 0; k < 3; ++k) {
     scene s = scene_new();
     float* color = image_new(3);
     float* out = image_new(3);
@@ -323,7 +328,8 @@ static void test_first_frame_and_convergence(void)
     float* motion = image_new(2);
     OIDNFilter f = oidnNewFilter(device, types[k]);
     oidnSetFilterBool(f, "hdr", true);
-    if (k == 1) {
+    if (k != 0) { /* the same blend for both: weight 0.2 (Regression's default 0.4) */
+      oidnSetFilterFloat(f, "temporalAlpha", 0.2f);
       oidnSetFilterFloat(f, "clipSigma", 0.0f);
       oidnSetFilterFloat(f, "rejectSigma", 0.0f);
     }
@@ -345,7 +351,7 @@ static void test_first_frame_and_convergence(void)
     }
     fprintf(stderr, "%s: relMSE frames 1, 2, 4, 8: %.3g %.3g %.3g %.3g\n", types[k], errors[1],
             errors[2], errors[4], errors[8]);
-    if (k == 1) {
+    if (k != 0) {
       CHECK(errors[2] < errors[1] && errors[4] < errors[2] && errors[8] < errors[4]);
       CHECK(errors[8] < 0.4 * errors[1]);
     } else {
@@ -530,6 +536,30 @@ static void test_commit_errors(void)
   oidnCommitFilter(f);
   CHECK_EQ_INT(take_error(&message), OIDN_ERROR_INVALID_OPERATION);
   oidnReleaseFilter(f);
+  /* Regression: motion without temporal; in temporal mode one buffer,
+   * no variance (the history measures it) */
+  OIDNFilter r = oidnNewFilter(device, "Regression");
+  oidnSetSharedFilterImage(r, "color", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(r, "output", out, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(r, "motion", motion, OIDN_FORMAT_FLOAT2, W, H, 0, 0, 0);
+  oidnCommitFilter(r);
+  CHECK_EQ_INT(take_error(&message), OIDN_ERROR_INVALID_OPERATION);
+  CHECK(message && strstr(message, "temporal"));
+  oidnSetFilterBool(r, "temporal", true);
+  oidnCommitFilter(r);
+  check_no_error("temporal Regression");
+  oidnSetSharedFilterImage(r, "variance", motion, OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);
+  oidnCommitFilter(r);
+  CHECK_EQ_INT(take_error(&message), OIDN_ERROR_INVALID_OPERATION);
+  CHECK(message && strstr(message, "variance"));
+  oidnUnsetFilterImage(r, "variance");
+  oidnUnsetFilterImage(r, "color");
+  oidnSetSharedFilterImage(r, "colorA", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnSetSharedFilterImage(r, "colorB", color, OIDN_FORMAT_FLOAT3, W, H, 0, 0, 0);
+  oidnCommitFilter(r);
+  CHECK_EQ_INT(take_error(&message), OIDN_ERROR_INVALID_OPERATION);
+  CHECK(message && strstr(message, "one buffer"));
+  oidnReleaseFilter(r);
   /* ATrous: one-channel colour */
   OIDNFilter a = oidnNewFilter(device, "ATrous");
   oidnSetSharedFilterImage(a, "color", color, OIDN_FORMAT_FLOAT, W, H, 0, 0, 0);

@@ -242,3 +242,32 @@ def test_addon_worker_in_order(np, tmp_path):
     alone = _temporal(np, [103], [_load(np, paths[3])])[0]
     np.testing.assert_allclose(_denoised(np, tmp_path / "b.exr"), _as_stored(np, alone), rtol=2e-3,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("spp,flicker", [(4, 0.6), (16, 0.85)])
+def test_regression_temporal_mode(np, spp, flicker):
+    """Regression in temporal mode against Regression frame by frame (RT's
+    quality HIGH): flicker at most 0.6 / 0.85 of it (measured 0.53, 0.75),
+    per-frame relMSE within 10% on every settled frame and not above it on
+    average by more than 2%, no trail behind the ball."""
+    numbers, frames, refs = _sequence(np, spp)
+    seq = [dict(f, frame=n, cut=n == CUT) for f, n in zip(frames, numbers)]
+    temporal = [np.array(o) for o in lull.denoise_sequence(seq, filter="Regression", device="cpu")]
+    per_frame = [np.array(lull.denoise(f["color"], f["albedo"], f["normal"], f["depth"],
+                                       filter="Regression", device="cpu")) for f in frames]
+    te = lambda outs: float(np.mean(temporal_compare.temporal_errors(outs, refs)))  # noqa: E731
+    print("flicker", te(temporal) / te(per_frame))
+    assert te(temporal) <= flicker * te(per_frame)
+    settled = [i for i, n in enumerate(numbers) if n - 1 >= 3 and not 0 <= n - CUT < 3]
+    rel_t = np.array([rel_mse(temporal[i], refs[i]) for i in settled])
+    rel_p = np.array([rel_mse(per_frame[i], refs[i]) for i in settled])
+    print("relMSE ratios", rel_t / rel_p, rel_t.mean() / rel_p.mean())
+    assert np.all(rel_t <= 1.1 * rel_p)
+    assert rel_t.mean() <= 1.02 * rel_p.mean()
+    bands = np.array([temporal_compare.band_rel_mse(temporal[i], refs[i],
+                                                    temporal_compare.ball_band(frames[i]))
+                      / temporal_compare.band_rel_mse(per_frame[i], refs[i],
+                                                      temporal_compare.ball_band(frames[i]))
+                      for i in settled])
+    print("band ratios", bands)
+    assert bands.mean() <= 1.3 and bands.max() <= 2.0, bands
