@@ -1,8 +1,8 @@
-/* Benchmark of temporal mode through the public API: ATrous per frame
- * against ATrous with temporal=true (the same spatial filter in both runs;
- * RT's quality HIGH runs Regression outside temporal mode and its a-trous
- * in it, so RT would compare two filters), at 1280x720, 1920x1080 and
- * 3840x2160, on the CPU
+/* Benchmark of temporal mode through the public API: a filter per frame
+ * against the same filter with temporal=true, ATrous (the default) or
+ * Regression (--filter; RT's quality HIGH runs Regression outside temporal
+ * mode and its a-trous in it, so RT would compare two filters), at
+ * 1280x720, 1920x1080 and 3840x2160, on the CPU
  * or a CUDA device, with every image in a device buffer (no copies
  * timed).  Synthetic inputs: a textured background panning by a
  * fractional motion (history valid almost everywhere, as in a moving
@@ -11,7 +11,8 @@
  * frames: the first allocates the history, the second has none to read)
  * and the overhead of temporal mode.
  *
- *   bench_temporal [--device cpu|cuda] [--runs N] [--sizes 720,1080,2160]
+ *   bench_temporal [--device cpu|cuda] [--filter ATrous|Regression] [--runs N]
+ *                  [--sizes 720,1080,2160]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
@@ -56,7 +57,7 @@ typedef struct images
 static const char* const names[6] = {"color", "albedo", "normal", "depth", "motion", "output"};
 static const int channels[6] = {3, 3, 3, 1, 2, 3};
 
-static double run(OIDNDevice device, int w, int h, int temporal, int runs)
+static double run(OIDNDevice device, const char* type, int w, int h, int temporal, int runs)
 {
   const size_t n = (size_t)w * (size_t)h;
   images im;
@@ -65,7 +66,7 @@ static double run(OIDNDevice device, int w, int h, int temporal, int runs)
     if (k < 5)
       im.host[k] = malloc(n * (size_t)channels[k] * sizeof(float));
   }
-  OIDNFilter f = oidnNewFilter(device, "ATrous");
+  OIDNFilter f = oidnNewFilter(device, type);
   for (int k = 0; k < 6; ++k) {
     if (k == 4 && !temporal)
       continue;
@@ -108,17 +109,22 @@ static double run(OIDNDevice device, int w, int h, int temporal, int runs)
 int main(int argc, char** argv)
 {
   const char* device_name = "cpu";
+  const char* type = "ATrous";
   int runs = 9;
   char sizes[64] = "720,1080,2160";
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
       device_name = argv[++i];
+    else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc &&
+             (strcmp(argv[i + 1], "ATrous") == 0 || strcmp(argv[i + 1], "Regression") == 0))
+      type = argv[++i];
     else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
       snprintf(sizes, sizeof sizes, "%s", argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_temporal [--device cpu|cuda] [--runs N] [--sizes 720,1080]\n");
+      fprintf(stderr, "usage: bench_temporal [--device cpu|cuda] [--filter ATrous|Regression] "
+                      "[--runs N] [--sizes 720,1080]\n");
       return 2;
     }
   }
@@ -132,14 +138,14 @@ int main(int argc, char** argv)
     fprintf(stderr, "bench_temporal: device %s: %s\n", device_name, message ? message : "error");
     return 1;
   }
-  printf("bench_temporal: ATrous per frame vs temporal, %s, median of %d frames\n", device_name,
-         runs);
+  printf("bench_temporal: %s per frame vs temporal, %s, median of %d frames\n", type,
+         device_name, runs);
   for (char* tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
     const int h = atoi(tok), w = h == 2160 ? 3840 : h == 1080 ? 1920 : h == 720 ? 1280 : h;
     if (h <= 0)
       continue;
-    const double spatial = run(device, w, h, 0, runs);
-    const double temporal = run(device, w, h, 1, runs);
+    const double spatial = run(device, type, w, h, 0, runs);
+    const double temporal = run(device, type, w, h, 1, runs);
     printf("%dx%d: per frame %.3f ms, temporal %.3f ms (+%.1f%%)\n", w, h, spatial, temporal,
            100.0 * (temporal / spatial - 1.0));
     fflush(stdout);
