@@ -4,14 +4,14 @@
 Denoises every frame of tests/data/animation (examples/render_testdata.py:
 24 frames, a cut at frame 13) five ways, at each sample count:
 
-  - lull per frame: RT's spatial filter in temporal mode (its a-trous),
-                    each frame on its own (a sequence of one frame);
+  - lull per frame: RT (quality HIGH: Regression, one buffer), each frame
+                    on its own, what lull.denoise gives;
   - lull temporal:  RT with temporal=True, one filter for the sequence
-                    (lull.denoise_sequence; the cut starts a new history);
-  - lull Regression per frame: RT outside temporal mode (quality HIGH:
-                    Regression, one buffer), what lull.denoise gives;
-  - lull Regression temporal: the Regression filter with temporal=True
-                    (its accumulation feeds the regression);
+                    (lull.denoise_sequence; the cut starts a new history):
+                    the accumulation feeds Regression;
+  - lull a-trous per frame, lull a-trous temporal: the same at quality
+                    BALANCED, whose spatial filter is the a-trous filter
+                    (each frame the first of its own sequence);
   - OIDN per frame: Open Image Denoise 2.5.1's RT (neural, quality HIGH,
                     HDR, colour + albedo + normal) through pyoidn, when
                     pyoidn is importable;
@@ -127,21 +127,26 @@ def band_rel_mse(x, r, band):
 # -- denoisers ---------------------------------------------------------------------------
 
 
-def lull_per_frame(noisy, frames, device):
-    """The spatial filter temporal mode runs, frame by frame: each frame the
-    first of its own sequence."""
-    return [np.array(next(iter(lull.denoise_sequence([dict(f, frame=n)], device=device))))
+BALANCED = 5  # OIDN_QUALITY_BALANCED: RT's a-trous filter
+
+
+def lull_atrous_per_frame(noisy, frames, device):
+    """The spatial filter RT BALANCED's temporal mode runs, frame by frame:
+    each frame the first of its own sequence."""
+    return [np.array(next(iter(lull.denoise_sequence([dict(f, frame=n)], device=device,
+                                                     quality=BALANCED))))
             for f, n in zip(noisy, frames)]
 
 
-def lull_regression_per_frame(noisy, device):
+def lull_per_frame(noisy, device):
     keys = ("albedo", "normal", "depth")
-    return [lull.denoise(f["color"], **{k: f[k] for k in keys}, device=device) for f in noisy]
+    return [np.array(lull.denoise(f["color"], **{k: f[k] for k in keys}, device=device))
+            for f in noisy]
 
 
-def lull_temporal(noisy, frames, device, filter="RT"):
+def lull_temporal(noisy, frames, device, **params):
     seq = [dict(f, frame=n, cut=(n == CUT)) for f, n in zip(noisy, frames)]
-    return [np.array(o) for o in lull.denoise_sequence(seq, filter=filter, device=device)]
+    return [np.array(o) for o in lull.denoise_sequence(seq, device=device, **params)]
 
 
 def oidn_per_frame(noisy):
@@ -173,8 +178,8 @@ def oidn_per_frame(noisy):
 def timing(noisy, device, repeats, size=(1080, 1920)):
     """Median seconds a frame at `size` (frames tiled to it) takes, through
     one reused filter: spatial ATrous, then temporal ATrous (frames in
-    order); ATrous, not RT, whose quality HIGH runs Regression outside
-    temporal mode and would compare two filters."""
+    order): the a-trous rows' filter (bench_temporal --filter Regression
+    times Regression's)."""
     h, w = size
 
     def tile(a):
@@ -317,11 +322,11 @@ def main():
     results, panels, strip_rows = {}, [], None
     for spp in a.spp:
         frames, noisy, refs = load(a.data, spp)
-        methods = {"lull per frame": lull_per_frame(noisy, frames, a.device),
+        methods = {"lull per frame": lull_per_frame(noisy, a.device),
                    "lull temporal": lull_temporal(noisy, frames, a.device),
-                   "lull Regression per frame": lull_regression_per_frame(noisy, a.device),
-                   "lull Regression temporal": lull_temporal(noisy, frames, a.device,
-                                                             "Regression")}
+                   "lull a-trous per frame": lull_atrous_per_frame(noisy, frames, a.device),
+                   "lull a-trous temporal": lull_temporal(noisy, frames, a.device,
+                                                          quality=BALANCED)}
         oidn = oidn_per_frame(noisy)
         if oidn is not None:
             methods["OIDN per frame"] = oidn
@@ -352,7 +357,7 @@ def main():
                      np.nanmean(r["band_relmse"])))
         after = [i for i, f in enumerate(frames) if not (f - 1 < 3 or 0 <= f - CUT < 3)]
         for temporal, per_frame in (("lull temporal", "lull per frame"),
-                                    ("lull Regression temporal", "lull Regression per frame")):
+                                    ("lull a-trous temporal", "lull a-trous per frame")):
             t, p = row[temporal], row[per_frame]
             worse = [frames[i] for i in after if t["relmse"][i] > p["relmse"][i]]
             ratios = [t["band_relmse"][i] / p["band_relmse"][i] for i in after]

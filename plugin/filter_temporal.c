@@ -229,6 +229,26 @@ static lull_temporal_images regression_views(const lull_regression_images* image
 lull_status lull_filter_temporal_regression_check(const lull_regression_images* images,
                                                   const lull_image* motion, lull_error* err)
 {
+  const lull_image* halves[] = {&images->color_a,  &images->color_b,    &images->albedo_a,
+                                &images->albedo_b, &images->normal_a,   &images->normal_b,
+                                &images->depth_a,  &images->depth_b,    &images->position_a,
+                                &images->position_b, &images->output_variance};
+  static const char* const names[] = {"colorA",  "colorB",  "albedoA",   "albedoB",
+                                      "normalA", "normalB", "depthA",    "depthB",
+                                      "positionA", "positionB", "outputVariance"};
+  for (size_t i = 0; i < sizeof halves / sizeof halves[0]; ++i)
+    if (halves[i]->data)
+      return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                       "temporal mode takes one buffer: set color, not the halves (%s)",
+                       names[i]);
+  if (!images->color.data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "temporal mode needs the image color");
+  if (images->variance.data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "temporal mode measures the variance itself: unset variance");
+  if (images->position.data)
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "temporal mode tests the history by depth: set depth, not position");
   const lull_temporal_images t = regression_views(images, motion);
   return lull_temporal_validate(&t, err);
 }

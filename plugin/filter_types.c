@@ -371,15 +371,14 @@ static lull_atrous_images rtlightmap_views(const lull_filter_config* config)
 }
 
 /* Whether RT runs the Regression filter: quality HIGH (OIDN's default) with
- * colour, outside temporal mode (whose accumulation feeds the a-trous
- * filter); BALANCED and FAST, the prefiltering of an auxiliary image and
- * temporal mode run the a-trous filter. */
+ * colour, in temporal mode its one-buffer temporal mode; BALANCED and FAST
+ * and the prefiltering of an auxiliary image run the a-trous filter (in
+ * temporal mode after the same accumulation). */
 static int rt_regression(const lull_filter_config* config)
 {
-  const double* v = config->values;
   const int color = config->images[R_COLOR].data || config->images[R_COLOR_A].data ||
                     config->images[R_COLOR_B].data;
-  return color && (int)v[RP_QUALITY] == OIDN_QUALITY_HIGH && v[RP_TEMPORAL] == 0;
+  return color && (int)config->values[RP_QUALITY] == OIDN_QUALITY_HIGH;
 }
 
 /* The Regression filter's view of RT's images and parameters: its
@@ -445,12 +444,14 @@ static lull_status rt_check(const lull_filter_config* config, lull_error* err)
   if (status != LULL_OK)
     return status;
   if (rt_regression(config)) {
-    status = lull_filter_motion_needs_temporal(&config->images[R_MOTION], err); /* temporal is off here */
-    if (status != LULL_OK)
-      return status;
     const lull_regression_images images = rt_regression_views(config);
     const lull_regression_params params = rt_regression_params(config);
-    return lull_regression_validate(&params, &images, err);
+    status = lull_regression_validate(&params, &images, err);
+    if (status != LULL_OK)
+      return status;
+    if (v[RP_TEMPORAL] == 0)
+      return lull_filter_motion_needs_temporal(&config->images[R_MOTION], err);
+    return lull_filter_temporal_regression_check(&images, &config->images[R_MOTION], err);
   }
   if (!config->images[R_COLOR].data && color)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
@@ -487,6 +488,13 @@ static lull_status rt_execute(lull_backend* backend, const lull_filter_config* c
                        "RT's quality HIGH (the Regression filter) is not supported on this device");
     const lull_regression_images images = rt_regression_views(config);
     const lull_regression_params params = rt_regression_params(config);
+    if (config->values[RP_TEMPORAL] != 0) {
+      lull_filter_temporal t = lull_filter_temporal_from_values(config->values, RP_TEMPORAL, -1);
+      t.params.alpha = (float)LULL_REG_TEMPORAL_ALPHA;
+      t.params.reject_sigma = (float)LULL_REG_TEMPORAL_REJECT;
+      return lull_filter_temporal_regression(backend, config->state, &t, &params, &images,
+                                             &config->images[R_MOTION], progress, async, err);
+    }
     return backend->ops->regression(backend, &params, &images, progress, async, err);
   }
   const lull_atrous_images images = rt_views(config);

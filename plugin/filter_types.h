@@ -151,7 +151,16 @@ lull_status lull_filter_temporal_atrous(lull_backend* backend, lull_filter_state
                                         int schedule, const lull_progress* progress, int async,
                                         lull_error* err);
 
-/* Commit-time checks of Regression's temporal mode on its one buffer. */
+/* Regression's defaults of the blend where they differ from the à-trous
+ * filter's: a larger weight of the current frame and a stricter test (the
+ * regression keeps detail the history's lag would blur; docs/temporal.md).
+ * RT's quality HIGH uses them too. */
+#define LULL_REG_TEMPORAL_ALPHA 0.4
+#define LULL_REG_TEMPORAL_REJECT 0.5
+
+/* Commit-time checks of Regression's temporal mode: one buffer (color,
+ * no halves), no variance (the history measures it), depth rather than
+ * position (the history is tested by depth), then the accumulation's. */
 lull_status lull_filter_temporal_regression_check(const lull_regression_images* images,
                                                   const lull_image* motion, lull_error* err);
 

@@ -58,10 +58,7 @@ static const lull_param_def regression_params[RP_COUNT] = {
     {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)", NULL},
     INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
     LULL_TEMPORAL_PARAM_DEFS,
-    /* a larger weight of the current frame than the a-trous filter's and
-     * a stricter test: the regression keeps detail the history's lag
-     * would blur (docs/temporal.md) */
-    LULL_TEMPORAL_BLEND_PARAM_DEFS(0.4, 0.2, 0.5),
+    LULL_TEMPORAL_BLEND_PARAM_DEFS(LULL_REG_TEMPORAL_ALPHA, 0.2, LULL_REG_TEMPORAL_REJECT),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
@@ -110,33 +107,6 @@ static lull_regression_params regression_from_values(const double* v)
   return p;
 }
 
-/* Temporal mode takes one buffer, whose noise the history measures; it
- * reprojects by depth, so a position image is not one of its guides. */
-static lull_status temporal_check(const lull_filter_config* config, lull_error* err)
-{
-  const lull_image* im = config->images;
-  for (int i = RI_COLOR_A; i < RI_IMAGES; ++i) {
-    const int halves = i == RI_COLOR_A || i == RI_COLOR_B || i == RI_ALBEDO_A ||
-                       i == RI_ALBEDO_B || i == RI_NORMAL_A || i == RI_NORMAL_B ||
-                       i == RI_DEPTH_A || i == RI_DEPTH_B || i == RI_POSITION_A ||
-                       i == RI_POSITION_B || i == RI_OUTPUT_VARIANCE;
-    if (halves && im[i].data)
-      return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
-                       "temporal mode takes one buffer: set color, not the halves (%s)",
-                       regression_images[i]);
-  }
-  if (!im[RI_COLOR].data)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "temporal mode needs the image color");
-  if (im[RI_VARIANCE].data)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
-                     "temporal mode measures the variance itself: unset variance");
-  if (im[RI_POSITION].data)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
-                     "temporal mode tests the history by depth: set depth, not position");
-  const lull_regression_images images = regression_views(config);
-  return lull_filter_temporal_regression_check(&images, &im[RI_MOTION], err);
-}
-
 static lull_status regression_check(const lull_filter_config* config, lull_error* err)
 {
   const lull_regression_images images = regression_views(config);
@@ -146,7 +116,7 @@ static lull_status regression_check(const lull_filter_config* config, lull_error
     return status;
   if (config->values[RP_TEMPORAL] == 0)
     return lull_filter_motion_needs_temporal(&config->images[RI_MOTION], err);
-  return temporal_check(config, err);
+  return lull_filter_temporal_regression_check(&images, &config->images[RI_MOTION], err);
 }
 
 static lull_status regression_execute(lull_backend* backend, const lull_filter_config* config,

@@ -21,8 +21,8 @@
  *    that frame anew from the history before it;
  *  - images a temporal filter cannot take are refused at commit.
  *
- * ATrous and RT accumulate into the a-trous filter, Regression into
- * itself (one buffer). */
+ * ATrous and RT BALANCED/FAST accumulate into the a-trous filter, RT HIGH
+ * and Regression into the one-buffer Regression filter. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,13 +286,15 @@ static double rel_mse(const float* x, const float* ref)
 }
 
 /* A spatial-only run of the same images, for comparison.  ATrous's and
- * Regression's is the filter outside temporal mode.  RT's spatial filter in
- * temporal mode is its a-trous at the quality's parameters, while outside
- * it quality HIGH runs Regression (docs/temporal.md): its spatial-only run
- * is the first frame of a fresh temporal filter. */
-static void spatial_only(const char* type, const frame_images* im, float* out)
+ * Regression's is the filter outside temporal mode.  RT's is the first
+ * frame of a fresh temporal filter at the same quality (0: the default),
+ * which is Regression to rounding at HIGH and the à-trous filter at the
+ * quality's parameters otherwise (docs/temporal.md). */
+static void spatial_only(const char* type, int quality, const frame_images* im, float* out)
 {
   OIDNFilter f = oidnNewFilter(device, type);
+  if (quality)
+    oidnSetFilterInt(f, "quality", quality);
   set(f, "color", im->color, OIDN_FORMAT_FLOAT3, W, H);
   set(f, "albedo", im->albedo, OIDN_FORMAT_FLOAT3, W, H);
   set(f, "normal", im->normal, OIDN_FORMAT_FLOAT3, W, H);
@@ -314,13 +316,17 @@ static void spatial_only(const char* type, const frame_images* im, float* out)
  * albedo and multiplies it back).  A static scene converges: with the
  * guards against ghosting off (pure accumulation; ATrous, Regression) the
  * error falls with every doubling of the frames to under 0.4 of the first
- * frame's; with the defaults (RT), whose guards trade some of that for no
- * ghosts in moving scenes (docs/temporal.md), it still falls, frame 8
- * under 0.8 of frame 1. */
+ * frame's.  The defaults' guards trade some of that for no ghosts in
+ * moving scenes (docs/temporal.md): the history is clipped into 0.5
+ * standard deviations of the current frame's 3x3 neighbourhood.  With them
+ * RT BALANCED (the à-trous filter) still falls, frame 8 under 0.8 of frame
+ * 1; RT HIGH (Regression) gains most by frame 2 (under 0.7) and keeps
+ * frame 8 under 0.9 (measured 0.59, 0.87). */
 static void test_first_frame_and_convergence(void)
 {
-  const char* types[] = {"RT", "ATrous", "Regression"};
-  for (int k = 0; k < 3; ++k) {
+  const char* types[] = {"RT", "ATrous", "Regression", "RT"};
+  const int qualities[] = {0, 0, 0, OIDN_QUALITY_BALANCED};
+  for (int k = 0; k < 4; ++k) {
     scene s = scene_new();
     float* color = image_new(3);
     float* out = image_new(3);
@@ -328,7 +334,9 @@ static void test_first_frame_and_convergence(void)
     float* motion = image_new(2);
     OIDNFilter f = oidnNewFilter(device, types[k]);
     oidnSetFilterBool(f, "hdr", true);
-    if (k != 0) { /* the same blend for both: weight 0.2 (Regression's default 0.4) */
+    if (qualities[k])
+      oidnSetFilterInt(f, "quality", qualities[k]);
+    if (k == 1 || k == 2) { /* the same blend for both: weight 0.2 (Regression's default 0.4) */
       oidnSetFilterFloat(f, "temporalAlpha", 0.2f);
       oidnSetFilterFloat(f, "clipSigma", 0.0f);
       oidnSetFilterFloat(f, "rejectSigma", 0.0f);
@@ -341,7 +349,7 @@ static void test_first_frame_and_convergence(void)
       CHECK_EQ_INT(run_frame(f, &im, out, t, 0), OIDN_ERROR_NONE);
       errors[t] = rel_mse(out, s.clean);
       if (t == 1 || t == 5) {
-        spatial_only(types[k], &im, spatial);
+        spatial_only(types[k], qualities[k], &im, spatial);
         const double d = lull_test_max_abs_diff(out, spatial, (size_t)N * 3);
         if (t == 1)
           CHECK(d < 1e-5);
@@ -349,11 +357,13 @@ static void test_first_frame_and_convergence(void)
           CHECK(d > 1e-3); /* frame 5 is not the spatial result */
       }
     }
-    fprintf(stderr, "%s: relMSE frames 1, 2, 4, 8: %.3g %.3g %.3g %.3g\n", types[k], errors[1],
-            errors[2], errors[4], errors[8]);
-    if (k != 0) {
+    fprintf(stderr, "%s%s: relMSE frames 1, 2, 4, 8: %.3g %.3g %.3g %.3g\n", types[k],
+            qualities[k] ? " BALANCED" : "", errors[1], errors[2], errors[4], errors[8]);
+    if (k == 1 || k == 2) {
       CHECK(errors[2] < errors[1] && errors[4] < errors[2] && errors[8] < errors[4]);
       CHECK(errors[8] < 0.4 * errors[1]);
+    } else if (k == 0) {
+      CHECK(errors[2] < 0.7 * errors[1] && errors[8] < 0.9 * errors[1]);
     } else {
       CHECK(errors[4] < errors[1] && errors[8] < errors[2]);
       CHECK(errors[8] < 0.8 * errors[1]);
@@ -362,7 +372,7 @@ static void test_first_frame_and_convergence(void)
     noisy(&s, color, &seed, 0.4f);
     const frame_images im = {color, s.albedo, s.normal, s.depth, motion, 0, 0};
     CHECK_EQ_INT(run_frame(f, &im, out, 100, 1), OIDN_ERROR_NONE);
-    spatial_only(types[k], &im, spatial);
+    spatial_only(types[k], qualities[k], &im, spatial);
     CHECK(lull_test_max_abs_diff(out, spatial, (size_t)N * 3) < 1e-5);
     oidnReleaseFilter(f);
     scene_free(&s);

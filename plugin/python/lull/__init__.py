@@ -320,7 +320,7 @@ def _frame_images(item):
 def denoise_sequence(frames, *, filter="RT", device=None, cuts=(), progress=None, **params):
     """Denoises an animation in temporal mode: each frame is accumulated with
     the history of the frames before it (reprojected by its motion vectors),
-    then filtered, so the result does not flicker (docs/temporal.md).  A
+    then filtered, so the result flickers less (docs/temporal.md).  A
     generator: yields each frame's result (a new array) in order.
 
     frames: an iterable of frames, each a file name (a Blender multilayer
@@ -333,7 +333,9 @@ def denoise_sequence(frames, *, filter="RT", device=None, cuts=(), progress=None
         "frame" (its number: the library then checks the order) and "cut"
         (True: a new shot, a new history).
     cuts: positions in `frames` (0-based) that start a new shot.
-    filter: "RT" or "ATrous"; device and params as for denoise.
+    filter: "RT" (at its default quality HIGH the accumulation feeds
+        Regression; quality=5, BALANCED, the a-trous filter), "ATrous" or
+        "Regression"; device and params as for denoise.
     progress: callable(position, fraction) for each frame; False cancels.
     """
     if "hdr" in [p["name"] for p in _params_of(filter)] and "hdr" not in params \
