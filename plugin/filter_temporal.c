@@ -1,8 +1,9 @@
-/* Temporal mode of the filter types ATrous, RT (their à-trous filter) and
- * Regression (one buffer): a frame's colour is accumulated with the
- * reprojected history of the frames before it (core/temporal.h), then
- * filtered spatially with the variance the accumulation measured.  The history is the filter's state: it lives
- * between executions in backend memory and goes with the filter. */
+/* Temporal mode of the filter types ATrous, RT and Regression: a frame's
+ * colour is accumulated with the reprojected history of the frames before
+ * it (core/temporal.h), then filtered spatially (the à-trous filter or the
+ * one-buffer Regression) with the variance the accumulation measured.  The
+ * history is the filter's state: it lives between executions in backend
+ * memory and goes with the filter. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,16 +13,12 @@ lull_temporal_params lull_filter_temporal_defaults(void)
 {
   lull_temporal_params p;
   memset(&p, 0, sizeof p);
-  /* SVGF's alpha for colour and moments (Schied et al. 2017, §4.1) and
-   * Falcor's cap of the history; gamma 0.5 (tighter than TAA's 1: the
-   * ball's moving shadow had left a trail), k 1 and the albedo's 0.5:
-   * chosen on the test animation (docs/temporal.md) */
-  p.alpha = 0.2f;
-  p.moments_alpha = 0.2f;
-  p.max_history = 32.0f;
-  p.clip_sigma = 0.5f;
-  p.reject_sigma = 1.0f;
-  p.albedo_alpha = 0.5f;
+  p.alpha = (float)LULL_TEMPORAL_ALPHA;
+  p.moments_alpha = (float)LULL_TEMPORAL_MOMENTS_ALPHA;
+  p.max_history = (float)LULL_TEMPORAL_MAX_HISTORY;
+  p.clip_sigma = (float)LULL_TEMPORAL_CLIP_SIGMA;
+  p.reject_sigma = (float)LULL_TEMPORAL_REJECT_SIGMA;
+  p.albedo_alpha = (float)LULL_TEMPORAL_ALBEDO_ALPHA;
   return p;
 }
 
@@ -229,20 +226,11 @@ static lull_temporal_images regression_views(const lull_regression_images* image
 lull_status lull_filter_temporal_regression_check(const lull_regression_images* images,
                                                   const lull_image* motion, lull_error* err)
 {
-  const lull_image* halves[] = {&images->color_a,  &images->color_b,    &images->albedo_a,
-                                &images->albedo_b, &images->normal_a,   &images->normal_b,
-                                &images->depth_a,  &images->depth_b,    &images->position_a,
-                                &images->position_b, &images->output_variance};
-  static const char* const names[] = {"colorA",  "colorB",  "albedoA",   "albedoB",
-                                      "normalA", "normalB", "depthA",    "depthB",
-                                      "positionA", "positionB", "outputVariance"};
-  for (size_t i = 0; i < sizeof halves / sizeof halves[0]; ++i)
-    if (halves[i]->data)
-      return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
-                       "temporal mode takes one buffer: set color, not the halves (%s)",
-                       names[i]);
-  if (!images->color.data)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "temporal mode needs the image color");
+  /* after lull_regression_validate: colour is given once or as halves,
+   * and feature halves and outputVariance come only with colour halves */
+  if (lull_regression_has_halves(images))
+    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
+                     "temporal mode takes one buffer: set color, not the halves colorA, colorB");
   if (images->variance.data)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
                      "temporal mode measures the variance itself: unset variance");
@@ -260,9 +248,6 @@ lull_status lull_filter_temporal_regression(lull_backend* backend, lull_filter_s
                                             const lull_image* motion, const lull_progress* progress,
                                             int async, lull_error* err)
 {
-  if (!backend->ops->regression)
-    return lull_fail(err, LULL_ERROR_UNSUPPORTED_HARDWARE,
-                     "the Regression filter is not supported on this device");
   const lull_temporal_images t = regression_views(images, motion);
   lull_temporal_history* history = NULL;
   lull_temporal_step step;

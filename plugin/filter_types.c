@@ -83,8 +83,6 @@ static size_t memory_cap(double max_memory_mb)
 
 /* -- temporal mode (ATrous and RT here, Regression too; filter_temporal.c) ------- */
 
-#define TEMPORAL_PARAMS LULL_TEMPORAL_PARAM_DEFS
-
 /* Commit-time checks shared by ATrous and RT: motion only with temporal. */
 static lull_status temporal_check(const lull_atrous_images* images, const lull_image* motion,
                                   int temporal, lull_error* err)
@@ -134,8 +132,9 @@ static const lull_param_def atrous_params[AP_COUNT] = {
     INT_PARAM("schedule", -1, -1, 1,
               "CUDA: 0 baseline (dilated taps), 1 permuted (Dolp et al. 2024), -1 the faster"),
     BOOL_PARAM("packedGuides", 0, "CUDA: fp16 colour and oct-encoded normals"),
-    TEMPORAL_PARAMS,
-    LULL_TEMPORAL_BLEND_PARAM_DEFS(0.2, 0.2, 1.0),
+    LULL_TEMPORAL_PARAM_DEFS,
+    LULL_TEMPORAL_BLEND_PARAM_DEFS(LULL_TEMPORAL_ALPHA, LULL_TEMPORAL_MOMENTS_ALPHA,
+                                   LULL_TEMPORAL_REJECT_SIGMA),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
@@ -271,7 +270,7 @@ static const lull_param_def rt_params[RP_COUNT] = {
     BOOL_PARAM("cleanAux", 0, "albedo and normal are noise-free: trust them more"),
     QUALITY_PARAM,
     INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
-    TEMPORAL_PARAMS,
+    LULL_TEMPORAL_PARAM_DEFS,
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };

@@ -91,8 +91,8 @@ typedef struct lull_filter_temporal
 } lull_filter_temporal;
 
 /* The parameters that switch a type's temporal mode on and number its
- * frames (the blend's own parameters are ATrous's alone; RT and
- * Regression take the defaults). */
+ * frames (the blend's own, below, are ATrous's and Regression's; RT takes
+ * the defaults). */
 #define LULL_TEMPORAL_PARAM_DEFS                                                               \
   {"temporal", LULL_PARAM_BOOL, 0, 0, 1, 0, 1,                                                 \
    "accumulate each frame with the history of the executions before it (docs/temporal.md)",   \
@@ -101,6 +101,25 @@ typedef struct lull_filter_temporal
    "temporal: this frame starts a new history (a cut)", NULL},                                 \
   {"frame", LULL_PARAM_INT, -1, -1, INT_MAX, 0, 0,                                             \
    "temporal: the frame's number, which must follow the last one's (-1: not numbered)", NULL}
+
+/* The defaults of the blend with the à-trous filter: SVGF's alpha for
+ * colour and moments (Schied et al. 2017, §4.1) and Falcor's cap of the
+ * history; gamma 0.5 (tighter than TAA's 1: the ball's moving shadow had
+ * left a trail), k 1 and the albedo's 0.5: chosen on the test animation
+ * (docs/temporal.md). */
+#define LULL_TEMPORAL_ALPHA 0.2
+#define LULL_TEMPORAL_MOMENTS_ALPHA 0.2
+#define LULL_TEMPORAL_ALBEDO_ALPHA 0.5
+#define LULL_TEMPORAL_MAX_HISTORY 32
+#define LULL_TEMPORAL_CLIP_SIGMA 0.5
+#define LULL_TEMPORAL_REJECT_SIGMA 1.0
+
+/* Regression's defaults of the blend where they differ from the à-trous
+ * filter's: a larger weight of the current frame and a stricter test (the
+ * regression keeps detail the history's lag would blur; docs/temporal.md).
+ * RT's quality HIGH uses them too. */
+#define LULL_REG_TEMPORAL_ALPHA 0.4
+#define LULL_REG_TEMPORAL_REJECT 0.5
 
 /* The blend's parameters (ATrous and Regression; RT takes
  * lull_filter_temporal_defaults), in the order
@@ -112,11 +131,11 @@ typedef struct lull_filter_temporal
    "temporal: least weight of the current frame's colour in the blend", NULL},                 \
   {"momentsAlpha", LULL_PARAM_FLOAT, moments_alpha, 0, 1, 0, 1,                                \
    "temporal: least weight of its luminance moments (the noise estimate)", NULL},              \
-  {"albedoAlpha", LULL_PARAM_FLOAT, 0.5, 0, 1, 0, 1,                                           \
+  {"albedoAlpha", LULL_PARAM_FLOAT, LULL_TEMPORAL_ALBEDO_ALPHA, 0, 1, 0, 1,                    \
    "temporal: least weight of its albedo (1: the albedo is not accumulated)", NULL},           \
-  {"maxHistory", LULL_PARAM_INT, 32, 1, 1 << 20, 0, 1,                                         \
+  {"maxHistory", LULL_PARAM_INT, LULL_TEMPORAL_MAX_HISTORY, 1, 1 << 20, 0, 1,                  \
    "temporal: cap of the history length in frames", NULL},                                     \
-  {"clipSigma", LULL_PARAM_FLOAT, 0.5, 0, FLT_MAX, 0, 1,                                       \
+  {"clipSigma", LULL_PARAM_FLOAT, LULL_TEMPORAL_CLIP_SIGMA, 0, FLT_MAX, 0, 1,                  \
    "temporal: clip the history to mean +- clipSigma sd of the 3x3 neighbourhood (0: off)",     \
    NULL},                                                                                      \
   {"rejectSigma", LULL_PARAM_FLOAT, reject_sigma, 0, FLT_MAX, 0, 1,                            \
@@ -151,22 +170,16 @@ lull_status lull_filter_temporal_atrous(lull_backend* backend, lull_filter_state
                                         int schedule, const lull_progress* progress, int async,
                                         lull_error* err);
 
-/* Regression's defaults of the blend where they differ from the à-trous
- * filter's: a larger weight of the current frame and a stricter test (the
- * regression keeps detail the history's lag would blur; docs/temporal.md).
- * RT's quality HIGH uses them too. */
-#define LULL_REG_TEMPORAL_ALPHA 0.4
-#define LULL_REG_TEMPORAL_REJECT 0.5
-
-/* Commit-time checks of Regression's temporal mode: one buffer (color,
- * no halves), no variance (the history measures it), depth rather than
+/* Commit-time checks of Regression's temporal mode, after
+ * lull_regression_validate's: one buffer (color, no halves), no variance (the history measures it), depth rather than
  * position (the history is tested by depth), then the accumulation's. */
 lull_status lull_filter_temporal_regression_check(const lull_regression_images* images,
                                                   const lull_image* motion, lull_error* err);
 
 /* The same with the Regression filter (one buffer) as the spatial filter:
  * the accumulated colour with the history's variance (where it has none,
- * the filter's own estimate) and the accumulated albedo. */
+ * the filter's own estimate) and the accumulated albedo.  The caller has
+ * checked that the backend has the Regression filter. */
 lull_status lull_filter_temporal_regression(lull_backend* backend, lull_filter_state** state,
                                             const lull_filter_temporal* temporal,
                                             const lull_regression_params* params,

@@ -58,7 +58,8 @@ static const lull_param_def regression_params[RP_COUNT] = {
     {"inputScale", LULL_PARAM_FLOAT, NAN, FLT_MIN, FLT_MAX, 0, 0, "colour scale (NaN: automatic)", NULL},
     INT_PARAM("maxMemoryMB", -1, INT_MIN, INT_MAX, "memory cap in MB (negative: no cap)"),
     LULL_TEMPORAL_PARAM_DEFS,
-    LULL_TEMPORAL_BLEND_PARAM_DEFS(LULL_REG_TEMPORAL_ALPHA, 0.2, LULL_REG_TEMPORAL_REJECT),
+    LULL_TEMPORAL_BLEND_PARAM_DEFS(LULL_REG_TEMPORAL_ALPHA, LULL_TEMPORAL_MOMENTS_ALPHA,
+                                   LULL_REG_TEMPORAL_REJECT),
     READ_ONLY_INT("tileAlignment", "tile alignment for manual tiling"),
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
