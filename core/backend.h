@@ -15,6 +15,7 @@
 #include "gaussian.h"
 #include "gradient_domain.h"
 #include "poisson.h"
+#include "rdfc.h"
 #include "regression.h"
 #include "status.h"
 #include "temporal.h"
@@ -106,6 +107,10 @@ typedef struct lull_backend_ops
   lull_status (*regression)(lull_backend* backend, const lull_regression_params* params,
                             const lull_regression_images* images, const lull_progress* progress,
                             int async, lull_error* err);
+  /* RDFC (NULL: OIDN_ERROR_UNSUPPORTED_HARDWARE). */
+  lull_status (*rdfc)(lull_backend* backend, const lull_rdfc_params* params,
+                      const lull_rdfc_images* images, const lull_progress* progress, int async,
+                      lull_error* err);
 } lull_backend_ops;
 
 struct lull_backend

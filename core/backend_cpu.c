@@ -120,6 +120,14 @@ static lull_status cpu_regression(lull_backend* backend, const lull_regression_p
   return lull_regression_cpu(params, images, backend->num_threads, progress, err);
 }
 
+static lull_status cpu_rdfc(lull_backend* backend, const lull_rdfc_params* params,
+                            const lull_rdfc_images* images, const lull_progress* progress,
+                            int async, lull_error* err)
+{
+  (void)async;
+  return lull_rdfc_cpu(params, images, backend->num_threads, progress, err);
+}
+
 static const lull_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
@@ -133,6 +141,7 @@ static const lull_backend_ops cpu_ops = {
     .gradient_domain = cpu_gradient_domain,
     .temporal = cpu_temporal,
     .regression = cpu_regression,
+    .rdfc = cpu_rdfc,
 };
 
 lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err)

@@ -89,6 +89,13 @@ lull_regression_params lull_regression_resolve(const lull_regression_params* par
 lull_status lull_regression_validate(const lull_regression_params* params,
                                      const lull_regression_images* images, lull_error* err);
 
+/* The images' part of the check, shared with RDFC: colour once or in both
+ * halves, features once or in both halves (halves only with colour
+ * halves), formats and sizes, the output.  variance_with_halves: whether
+ * `variance` may come with the halves (RDFC scales it by theirs). */
+lull_status lull_regression_validate_images(const lull_regression_images* images,
+                                            int variance_with_halves, lull_error* err);
+
 /* Pixels on each side of an output pixel that the filter reads (the sum of
  * its steps' reaches): tiles need this margin to match an untiled run. */
 int lull_regression_reach(const lull_regression_params* params,

@@ -25,6 +25,7 @@
 #include "atrous.h"
 #include "atrous_math.h"
 #include "atrous_tiled.h"
+#include "feature_planes.h"
 #include "image_rows.h"
 #include "planes.h"
 #include "poisson_solver.h"
@@ -1028,8 +1029,8 @@ int lull_regression_reach(const lull_regression_params* given,
          2 * (LULL_REG_SELECT_RADIUS + LULL_REG_SELECT_PATCH) + second;
 }
 
-lull_status lull_regression_validate(const lull_regression_params* params,
-                                     const lull_regression_images* images, lull_error* err)
+lull_status lull_regression_validate_images(const lull_regression_images* images,
+                                            int variance_with_halves, lull_error* err)
 {
   const lull_image* all[] = {&images->color,    &images->color_a,    &images->color_b,
                              &images->albedo,   &images->albedo_a,   &images->albedo_b,
@@ -1056,7 +1057,7 @@ lull_status lull_regression_validate(const lull_regression_params* params,
   if (has(&images->output_variance) && !halves)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
                      "outputVariance needs the halves colorA and colorB");
-  if (has(&images->variance) && halves)
+  if (has(&images->variance) && halves && !variance_with_halves)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
                      "variance is for one buffer: the halves give their own");
   const lull_image* ref = &images->output;
@@ -1089,6 +1090,15 @@ lull_status lull_regression_validate(const lull_regression_params* params,
       return lull_fail(err, LULL_ERROR_INVALID_OPERATION, "%s and %s need colorA and colorB",
                        names[f + 1], names[f + 2]);
   }
+  return LULL_OK;
+}
+
+lull_status lull_regression_validate(const lull_regression_params* params,
+                                     const lull_regression_images* images, lull_error* err)
+{
+  const lull_status status = lull_regression_validate_images(images, 0, err);
+  if (status != LULL_OK)
+    return status;
   if (!(params->radius >= 1 && params->second_radius >= 0 &&
         (params->patch_radius >= 0 || params->patch_radius == LULL_REG_PATCH_AUTO)))
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid radius");
@@ -1109,147 +1119,6 @@ typedef lull_regression_features feature_set;
 static int feature_channels(const feature_set* s)
 {
   return lull_regression_feature_channels(s);
-}
-
-/* Reads up to 3 channels of an image into planes (rgb: albedo and normal
- * of 1 or 2 channels read as OIDN reads them). */
-static void load_planes(const lull_image* image, float* const planes[3], int channels, int rgb,
-                        int threads)
-{
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int y = 0; y < image->height; ++y) {
-    const size_t o = (size_t)y * (size_t)image->width;
-    float* rows[4] = {NULL, NULL, NULL, NULL};
-    for (int c = 0; c < channels; ++c)
-      rows[c] = planes[c] + o;
-    if (rgb)
-      lull_image_read_row_rgb(image, y, rows);
-    else
-      lull_image_read_row(image, y, rows, channels);
-  }
-}
-
-/* Non-finite values to NaN, then each NaN the mean of the finite values
- * around it (lull_plane_repair). */
-static void repair(float* plane, int w, int h)
-{
-  const size_t n = (size_t)w * (size_t)h;
-  for (size_t i = 0; i < n; ++i)
-    if (!isfinite(plane[i]))
-      plane[i] = NAN;
-  lull_plane_repair(plane, w, h);
-}
-
-/* The scales of the depth and position features, from one set's images
- * (the same for both halves, so their features compare). */
-typedef struct feature_scales
-{
-  float inv_depth;         /* 1 / the mean of the finite positive depths */
-  float centre[3], inv_position; /* position: centroid, 1 / mean distance */
-} feature_scales;
-
-static void feature_scales_of(const feature_set* s, float* tmp, int w, int h, int threads,
-                              feature_scales* out)
-{
-  const size_t n = (size_t)w * (size_t)h;
-  out->inv_depth = 1.0f;
-  out->inv_position = 1.0f;
-  out->centre[0] = out->centre[1] = out->centre[2] = 0.0f;
-  if (has(s->depth)) {
-    float* pl[3] = {tmp, NULL, NULL};
-    load_planes(s->depth, pl, 1, 0, threads);
-    double sum = 0.0;
-    size_t count = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (tmp[i] > 0.0f && tmp[i] < 1e9f) {
-        sum += tmp[i];
-        ++count;
-      }
-    if (count && sum > 0.0)
-      out->inv_depth = (float)(count / sum);
-  } else if (has(s->position)) {
-    float* pl[3] = {tmp, tmp + n, tmp + 2 * n};
-    load_planes(s->position, pl, 3, 0, threads);
-    double c[3] = {0, 0, 0};
-    size_t count = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (isfinite(tmp[i]) && isfinite(tmp[n + i]) && isfinite(tmp[2 * n + i])) {
-        for (int k = 0; k < 3; ++k)
-          c[k] += tmp[k * n + i];
-        ++count;
-      }
-    if (count) {
-      double d = 0.0;
-      for (int k = 0; k < 3; ++k)
-        out->centre[k] = (float)(c[k] / (double)count);
-      for (size_t i = 0; i < n; ++i)
-        if (isfinite(tmp[i]) && isfinite(tmp[n + i]) && isfinite(tmp[2 * n + i])) {
-          double r2 = 0.0;
-          for (int k = 0; k < 3; ++k)
-            r2 += ((double)tmp[k * n + i] - out->centre[k]) * ((double)tmp[k * n + i] - out->centre[k]);
-          d += sqrt(r2);
-        }
-      if (d > 0.0 && isfinite(d))
-        out->inv_position = (float)((double)count / d);
-    }
-  }
-}
-
-/* Loads a set's features into f (feature_channels planes): albedo,
- * normal, the depth feature or the position over its scale, each repaired
- * where not finite. */
-static void load_features(const feature_set* s, const feature_scales* sc, float* const* f, int w,
-                          int h, int threads)
-{
-  const size_t n = (size_t)w * (size_t)h;
-  int k = 0;
-  if (has(s->albedo)) {
-    load_planes(s->albedo, &f[k], 3, 1, threads);
-    k += 3;
-  }
-  if (has(s->normal)) {
-    load_planes(s->normal, &f[k], 3, 1, threads);
-    k += 3;
-  }
-  if (has(s->depth)) {
-    load_planes(s->depth, &f[k], 1, 0, threads);
-    for (size_t i = 0; i < n; ++i)
-      f[k][i] = lull_reg_depth_feature(f[k][i], sc->inv_depth);
-    k += 1;
-  } else if (has(s->position)) {
-    load_planes(s->position, &f[k], 3, 0, threads);
-    for (int c = 0; c < 3; ++c)
-      for (size_t i = 0; i < n; ++i) {
-        f[k + c][i] = lull_reg_position_feature(f[k + c][i], sc->centre[c], sc->inv_position);
-      }
-    k += 3;
-  }
-  for (int c = 0; c < k; ++c)
-    repair(f[c], w, h);
-}
-
-/* Colour of an image into 3 planes (and its 4th channel into alpha, when
- * not NULL), scaled, linearised, repaired. */
-static void load_color(const lull_image* image, float scale, int srgb, int nonnegative,
-                       float* const planes[3], float* alpha, int threads)
-{
-  const int w = image->width, h = image->height, nc = lull_format_channels(image->format);
-  const size_t n = (size_t)w * (size_t)h;
-  float* pl[4] = {planes[0], planes[1], planes[2], alpha};
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int y = 0; y < h; ++y) {
-    const size_t o = (size_t)y * (size_t)w;
-    float* rows[4] = {pl[0] + o, pl[1] + o, pl[2] + o, alpha ? alpha + o : NULL};
-    lull_image_read_row(image, y, rows, LULL_MIN(nc, alpha ? 4 : 3));
-  }
-  /* 1 or 2 channels: the others are 0 (and are not written back) */
-  for (int c = nc; c < 3; ++c)
-    memset(pl[c], 0, n * sizeof(float));
-  for (int c = 0; c < 3; ++c)
-    for (size_t i = 0; i < n; ++i)
-      pl[c][i] = lull_reg_color_in(pl[c][i], scale, srgb, nonnegative);
-  for (int c = 0; c < 3; ++c)
-    repair(pl[c], w, h);
 }
 
 /* A run's region and working memory. */
@@ -1541,7 +1410,7 @@ static lull_status run_one(const reg_run* r, const lull_regression_images* image
   if (has(&images->variance)) {
     const int vc = lull_format_channels(images->variance.format);
     float* pl[3] = {P[P_TMP], P[P_TMP + 1], P[P_TMP + 2]};
-    load_planes(&images->variance, pl, vc, 0, threads);
+    lull_fp_load_planes(&images->variance, pl, vc, 0, threads);
     const float s2 = r->scale * r->scale;
     for (int c = 0; c < 3; ++c)
       for (size_t i = 0; i < n; ++i)
@@ -1606,7 +1475,7 @@ static void store_result(const reg_run* r, float* const* P, const lull_image* ou
  * (ox, oy) of the full output.  block: the region's working memory
  * (lull_regression_cpu_memory). */
 static lull_status run_region(const lull_regression_params* params,
-                              const lull_regression_images* im, const feature_scales* scales,
+                              const lull_regression_images* im, const lull_feature_scales* scales,
                               float scale, int threads, float* block, int ix0, int iy0, int ix1,
                               int iy1, int ox, int oy, const lull_regression_images* full,
                               const lull_progress_span* span, lull_error* err)
@@ -1624,10 +1493,10 @@ static lull_status run_region(const lull_regression_params* params,
   const int color_channels = lull_format_channels(color->format);
   {
     float* a[3] = {P[P_A], P[P_A + 1], P[P_A + 2]};
-    load_color(color, scale, params->srgb, params->nonnegative, a, color_channels == 4 ? P[P_ALPHA] : NULL, threads);
+    lull_fp_load_color(color, scale, params->srgb, params->nonnegative, a, color_channels == 4 ? P[P_ALPHA] : NULL, threads);
     if (halves) {
       float* b[3] = {P[P_B], P[P_B + 1], P[P_B + 2]};
-      load_color(&im->color_b, scale, params->srgb, params->nonnegative, b,
+      lull_fp_load_color(&im->color_b, scale, params->srgb, params->nonnegative, b,
                  color_channels == 4 ? P[P_TMP] : NULL, threads);
       /* the fourth channel: the mean of the halves' */
       if (color_channels == 4)
@@ -1639,13 +1508,13 @@ static lull_status run_region(const lull_regression_params* params,
    * once for both */
   const feature_set fa = lull_regression_half_features(im, 0), fb = lull_regression_half_features(im, 1);
   const int nf = feature_channels(&fa);
-  load_features(&fa, scales, &P[P_FA], W, H, threads);
+  lull_fp_load_features(&fa, scales, &P[P_FA], W, H, threads);
   const int feature_halves = lull_regression_feature_halves(im);
   unsigned shared = 0; /* feature channels given once: not cross-prefiltered */
   for (int k = 0; k < nf; ++k)
     shared |= (unsigned)lull_regression_feature_shared(im, k) << k;
   if (feature_halves)
-    load_features(&fb, scales, &P[P_FB], W, H, threads);
+    lull_fp_load_features(&fb, scales, &P[P_FB], W, H, threads);
   else if (halves)
     for (int k = 0; k < nf; ++k)
       P[P_FB + k] = P[P_FA + k];
@@ -1690,12 +1559,12 @@ lull_status lull_regression_cpu(const lull_regression_params* given,
     return status;
   /* the feature scales of the whole image, so tiles agree */
   const feature_set fs = lull_regression_half_features(images, 0);
-  feature_scales scales;
+  lull_feature_scales scales;
   {
     float* tmp = malloc(sizeof(float) * 3 * (size_t)W * (size_t)H);
     if (!tmp)
       return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
-    feature_scales_of(&fs, tmp, W, H, threads, &scales);
+    lull_fp_feature_scales(&fs, tmp, W, H, threads, &scales);
     free(tmp);
   }
   /* tiles: the largest square interior whose region fits the cap, at

@@ -64,9 +64,9 @@ static const lull_param_def regression_params[RP_COUNT] = {
     READ_ONLY_INT("tileOverlap", "tile overlap for manual tiling"),
 };
 
-static lull_regression_images regression_views(const lull_filter_config* config)
+/* (filter_types.h) */
+lull_regression_images lull_filter_regression_images(const lull_image* im)
 {
-  const lull_image* im = config->images;
   lull_regression_images images;
   images.color = im[RI_COLOR];
   images.color_a = im[RI_COLOR_A];
@@ -87,6 +87,11 @@ static lull_regression_images regression_views(const lull_filter_config* config)
   images.output = im[RI_OUTPUT];
   images.output_variance = im[RI_OUTPUT_VARIANCE];
   return images;
+}
+
+static lull_regression_images regression_views(const lull_filter_config* config)
+{
+  return lull_filter_regression_images(config->images);
 }
 
 static lull_regression_params regression_from_values(const double* v)

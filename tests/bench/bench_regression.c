@@ -1,13 +1,15 @@
-/* Benchmark of the Regression filter through the public API, on the CPU
- * and on a CUDA device in the same run: two halves (colorA, colorB) and one
- * buffer, with albedo, normal and depth, at 1280x720, 1920x1080 and
- * 3840x2160, every image in a device buffer (no copies timed).  Synthetic
+/* Benchmark of the Regression filter (or --filter RDFC, which takes the
+ * same images and, with one buffer, its variance) through the public API,
+ * on the CPU and on a CUDA device in the same run: two halves (colorA,
+ * colorB) and one buffer, with albedo, normal and depth, at 1280x720,
+ * 1920x1080 and 3840x2160 (and 1024x1024: size 1024, the size of Vicini
+ * 2015's Table 3.1), every image in a device buffer (no copies timed).  Synthetic
  * inputs: a textured, shaded scene with per-half noise and a few fireflies
  * (the filter's cost does not depend on the content).  Reports the median
  * time of --runs runs on CUDA (after a warm-up run: the first allocates)
  * and of --cpu-runs on the CPU, and the ratio CPU / CUDA of the medians.
  *
- *   bench_regression [--runs N] [--cpu-runs M] [--sizes 720,1080,2160]
+ *   bench_regression [--filter Regression|RDFC] [--runs N] [--cpu-runs M] [--sizes 720,1080,2160]
  *                    [--modes halves,one] [--devices cpu,cuda] [--cpu-threads T]
  *                    [--cpu-sizes 720,...] [--cpu-modes halves,one]
  *
@@ -27,10 +29,13 @@
 
 
 
-enum { I_COLOR_A, I_COLOR_B, I_COLOR, I_ALBEDO, I_NORMAL, I_DEPTH, I_COUNT };
-static const char* const image_names[I_COUNT] = {"colorA", "colorB", "color",
-                                                 "albedo", "normal", "depth"};
-static const int image_channels[I_COUNT] = {3, 3, 3, 3, 3, 1};
+enum { I_COLOR_A, I_COLOR_B, I_COLOR, I_ALBEDO, I_NORMAL, I_DEPTH, I_VARIANCE, I_COUNT };
+static const char* const image_names[I_COUNT] = {"colorA", "colorB", "color",   "albedo",
+                                                 "normal", "depth",  "variance"};
+static const int image_channels[I_COUNT] = {3, 3, 3, 3, 3, 1, 3};
+
+/* the filter timed (--filter) */
+static const char* filter_name = "Regression";
 
 static void make_scene(int w, int h, float* im[I_COUNT])
 {
@@ -50,6 +55,8 @@ static void make_scene(int w, int h, float* im[I_COUNT])
           im[k][3 * i + (size_t)c] = v;
         }
         im[I_COLOR][3 * i + (size_t)c] = 0.5f * (im[0][3 * i + (size_t)c] + im[1][3 * i + (size_t)c]);
+        /* the mean's variance: each half uniform over 1.2 clean wide */
+        im[I_VARIANCE][3 * i + (size_t)c] = 0.06f * clean * clean;
         im[I_ALBEDO][3 * i + (size_t)c] = a;
         im[I_NORMAL][3 * i + (size_t)c] = c == 2 ? (right ? 0.8f : 1.0f) : (c == 0 && right ? 0.6f : 0.0f);
       }
@@ -63,9 +70,12 @@ static double time_device(OIDNDevice device, int w, int h, int halves, float* co
 {
   const size_t n = (size_t)w * (size_t)h;
   OIDNBuffer b[I_COUNT] = {0};
-  OIDNFilter f = oidnNewFilter(device, "Regression");
+  OIDNFilter f = oidnNewFilter(device, filter_name);
   for (int k = 0; k < I_COUNT; ++k) {
     if (halves ? k == I_COLOR : k <= I_COLOR_B)
+      continue;
+    /* Regression estimates the variance; RDFC takes it (one buffer) */
+    if (k == I_VARIANCE && (halves || strcmp(filter_name, "RDFC") != 0))
       continue;
     const size_t bytes = n * (size_t)image_channels[k] * sizeof(float);
     b[k] = oidnNewBuffer(device, bytes);
@@ -120,12 +130,15 @@ int main(int argc, char** argv)
   const char* cpu_modes = NULL;
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 == argc) { /* an option without its value, --help included */
-      fprintf(stderr, "usage: bench_regression [--runs N] [--cpu-runs M] [--sizes 720,1080,2160] "
+      fprintf(stderr, "usage: bench_regression [--filter Regression|RDFC] [--runs N] [--cpu-runs M] "
+                      "[--sizes 720,1024,1080,2160] "
                       "[--modes halves,one] [--devices cpu,cuda] [--cpu-threads T] "
                       "[--cpu-sizes ...] [--cpu-modes ...]\n");
       return 2;
     }
-    if (!strcmp(argv[i], "--runs"))
+    if (!strcmp(argv[i], "--filter"))
+      filter_name = argv[i + 1];
+    else if (!strcmp(argv[i], "--runs"))
       runs = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--cpu-runs"))
       cpu_runs = atoi(argv[i + 1]);
@@ -172,14 +185,14 @@ int main(int argc, char** argv)
   char threads_text[32] = "all cores";
   if (cpu_threads > 0)
     snprintf(threads_text, sizeof threads_text, "%d threads", cpu_threads);
-  printf("Regression (albedo, normal, depth), median ms: CUDA of %d runs, CPU (%s) of %d runs\n",
-         runs, threads_text, cpu_runs);
+  printf("%s (albedo, normal, depth), median ms: CUDA of %d runs, CPU (%s) of %d runs\n",
+         filter_name, runs, threads_text, cpu_runs);
   printf("%-10s %-7s %12s %12s %12s\n", "size", "mode", "CUDA ms", "CPU ms", "CPU / CUDA");
   static const struct
   {
     const char* key;
     int w, h;
-  } all_sizes[] = {{"720", 1280, 720}, {"1080", 1920, 1080}, {"2160", 3840, 2160}};
+  } all_sizes[] = {{"720", 1280, 720}, {"1024", 1024, 1024}, {"1080", 1920, 1080}, {"2160", 3840, 2160}};
   for (size_t s = 0; s < sizeof all_sizes / sizeof *all_sizes; ++s) {
     if (!has_word(sizes, all_sizes[s].key))
       continue;
