@@ -42,6 +42,8 @@
 #include <stddef.h>
 
 #include "image.h"
+#include "poisson_solver.h"
+#include "rdfc_math.h"
 #include "regression.h"
 #include "status.h"
 
@@ -100,3 +102,55 @@ size_t lull_rdfc_cpu_memory(const lull_rdfc_images* images, int width, int heigh
 /* Runs the filter on the CPU with OpenMP.  Input and output may alias. */
 lull_status lull_rdfc_cpu(const lull_rdfc_params* params, const lull_rdfc_images* images,
                           int num_threads, const lull_progress* progress, lull_error* err);
+
+/* -- the run both backends share (rdfc_schedule.c) ----------------------------- */
+
+/* Working planes of a run: what the backend loads, what the schedule
+ * computes, where the result is. */
+enum
+{
+  LULL_RDFC_P_CA = 0,       /* in: colour A, or the one buffer (scaled, repaired) */
+  LULL_RDFC_P_CB = 3,       /* in: colour B */
+  LULL_RDFC_P_GIVEN = 6,    /* in: the given variance, scaled, repaired, not negative */
+  LULL_RDFC_P_FA = 9,       /* in: features of A (or given once), up to 9 */
+  LULL_RDFC_P_FB = 18,      /* in: features of B (feature halves) */
+  LULL_RDFC_P_ALPHA = 27,   /* in: the 4th colour channel */
+  LULL_RDFC_P_C = 28,       /* the colour guide: the mean of the halves */
+  LULL_RDFC_P_CV = 31,      /* its variance */
+  LULL_RDFC_P_TMP = 34,     /* 6 planes of scratch */
+  LULL_RDFC_P_F = 40,       /* the feature guides */
+  LULL_RDFC_P_FV = 49,      /* their variance */
+  LULL_RDFC_P_FG = 58,      /* their squared gradient */
+  LULL_RDFC_P_CAND = 67,    /* candidates r, g, b: 6 planes each (buffer A 3, B 3) */
+  LULL_RDFC_P_SURE = 85,    /* the candidates' SURE, 3 */
+  LULL_RDFC_P_D = 88,       /* their derivative terms, 3 */
+  LULL_RDFC_P_OV = 91,      /* one buffer: their variances, 3 each */
+  LULL_RDFC_P_E = 100,      /* the smoothed errors, 3 */
+  LULL_RDFC_P_SEL = 103,    /* the selection maps, 3; smoothed: 3 */
+  LULL_RDFC_P_PASS1 = 109,  /* the blend, 6; its mean 3, its variance 3 */
+  LULL_RDFC_P_OUT = 121,    /* the second pass, 6; one buffer: its variance 3 */
+  LULL_RDFC_P_RESULT = 130, /* out: the result, 3; its variance, 3 */
+  LULL_RDFC_P_COUNT = 136,
+};
+
+/* How a backend runs the steps: one FEATUREFILTER over the image (its
+ * progress reported in span), and one per-pixel step over the image. */
+typedef struct lull_rdfc_ops
+{
+  void* ctx;
+  lull_status (*pass)(void* ctx, const lull_rdfc_pass* pass, const lull_progress_span* span,
+                      lull_error* err);
+  lull_status (*pixels)(void* ctx, const lull_rdfc_pixels* step, lull_error* err);
+} lull_rdfc_ops;
+
+/* The run of steps 1-5 on loaded planes P (LULL_RDFC_P_COUNT of them, of
+ * width x height): the result into LULL_RDFC_P_RESULT, and with halves
+ * (or one buffer) its variance after it. */
+lull_status lull_rdfc_run(const lull_rdfc_ops* ops, const lull_rdfc_params* params,
+                          const lull_rdfc_images* images, int width, int height, float* const* P,
+                          const lull_progress_span* span, lull_error* err);
+
+/* The features of a run: how many, and where each one's channels end
+ * (albedo 3, normal 3, depth 1 or position 3, those present). */
+int lull_rdfc_feature_layout(const lull_rdfc_images* images,
+                             int feature_end[LULL_RDFC_MAX_FEATURES]);

@@ -392,6 +392,10 @@ static const filter_spec specs[] = {
      0},
     {"Regression", 16, 12, {"colorA", "colorB", "albedo", "normal", "depth", NULL}, NULL, 0, 1, 0,
      0},
+    /* RDFC: the halves with feature halves, one buffer with its variance */
+    {"RDFC", 16, 12, {"colorA", "colorB", "albedoA", "albedoB", "normal", NULL}, "radius", 2, 0,
+     1, 0},
+    {"RDFC", 16, 12, {"color", "variance", "depth", NULL}, "radius", 2, 1, 0, 0},
     {"GradientDomain", 16, 12,
      {"colorA", "colorB", "gradientXA", "gradientXB", "gradientYA", "gradientYB", "albedo",
       "normal", "depth", NULL}, NULL, 0, 0, 1, 0},
