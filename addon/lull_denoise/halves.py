@@ -177,7 +177,8 @@ class _Run:
 class LULL_OT_render_halves(_Progress, bpy.types.Operator):
     """Render the scene twice with half the samples each and different seeds (adaptive
     sampling and Cycles' denoiser off; the settings are restored afterwards), then denoise
-    the two halves together with lull's Regression filter; Esc cancels"""
+    the two halves together with lull's Regression filter (or RDFC: Halves Filter); Esc
+    cancels"""
 
     bl_idname = "lull.render_halves"
     bl_label = "Render Halves and Denoise"
@@ -196,8 +197,9 @@ class LULL_OT_render_halves(_Progress, bpy.types.Operator):
         if lull is None:
             return None
         why = problem(context.scene, self.animation)
-        if why is None and pipeline.HALVES_FILTER not in lull.filter_types():
-            why = f"this build of lull has no {pipeline.HALVES_FILTER} filter"
+        name = settings_of(context.scene).halves_filter
+        if why is None and name not in lull.filter_types():
+            why = f"this build of lull has no {name} filter"
         if why is not None:
             self.report({"ERROR"}, f"lull: {why}")
             return None

@@ -72,6 +72,7 @@ class RENDER_PT_lull(bpy.types.Panel):
         col.operator(halves.LULL_OT_render_halves.bl_idname, icon="RENDER_STILL")
         col.operator(halves.LULL_OT_render_halves.bl_idname, text="Render Halves Animation",
                      icon="RENDER_ANIMATION").animation = True
+        col.prop(s, "halves_filter")
 
         layout.separator()
         layout.prop(s, "auto_denoise")

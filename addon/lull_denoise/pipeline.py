@@ -31,7 +31,7 @@ class Settings:
     """What to run: a filter type, a device and filter parameters."""
 
     def __init__(self, filter_type="RT", device="default", params=None, view_layers=None,
-                 aovs=None, temporal=False):
+                 aovs=None, temporal=False, halves_filter=None):
         self.filter_type = filter_type
         self.device = device
         self.params = dict(params or {})
@@ -44,10 +44,13 @@ class Settings:
         self.aovs = {layer: tuple(names) for layer, names in (aovs or {}).items()}
         # animations: temporal mode where a frame has the Vector pass
         self.temporal = bool(temporal)
+        # two halves: the filter that takes them (Regression, or RDFC)
+        self.halves_filter = halves_filter or HALVES_FILTER
 
     def __repr__(self):
         return (f"Settings({self.filter_type!r}, {self.device!r}, {self.params!r}, "
-                f"{self.view_layers!r}, {self.aovs!r}, temporal={self.temporal!r})")
+                f"{self.view_layers!r}, {self.aovs!r}, temporal={self.temporal!r}, "
+                f"halves_filter={self.halves_filter!r})")
 
 
 class Cancelled(Exception):
@@ -279,7 +282,8 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
     return results
 
 
-# The filter of two halves, and the suffixes of their passes in one file.
+# The filter of two halves by default (Settings.halves_filter picks one:
+# RDFC takes the same images), and the suffixes of their passes in one file.
 HALVES_FILTER = "Regression"
 HALF_SUFFIXES = (" A", " B")
 
@@ -287,19 +291,19 @@ HALF_SUFFIXES = (" A", " B")
 def denoise_halves(lull, halves, settings, device=None, progress=None, cancel=None,
                    unguided=None):
     """Denoises every view layer of two halves (lull.read_exr results of two
-    renders of half the samples with different seeds) with the Regression
-    filter: the colour and each guide as its two halves (colorA/colorB,
+    renders of half the samples with different seeds) with
+    settings.halves_filter (Regression unless RDFC is chosen): the colour and each guide as its two halves (colorA/colorB,
     albedoA/albedoB, ...).  Returns {"Layer.Denoised": array} as
     denoise_passes does; progress, cancel and unguided as there.  The
     halves must have the same view layers and passes (ValueError)."""
-    if HALVES_FILTER not in lull.filter_types():
-        raise ValueError(f"this build of lull has no {HALVES_FILTER} filter, which denoises "
-                         "two halves")
+    name = settings.halves_filter
+    if name not in lull.filter_types():
+        raise ValueError(f"this build of lull has no {name} filter, which denoises two halves")
     targets, other = (_targets(h, settings) for h in halves)
     if sorted(other) != sorted(targets):
         names = [", ".join(cycles_passes.label(*t) for t in found) for found in (targets, other)]
         raise ValueError(f"the halves have other view layers: {names[0]} and {names[1]}")
-    accepted = lull.filter_images(HALVES_FILTER)
+    accepted = lull.filter_images(name)
     device = device or lull.Device(settings.device)
     results = {}
     for layer, view, step in _each_layer(targets, progress, cancel):
@@ -315,7 +319,7 @@ def denoise_halves(lull, halves, settings, device=None, progress=None, cancel=No
         images = {name + half: inputs[h][name]
                   for name in inputs[0] for h, half in enumerate("AB")}
         try:
-            out = lull.denoise(filter=HALVES_FILTER, device=device, progress=step, **images)
+            out = lull.denoise(filter=name, device=device, progress=step, **images)
         except lull.Error as e:
             if e.code == lull.ERROR_CANCELLED:
                 raise Cancelled() from e

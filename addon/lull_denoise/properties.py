@@ -19,6 +19,13 @@ class LullSceneSettings(bpy.types.PropertyGroup):
         items=(("RT", "RT", "lull's best classical filter for the passes given (OIDN's name)"),
                ("ATrous", "À-Trous", "Edge-avoiding à-trous wavelets with every knob exposed")),
         default="RT")
+    halves_filter: EnumProperty(
+        name="Halves Filter",
+        description="The filter of Render Halves: both halves of the samples go to it",
+        items=(("Regression", "Regression", "NFOR-class regression: lull's best quality"),
+               ("RDFC", "RDFC", "Rousselle et al. 2013, the published classical baseline "
+                "(slower, CPU and CUDA)")),
+        default="Regression")
     quality: EnumProperty(
         name="Quality",
         items=(("6", "High", "5 levels"), ("5", "Balanced", "5 levels"), ("4", "Fast", "4 levels")),
@@ -72,7 +79,7 @@ def settings_of(scene):
                     view_layers=[layer.name for layer in scene.view_layers],
                     aovs={layer.name: [aov.name for aov in getattr(layer, "aovs", ())]
                           for layer in scene.view_layers},
-                    temporal=s.temporal)
+                    temporal=s.temporal, halves_filter=s.halves_filter)
 
 
 def output_path(scene, src):

@@ -142,3 +142,23 @@ def test_cli_halves_agree_with_the_module(np, tmp_path):
         depthA=a["ViewLayer.Denoising Depth"], depthB=b["ViewLayer.Denoising Depth"],
         device="cpu")
     assert np.array_equal(cli, module)
+
+
+def test_rdfc_takes_the_halves_or_a_variance(np, halves):
+    """RDFC through lull.denoise: the halves' noise is removed; one buffer
+    needs its variance (an exception without it), and with it the result
+    is finite and less noisy too."""
+    _needs("RDFC")
+    a, b, clean = halves["colorA"], halves["colorB"], halves["clean"]
+    guides = {"albedo": halves["albedo"], "normal": halves["normal"]}
+    result = lull.denoise(filter="RDFC", colorA=a, colorB=b, radius=5, **guides)
+    assert result.shape == a.shape and np.isfinite(result).all()
+    noisy = _rel_mse(np, (a + b) / 2, clean)
+    assert _rel_mse(np, result, clean) < 0.5 * noisy
+    mean = (a + b) / 2
+    with pytest.raises(lull.Error, match="variance"):
+        lull.denoise(filter="RDFC", color=mean, **guides)
+    variance = np.full_like(mean, 0.15 ** 2 / 2)
+    one = lull.denoise(filter="RDFC", color=mean, variance=variance, radius=5, **guides)
+    assert np.isfinite(one).all()
+    assert _rel_mse(np, one, clean) < 0.5 * noisy
