@@ -19,6 +19,7 @@
 #include "../core/atrous_math.h"
 #include "../core/gradient_domain_planes.h"
 #include "../core/temporal_math.h"
+#include "../core/rdfc_math.h"
 
 #if defined(__cplusplus)
 extern "C" {
