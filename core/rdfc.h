@@ -96,8 +96,7 @@ lull_status lull_rdfc_validate(const lull_rdfc_params* params, const lull_rdfc_i
 int lull_rdfc_reach(const lull_rdfc_params* params);
 
 /* Bytes of working memory the CPU run needs for width x height pixels. */
-size_t lull_rdfc_cpu_memory(const lull_rdfc_images* images, int width, int height,
-                            int num_threads);
+size_t lull_rdfc_cpu_memory(int width, int height, int num_threads);
 
 /* Runs the filter on the CPU with OpenMP.  Input and output may alias. */
 lull_status lull_rdfc_cpu(const lull_rdfc_params* params, const lull_rdfc_images* images,

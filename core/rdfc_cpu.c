@@ -16,7 +16,6 @@
  * the boxes repeat the edge too; a neighbour outside the image gets
  * weight 0.  tests/filters/rdfc_properties.c holds a plain implementation
  * of the same definition, pixel by pixel. */
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +35,6 @@ enum
   TILE_H = 16,
   MAX_PATCH = 3, /* the largest f of the steps (rdfc.h) */
 };
-
-typedef lull_rdfc_pass ff_problem;
 
 static int clampi(int v, int lo, int hi)
 {
@@ -80,7 +77,7 @@ static void box(const float* in, int ow, int oh, int f, float* out, float* tmp)
     }
 }
 
-static void ff_tile(const ff_problem* p, int t, float* scratch)
+static void ff_tile(const lull_rdfc_pass* p, int t, float* scratch)
 {
   const int W = p->width, H = p->height, R = p->radius;
   const int f = p->use_color ? p->patch : 0;
@@ -239,7 +236,7 @@ static void ff_tile(const ff_problem* p, int t, float* scratch)
 }
 
 /* Runs one FEATUREFILTER over the image, threads taking tiles. */
-static lull_status ff_run(const ff_problem* p, int threads, float* scratch,
+static lull_status ff_run(const lull_rdfc_pass* p, int threads, float* scratch,
                           const lull_progress_span* span, lull_error* err)
 {
   const int tiles_x = (p->width + TILE_W - 1) / TILE_W;
@@ -297,14 +294,7 @@ lull_status lull_rdfc_validate(const lull_rdfc_params* params, const lull_rdfc_i
         isfinite(params->k_color) && isfinite(params->k_feature) && isfinite(params->tau)))
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
                      "colorSensitivity and featureSensitivity must be positive, tau not negative");
-  if (params->srgb && params->hdr)
-    return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
-                     "hdr and srgb modes cannot be enabled at the same time");
-  if (!isnan(params->input_scale) &&
-      !(params->input_scale >= FLT_MIN && isfinite(params->input_scale)))
-    return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
-                     "inputScale must be a normal positive finite float");
-  return LULL_OK;
+  return lull_regression_validate_color(params->hdr, params->srgb, params->input_scale, err);
 }
 
 int lull_rdfc_reach(const lull_rdfc_params* params)
@@ -319,10 +309,8 @@ int lull_rdfc_reach(const lull_rdfc_params* params)
   return LULL_RDFC_SCALE_RADIUS + prefilter + candidates + select + second;
 }
 
-size_t lull_rdfc_cpu_memory(const lull_rdfc_images* images, int width, int height,
-                            int num_threads)
+size_t lull_rdfc_cpu_memory(int width, int height, int num_threads)
 {
-  (void)images;
   const size_t n = (size_t)width * (size_t)height;
   return (LULL_RDFC_P_COUNT * n + ff_scratch_floats() * (size_t)lull_thread_count(num_threads)) *
          sizeof(float);
@@ -373,7 +361,7 @@ lull_status lull_rdfc_cpu(const lull_rdfc_params* params, const lull_rdfc_images
       return status;
   }
   const size_t n = (size_t)W * (size_t)H;
-  float* block = malloc(lull_rdfc_cpu_memory(images, W, H, threads));
+  float* block = malloc(lull_rdfc_cpu_memory(W, H, threads));
   if (!block)
     return lull_fail(err, LULL_ERROR_OUT_OF_MEMORY, "out of memory");
   float* P[LULL_RDFC_P_COUNT];

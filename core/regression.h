@@ -96,6 +96,10 @@ lull_status lull_regression_validate(const lull_regression_params* params,
 lull_status lull_regression_validate_images(const lull_regression_images* images,
                                             int variance_with_halves, lull_error* err);
 
+/* The colour mode's part, shared with RDFC: hdr and srgb not both, an
+ * inputScale NaN (automatic) or a normal positive finite float. */
+lull_status lull_regression_validate_color(int hdr, int srgb, float input_scale, lull_error* err);
+
 /* Pixels on each side of an output pixel that the filter reads (the sum of
  * its steps' reaches): tiles need this margin to match an untiled run. */
 int lull_regression_reach(const lull_regression_params* params,

@@ -1102,10 +1102,15 @@ lull_status lull_regression_validate(const lull_regression_params* params,
   if (!(params->radius >= 1 && params->second_radius >= 0 &&
         (params->patch_radius >= 0 || params->patch_radius == LULL_REG_PATCH_AUTO)))
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT, "invalid radius");
-  if (params->srgb && params->hdr)
+  return lull_regression_validate_color(params->hdr, params->srgb, params->input_scale, err);
+}
+
+lull_status lull_regression_validate_color(int hdr, int srgb, float input_scale, lull_error* err)
+{
+  if (srgb && hdr)
     return lull_fail(err, LULL_ERROR_INVALID_OPERATION,
                      "hdr and srgb modes cannot be enabled at the same time");
-  if (!isnan(params->input_scale) && !(params->input_scale >= FLT_MIN && isfinite(params->input_scale)))
+  if (!isnan(input_scale) && !(input_scale >= FLT_MIN && isfinite(input_scale)))
     return lull_fail(err, LULL_ERROR_INVALID_ARGUMENT,
                      "inputScale must be a normal positive finite float");
   return LULL_OK;
