@@ -15,6 +15,7 @@
 #include "gaussian.h"
 #include "gradient_domain.h"
 #include "poisson.h"
+#include "ddid.h"
 #include "rdfc.h"
 #include "regression.h"
 #include "status.h"
@@ -110,6 +111,10 @@ typedef struct lull_backend_ops
   /* RDFC (NULL: OIDN_ERROR_UNSUPPORTED_HARDWARE). */
   lull_status (*rdfc)(lull_backend* backend, const lull_rdfc_params* params,
                       const lull_rdfc_images* images, const lull_progress* progress, int async,
+                      lull_error* err);
+  /* Dual-domain image denoising (NULL: OIDN_ERROR_UNSUPPORTED_HARDWARE). */
+  lull_status (*ddid)(lull_backend* backend, const lull_ddid_params* params,
+                      const lull_ddid_images* images, const lull_progress* progress, int async,
                       lull_error* err);
 } lull_backend_ops;
 

@@ -128,6 +128,14 @@ static lull_status cpu_rdfc(lull_backend* backend, const lull_rdfc_params* param
   return lull_rdfc_cpu(params, images, backend->num_threads, progress, err);
 }
 
+static lull_status cpu_ddid(lull_backend* backend, const lull_ddid_params* params,
+                            const lull_ddid_images* images, const lull_progress* progress,
+                            int async, lull_error* err)
+{
+  (void)async;
+  return lull_ddid_cpu(params, images, backend->num_threads, progress, err);
+}
+
 static const lull_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
@@ -142,6 +150,7 @@ static const lull_backend_ops cpu_ops = {
     .temporal = cpu_temporal,
     .regression = cpu_regression,
     .rdfc = cpu_rdfc,
+    .ddid = cpu_ddid,
 };
 
 lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err)

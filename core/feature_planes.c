@@ -5,8 +5,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "atrous.h"
 #include "image_rows.h"
 #include "planes.h"
+#include "rdfc_math.h"
 #include "regression_math.h"
 
 static int has(const lull_image* image)
@@ -146,4 +148,34 @@ void lull_fp_load_color(const lull_image* image, float scale, int srgb, int nonn
       pl[c][i] = lull_reg_color_in(pl[c][i], scale, srgb, nonnegative);
   for (int c = 0; c < 3; ++c)
     lull_fp_repair(pl[c], w, h);
+}
+
+lull_status lull_fp_color_scale(const lull_regression_images* images, float input_scale, int srgb,
+                                int threads, float* scale, lull_error* err)
+{
+  const lull_image* color =
+      lull_regression_has_halves(images) ? &images->color_a : &images->color;
+  lull_atrous_params ap = lull_atrous_default_params();
+  ap.input_scale = input_scale;
+  ap.srgb = srgb;
+  *scale = 1.0f;
+  return lull_atrous_input_scale(&ap, color, threads, scale, err);
+}
+
+void lull_fp_load_variance(const lull_image* variance, float scale, float* const planes[3],
+                           int threads)
+{
+  const int w = variance->width, h = variance->height, vc = lull_format_channels(variance->format);
+  const size_t n = (size_t)w * (size_t)h;
+  lull_fp_load_planes(variance, planes, vc, 0, threads);
+  const float s2 = scale * scale;
+  /* channel 0 last: the others read it when the image has one channel */
+  for (int c = 2; c >= 0; --c) {
+    const float* v = planes[vc == 3 ? c : 0];
+    float* out = planes[c];
+    for (size_t i = 0; i < n; ++i)
+      out[i] = lull_rdfc_variance_in(v[i], s2);
+  }
+  for (int c = 0; c < 3; ++c)
+    lull_fp_repair(planes[c], w, h);
 }

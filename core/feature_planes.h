@@ -40,3 +40,14 @@ void lull_fp_load_features(const lull_regression_features* s, const lull_feature
  * not NULL), scaled, linearised, repaired (lull_reg_color_in). */
 void lull_fp_load_color(const lull_image* image, float scale, int srgb, int nonnegative,
                         float* const planes[3], float* alpha, int threads);
+
+/* The scale colour is brought to (lull_atrous_input_scale of the colour,
+ * colorA with halves): input_scale, or automatic when it is NaN. */
+lull_status lull_fp_color_scale(const lull_regression_images* images, float input_scale, int srgb,
+                                int threads, float* scale, lull_error* err);
+
+/* A given variance image (1 or 3 channels) into 3 planes, as RDFC and
+ * DDID read it (lull_rdfc_variance_in: times scale^2, negative as 0),
+ * non-finite values repaired. */
+void lull_fp_load_variance(const lull_image* variance, float scale, float* const planes[3],
+                           int threads);

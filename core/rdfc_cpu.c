@@ -352,14 +352,9 @@ lull_status lull_rdfc_cpu(const lull_rdfc_params* params, const lull_rdfc_images
   const int halves = lull_regression_has_halves(images);
   const lull_image* color = halves ? &images->color_a : &images->color;
   float scale = 1.0f;
-  {
-    lull_atrous_params ap = lull_atrous_default_params();
-    ap.input_scale = params->input_scale;
-    ap.srgb = params->srgb;
-    status = lull_atrous_input_scale(&ap, color, threads, &scale, err);
-    if (status != LULL_OK)
-      return status;
-  }
+  status = lull_fp_color_scale(images, params->input_scale, params->srgb, threads, &scale, err);
+  if (status != LULL_OK)
+    return status;
   const size_t n = (size_t)W * (size_t)H;
   float* block = malloc(lull_rdfc_cpu_memory(W, H, threads));
   if (!block)
@@ -381,19 +376,8 @@ lull_status lull_rdfc_cpu(const lull_rdfc_params* params, const lull_rdfc_images
       for (size_t i = 0; i < n; ++i)
         alpha[i] = 0.5f * (alpha[i] + P[LULL_RDFC_P_TMP][i]);
   }
-  if (has(&images->variance)) {
-    const int vc = lull_format_channels(images->variance.format);
-    float* const* given = &P[LULL_RDFC_P_GIVEN];
-    lull_fp_load_planes(&images->variance, given, vc, 0, threads);
-    const float s2 = scale * scale;
-    for (int c = 0; c < 3; ++c) {
-      const float* v = given[vc == 3 ? c : 0];
-      for (size_t i = 0; i < n; ++i)
-        given[c][i] = lull_rdfc_variance_in(v[i], s2);
-    }
-    for (int c = 0; c < 3; ++c)
-      lull_fp_repair(given[c], W, H);
-  }
+  if (has(&images->variance))
+    lull_fp_load_variance(&images->variance, scale, &P[LULL_RDFC_P_GIVEN], threads);
   const lull_regression_features fa = lull_regression_half_features(images, 0);
   const lull_regression_features fb = lull_regression_half_features(images, 1);
   if (lull_regression_feature_channels(&fa)) {

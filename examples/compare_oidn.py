@@ -242,7 +242,7 @@ def main(argv=None):
         LullFilter(device, name, tuple(f"{image}{h}" for image in ("color",) + guides
                                        + ("depth",) for h in "AB"),
                    f"lull {name} (halves) +depth", hdr=True)
-        for name in ("Regression", "RDFC", "RT") if name in lull.filter_types()
+        for name in ("Regression", "RDFC", "DDID", "RT") if name in lull.filter_types()
         and {"colorA", "albedoA", "depthA"} <= set(lull.filter_images(name))]
     oidn = None
     try:

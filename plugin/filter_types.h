@@ -80,11 +80,12 @@ extern const lull_filter_type lull_filter_type_poisson;
 extern const lull_filter_type lull_filter_type_gradient_domain;
 extern const lull_filter_type lull_filter_type_regression;
 extern const lull_filter_type lull_filter_type_rdfc;
+extern const lull_filter_type lull_filter_type_ddid;
 
 /* The views of a filter whose images begin with Regression's 18, in its
  * order (color, colorA, colorB, albedo, albedoA, albedoB, normal ...,
  * depth ..., position ..., variance, output, outputVariance): Regression
- * and RDFC. */
+ * RDFC and DDID. */
 lull_regression_images lull_filter_regression_images(const lull_image* images);
 
 /* -- filter_temporal.c: temporal mode of the à-trous types ------------------- */

@@ -396,6 +396,9 @@ static const filter_spec specs[] = {
     {"RDFC", 16, 12, {"colorA", "colorB", "albedoA", "albedoB", "normal", NULL}, "radius", 2, 0,
      1, 0},
     {"RDFC", 16, 12, {"color", "variance", "depth", NULL}, "radius", 2, 1, 0, 0},
+    /* DDID: the halves with a feature, one buffer with its variance (one step) */
+    {"DDID", 16, 12, {"colorA", "colorB", "albedo", NULL}, "iterations", 1, 0, 1, 0},
+    {"DDID", 16, 12, {"color", "variance", "normal", NULL}, "iterations", 1, 1, 0, 0},
     {"GradientDomain", 16, 12,
      {"colorA", "colorB", "gradientXA", "gradientXB", "gradientYA", "gradientYB", "albedo",
       "normal", "depth", NULL}, NULL, 0, 0, 1, 0},

@@ -162,3 +162,23 @@ def test_rdfc_takes_the_halves_or_a_variance(np, halves):
     one = lull.denoise(filter="RDFC", color=mean, variance=variance, radius=5, **guides)
     assert np.isfinite(one).all()
     assert _rel_mse(np, one, clean) < 0.5 * noisy
+
+
+def test_ddid_takes_the_halves_or_a_variance(np, halves):
+    """DDID through lull.denoise: the halves' noise is removed; one buffer
+    needs its variance (an exception without it), and with it the result
+    is finite and less noisy too."""
+    _needs("DDID")
+    a, b, clean = halves["colorA"], halves["colorB"], halves["clean"]
+    guides = {"albedo": halves["albedo"], "normal": halves["normal"]}
+    result = lull.denoise(filter="DDID", colorA=a, colorB=b, spatialSigma=3.0, **guides)
+    assert result.shape == a.shape and np.isfinite(result).all()
+    noisy = _rel_mse(np, (a + b) / 2, clean)
+    assert _rel_mse(np, result, clean) < 0.5 * noisy
+    mean = (a + b) / 2
+    with pytest.raises(lull.Error, match="variance"):
+        lull.denoise(filter="DDID", color=mean, **guides)
+    variance = np.full_like(mean, 0.15 ** 2 / 2)
+    one = lull.denoise(filter="DDID", color=mean, variance=variance, spatialSigma=3.0, **guides)
+    assert np.isfinite(one).all()
+    assert _rel_mse(np, one, clean) < 0.5 * noisy

@@ -1,0 +1,263 @@
+/* Per-pixel formulas of the DDID filter: dual-domain image denoising
+ * (Knaus and Zwicker 2013, 2015) as Vicini 2015 ch. 4 describes it, with
+ * lull's adaptation to Monte Carlo renders (ddid.h, docs/ddid.md).  Shared
+ * by the CPU backend (ddid_cpu.c) and, written for it, a CUDA port.
+ *
+ * Notation of the thesis: y the noisy image, x (here g) the guide, n the
+ * iteration counting down from N to 1, k_n the spatial-domain (bilateral)
+ * kernel, K_n the frequency-domain kernel, a_n = A_n the confidences. */
+#pragma once
+
+#include <math.h>
+#include <stddef.h>
+
+#include "platform.h"
+
+enum
+{
+  LULL_DDID_MAX_RADIUS = 40, /* r_n for spatialSigma up to 20: (2r + 1)^2 windows */
+  LULL_DDID_MAX_FEATURES = 9,
+};
+
+#define LULL_DDID_PI 3.14159265358979f
+/* keeps 0 / 0 of a noise-free pixel (variance 0) at 0 */
+#define LULL_DDID_EPSILON 1e-20f
+
+/* The orthonormal DCT along the colour axis (eq. 4.11-4.12 with N = 3):
+ * rows k = 0, 1, 2; its inverse is its transpose. */
+LULL_HD float lull_ddid_dct(int k, int c)
+{
+  const float w0 = 0.57735027f; /* 1 / sqrt(3) */
+  const float w1 = 0.81649658f; /* sqrt(2 / 3) */
+  /* cos(pi / 6 (2c + 1) k): k 1: cos(pi/6), 0, -cos(pi/6); k 2: 1/2, -1, 1/2 */
+  const float m1[3] = {0.86602540f, 0.0f, -0.86602540f};
+  const float m2[3] = {0.5f, -1.0f, 0.5f};
+  return k == 0 ? w0 : (k == 1 ? w1 * m1[c] : w1 * m2[c]);
+}
+
+/* The parameters of iteration n of N (§4.3 and the pseudocode's lines
+ * 13-18): S_n, T_n / sigma^2, r_n, a_n = A_n. */
+typedef struct lull_ddid_step
+{
+  int n;          /* the iteration variable, N down to 1 */
+  float s;        /* S_n = 2 sigma_s^2 alpha^((1 - n) / 2N) */
+  float t_scale;  /* T_n / sigma^2 = gamma_r alpha^((n - 1) / N), gamma_r = range / N */
+  float v_scale;  /* V / sigma^2 = gamma_f = frequency / N */
+  int radius;     /* r_n = max(4, round(2 sqrt(S_n / 2))) */
+  float a;        /* a_n = A_n = cos((n - 1) / N pi / 2) */
+} lull_ddid_step;
+
+LULL_HD lull_ddid_step lull_ddid_step_of(int n, int iterations, float sigma_s, float range,
+                                         float frequency, float log_alpha)
+{
+  lull_ddid_step st;
+  const float N = (float)iterations;
+  st.n = n;
+  st.s = 2.0f * sigma_s * sigma_s * expf(log_alpha * (1.0f - (float)n) / (2.0f * N));
+  st.t_scale = range / N * expf(log_alpha * ((float)n - 1.0f) / N);
+  st.v_scale = frequency / N;
+  const int r = (int)floorf(2.0f * sqrtf(st.s * 0.5f) + 0.5f);
+  st.radius = r > 4 ? r : 4;
+  st.a = cosf(((float)n - 1.0f) / N * (0.5f * LULL_DDID_PI));
+  return st;
+}
+
+/* cos(min(pi/2, sqrt(x / (scale n))))^n: the clamped cosine of eq. 4.9
+ * and 4.10 (x >= 0; the cosine held at 0 or above where rounding takes
+ * cos(pi/2) below). */
+LULL_HD float lull_ddid_cosine(float x, float scale, int n)
+{
+  float t = sqrtf(x / (scale * (float)n + LULL_DDID_EPSILON));
+  t = t < 0.5f * LULL_DDID_PI ? t : 0.5f * LULL_DDID_PI;
+  float c = cosf(t);
+  c = c > 0.0f ? c : 0.0f;
+  float p = 1.0f;
+  for (int k = 0; k < n; ++k)
+    p *= c;
+  return p;
+}
+
+/* k_n of eq. 4.9: the guide's squared colour distance d2 (summed over the
+ * channels) over T_n, the squared pixel distance r2 over S_n. */
+LULL_HD float lull_ddid_spatial_kernel(float d2, float r2, float t, float s, int n)
+{
+  return lull_ddid_cosine(d2, t, n) * expf(-r2 / s);
+}
+
+/* A neighbour's feature weight (lull's guidance by the renderer's
+ * features, docs/ddid.md): exp(-|f_p - f_q|^2 / (2 k_f^2)) summed over the
+ * feature channels; 1 without features. */
+LULL_HD float lull_ddid_feature_weight(float d2, float inv_2kf2)
+{
+  return expf(-d2 * inv_2kf2);
+}
+
+/* The twiddles of a window of W = 2r + 1: E[f][j] = e^(-i 2 pi (f - r)(j - r) / W)
+ * (symmetric in f and j), real parts in er, imaginary in ei (W x W). */
+LULL_HD void lull_ddid_twiddles(int r, float* er, float* ei)
+{
+  const int W = 2 * r + 1;
+  for (int f = 0; f < W; ++f)
+    for (int j = 0; j < W; ++j) {
+      int m = ((f - r) * (j - r)) % W;
+      m += m < 0 ? W : 0;
+      const float angle = 2.0f * LULL_DDID_PI * (float)m / (float)W;
+      er[f * W + j] = cosf(angle);
+      ei[f * W + j] = -sinf(angle);
+    }
+}
+
+/* The noise estimate of one channel at a pixel (eq. 4.2-4.8 in the guided
+ * form, z = g + i y): dr, di the window's differences g_q - g_p + nbar_g
+ * and y_q - y_p + nbar_y, each times k_q (W x W, row jy = q_y - p_y + r);
+ * their 2D DFT D (eq. 4.4) separably, through the rows (R) and then the
+ * columns; each frequency's weight K_n (eq. 4.10) from the guide's
+ * coefficients (D_f + conj D_-f) / 2 (eq. 4.8) over sum k^2 (k2sum), V
+ * the frequency scale; the result A Im(sum_f D_f K_f) / W^2 (eq. 4.6).
+ * er, ei: lull_ddid_twiddles; rr, ri, qr, qi: W x W scratch.  The loops
+ * run along the frequencies innermost (E is symmetric), which compilers
+ * vectorise. */
+LULL_HD float lull_ddid_noise(const float* dr, const float* di, int r, float k2sum, float v,
+                              int n, float conf, const float* er, const float* ei, float* rr,
+                              float* ri, float* qr, float* qi)
+{
+  const int W = 2 * r + 1, WW = W * W;
+  for (int k = 0; k < WW; ++k) {
+    rr[k] = 0.0f;
+    ri[k] = 0.0f;
+    qr[k] = 0.0f;
+    qi[k] = 0.0f;
+  }
+  /* rows: R[jy][fx] = sum_jx d[jy][jx] E[jx][fx] */
+  for (int jy = 0; jy < W; ++jy)
+    for (int jx = 0; jx < W; ++jx) {
+      const float a = dr[jy * W + jx], b = di[jy * W + jx];
+      const float* e_r = er + jx * W;
+      const float* e_i = ei + jx * W;
+      float* o_r = rr + jy * W;
+      float* o_i = ri + jy * W;
+      for (int fx = 0; fx < W; ++fx) {
+        o_r[fx] += a * e_r[fx] - b * e_i[fx];
+        o_i[fx] += a * e_i[fx] + b * e_r[fx];
+      }
+    }
+  /* columns: D[fy][fx] = sum_jy E[fy][jy] R[jy][fx] */
+  for (int fy = 0; fy < W; ++fy)
+    for (int jy = 0; jy < W; ++jy) {
+      const float a = er[fy * W + jy], b = ei[fy * W + jy];
+      const float* i_r = rr + jy * W;
+      const float* i_i = ri + jy * W;
+      float* o_r = qr + fy * W;
+      float* o_i = qi + fy * W;
+      for (int fx = 0; fx < W; ++fx) {
+        o_r[fx] += a * i_r[fx] - b * i_i[fx];
+        o_i[fx] += a * i_i[fx] + b * i_r[fx];
+      }
+    }
+  /* the frequency weights and the inverse DFT at the centre: -f of the
+   * frequency at (fy, fx) sits at (W - 1 - fy, W - 1 - fx) */
+  const float norm = 1.0f / (k2sum + LULL_DDID_EPSILON);
+  float sum = 0.0f;
+  for (int f = 0; f < WW; ++f) {
+    const int g = WW - 1 - f;
+    const float gr = 0.5f * (qr[f] + qr[g]);
+    const float gi = 0.5f * (qi[f] - qi[g]);
+    sum += lull_ddid_cosine((gr * gr + gi * gi) * norm, v, n) * qi[f];
+  }
+  return conf * sum / (float)WW;
+}
+
+/* One iteration's planes (width x height, row stride = width). */
+typedef struct lull_ddid_planes
+{
+  int width, height;
+  const float* g[3];   /* the guide (DCT colour space) */
+  const float* y[3];   /* the noisy image (DCT colour space) */
+  const float* v[3];   /* its variance per DCT channel */
+  int nf;              /* feature channels (0: none) */
+  const float* f[LULL_DDID_MAX_FEATURES];
+  float inv_2kf2;      /* 1 / (2 k_f^2) */
+  float* out[3];       /* the new guide: y less the noise estimate */
+} lull_ddid_planes;
+
+/* Floats of scratch lull_ddid_pixel takes for a window of radius r: the
+ * kernel's weights and six W x W planes. */
+LULL_HD size_t lull_ddid_pixel_scratch(int r)
+{
+  const size_t W = (size_t)(2 * r + 1);
+  return 7 * W * W;
+}
+
+LULL_HD int lull_ddid_clamp(int v, int lo, int hi)
+{
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* The dual-domain filter at pixel (x, y) (§4.2): the bilateral weights
+ * k_q of the guide over the window (eq. 4.7 with eq. 4.9; the image's
+ * edge repeated outside it), the spatial noise estimates
+ * nbar = a (u_p - sum k u / sum k) of guide and noisy image (eq. 4.2),
+ * the differences of eq. 4.3 and, per channel, the frequency-domain
+ * estimate (lull_ddid_noise); out = y_p less it.  er, ei: the step's
+ * twiddles; scratch: lull_ddid_pixel_scratch(st->radius) floats. */
+LULL_HD void lull_ddid_pixel(const lull_ddid_planes* P, const lull_ddid_step* st, const float* er,
+                             const float* ei, int x, int y, float* scratch)
+{
+  const int w = P->width, h = P->height, r = st->radius, W = 2 * r + 1, WW = W * W;
+  const size_t p = (size_t)y * (size_t)w + (size_t)x;
+  float* kw = scratch;
+  float* dr = scratch + WW;
+  float* di = scratch + 2 * WW;
+  float gp[3], yp[3];
+  for (int c = 0; c < 3; ++c) {
+    gp[c] = P->g[c][p];
+    yp[c] = P->y[c][p];
+  }
+  const float t = st->t_scale * (P->v[0][p] + P->v[1][p] + P->v[2][p]) * (1.0f / 3.0f);
+  float sk = 0.0f, sk2 = 0.0f, sg[3] = {0.0f, 0.0f, 0.0f}, sy[3] = {0.0f, 0.0f, 0.0f};
+  for (int jy = 0; jy < W; ++jy) {
+    const size_t row = (size_t)lull_ddid_clamp(y + jy - r, 0, h - 1) * (size_t)w;
+    for (int jx = 0; jx < W; ++jx) {
+      const size_t q = row + (size_t)lull_ddid_clamp(x + jx - r, 0, w - 1);
+      float d2 = 0.0f;
+      for (int c = 0; c < 3; ++c) {
+        const float d = P->g[c][q] - gp[c];
+        d2 += d * d;
+      }
+      const float r2 = (float)((jx - r) * (jx - r) + (jy - r) * (jy - r));
+      float k = lull_ddid_spatial_kernel(d2, r2, t, st->s, st->n);
+      if (P->nf) {
+        float f2 = 0.0f;
+        for (int c = 0; c < P->nf; ++c) {
+          const float d = P->f[c][q] - P->f[c][p];
+          f2 += d * d;
+        }
+        k *= lull_ddid_feature_weight(f2, P->inv_2kf2);
+      }
+      kw[jy * W + jx] = k;
+      sk += k;
+      sk2 += k * k;
+      for (int c = 0; c < 3; ++c) {
+        sg[c] += k * P->g[c][q];
+        sy[c] += k * P->y[c][q];
+      }
+    }
+  }
+  /* sk >= 1: the centre's own weight is 1 */
+  for (int c = 0; c < 3; ++c) {
+    const float ng = st->a * (gp[c] - sg[c] / sk), ny = st->a * (yp[c] - sy[c] / sk);
+    for (int jy = 0; jy < W; ++jy) {
+      const size_t row = (size_t)lull_ddid_clamp(y + jy - r, 0, h - 1) * (size_t)w;
+      for (int jx = 0; jx < W; ++jx) {
+        const size_t q = row + (size_t)lull_ddid_clamp(x + jx - r, 0, w - 1);
+        const float k = kw[jy * W + jx];
+        dr[jy * W + jx] = (P->g[c][q] - gp[c] + ng) * k;
+        di[jy * W + jx] = (P->y[c][q] - yp[c] + ny) * k;
+      }
+    }
+    const float v = st->v_scale * P->v[c][p];
+    const float noise = lull_ddid_noise(dr, di, r, sk2, v, st->n, st->a, er, ei, scratch + 3 * WW,
+                                        scratch + 4 * WW, scratch + 5 * WW, scratch + 6 * WW);
+    P->out[c][p] = yp[c] - noise;
+  }
+}
