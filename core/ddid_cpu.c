@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atrous.h"
 #include "ddid.h"
 #include "ddid_math.h"
 #include "feature_planes.h"

@@ -107,6 +107,17 @@ LULL_HD void lull_ddid_twiddles(int r, float* er, float* ei)
     }
 }
 
+/* o += (a + i b) x over a row of W complex values (real and imaginary
+ * parts in their own rows): both stages of the separable DFT. */
+LULL_HD void lull_ddid_add_scaled(float a, float b, const float* xr, const float* xi, float* o_r,
+                                  float* o_i, int W)
+{
+  for (int k = 0; k < W; ++k) {
+    o_r[k] += a * xr[k] - b * xi[k];
+    o_i[k] += a * xi[k] + b * xr[k];
+  }
+}
+
 /* The noise estimate of one channel at a pixel (eq. 4.2-4.8 in the guided
  * form, z = g + i y): dr, di the window's differences g_q - g_p + nbar_g
  * and y_q - y_p + nbar_y, each times k_q (W x W, row jy = q_y - p_y + r);
@@ -130,30 +141,14 @@ LULL_HD float lull_ddid_noise(const float* dr, const float* di, int r, float k2s
   }
   /* rows: R[jy][fx] = sum_jx d[jy][jx] E[jx][fx] */
   for (int jy = 0; jy < W; ++jy)
-    for (int jx = 0; jx < W; ++jx) {
-      const float a = dr[jy * W + jx], b = di[jy * W + jx];
-      const float* e_r = er + jx * W;
-      const float* e_i = ei + jx * W;
-      float* o_r = rr + jy * W;
-      float* o_i = ri + jy * W;
-      for (int fx = 0; fx < W; ++fx) {
-        o_r[fx] += a * e_r[fx] - b * e_i[fx];
-        o_i[fx] += a * e_i[fx] + b * e_r[fx];
-      }
-    }
+    for (int jx = 0; jx < W; ++jx)
+      lull_ddid_add_scaled(dr[jy * W + jx], di[jy * W + jx], er + jx * W, ei + jx * W,
+                           rr + jy * W, ri + jy * W, W);
   /* columns: D[fy][fx] = sum_jy E[fy][jy] R[jy][fx] */
   for (int fy = 0; fy < W; ++fy)
-    for (int jy = 0; jy < W; ++jy) {
-      const float a = er[fy * W + jy], b = ei[fy * W + jy];
-      const float* i_r = rr + jy * W;
-      const float* i_i = ri + jy * W;
-      float* o_r = qr + fy * W;
-      float* o_i = qi + fy * W;
-      for (int fx = 0; fx < W; ++fx) {
-        o_r[fx] += a * i_r[fx] - b * i_i[fx];
-        o_i[fx] += a * i_i[fx] + b * i_r[fx];
-      }
-    }
+    for (int jy = 0; jy < W; ++jy)
+      lull_ddid_add_scaled(er[fy * W + jy], ei[fy * W + jy], rr + jy * W, ri + jy * W,
+                           qr + fy * W, qi + fy * W, W);
   /* the frequency weights and the inverse DFT at the centre: -f of the
    * frequency at (fy, fx) sits at (W - 1 - fy, W - 1 - fx) */
   const float norm = 1.0f / (k2sum + LULL_DDID_EPSILON);

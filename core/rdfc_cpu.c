@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atrous.h"
 #include "feature_planes.h"
 #include "planes.h"
 #include "poisson_solver.h"
