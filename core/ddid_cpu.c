@@ -11,25 +11,23 @@
 #include "ddid.h"
 #include "ddid_math.h"
 #include "feature_planes.h"
-#include "poisson_solver.h"
 #include "rdfc_math.h"
 #include "regression_math.h"
 #include "threads.h"
 
-/* Working planes. */
+/* The shared plane layout (ddid.h) under short names. */
 enum
 {
-  P_A = 0,      /* colour A, or the one buffer */
-  P_B = 3,      /* colour B */
-  P_Y = 6,      /* the noisy colour, DCT space */
-  P_V = 9,      /* its variance */
-  P_G = 12,     /* the guide */
-  P_GN = 15,    /* the next guide */
-  P_TMP = 18,   /* 6 planes of scratch */
-  P_ALPHA = 24, /* the 4th colour channel */
-  P_F = 25,     /* features (A, or given once), up to 9 */
-  P_FB = 34,    /* features of B */
-  P_COUNT = 43,
+  P_A = LULL_DDID_P_A,
+  P_B = LULL_DDID_P_B,
+  P_Y = LULL_DDID_P_Y,
+  P_V = LULL_DDID_P_V,
+  P_G = LULL_DDID_P_G,
+  P_TMP = LULL_DDID_P_TMP,
+  P_ALPHA = LULL_DDID_P_ALPHA,
+  P_F = LULL_DDID_P_F,
+  P_FB = LULL_DDID_P_FB,
+  P_COUNT = LULL_DDID_P_COUNT,
 };
 
 lull_ddid_params lull_ddid_default_params(void)
@@ -51,12 +49,6 @@ lull_ddid_params lull_ddid_default_params(void)
 static int has(const lull_image* image)
 {
   return image->data != NULL;
-}
-
-static lull_ddid_step step_of(const lull_ddid_params* p, int n)
-{
-  return lull_ddid_step_of(n, p->iterations, p->sigma_spatial, p->range, p->frequency,
-                           p->log_alpha);
 }
 
 lull_status lull_ddid_validate(const lull_ddid_params* params, const lull_ddid_images* images,
@@ -87,13 +79,13 @@ lull_status lull_ddid_validate(const lull_ddid_params* params, const lull_ddid_i
 /* r_n is largest in the last iteration (n = 1) */
 int lull_ddid_reach(const lull_ddid_params* params)
 {
-  return params->iterations * step_of(params, 1).radius + 3;
+  return params->iterations * lull_ddid_params_step(params, 1).radius + 3;
 }
 
 size_t lull_ddid_cpu_memory(const lull_ddid_params* params, int width, int height,
                             int num_threads)
 {
-  const int r = step_of(params, 1).radius;
+  const int r = lull_ddid_params_step(params, 1).radius;
   const size_t W = (size_t)(2 * r + 1);
   const size_t per_thread = lull_ddid_pixel_scratch(r);
   return ((size_t)P_COUNT * (size_t)width * (size_t)height + 2 * W * W +
@@ -101,50 +93,31 @@ size_t lull_ddid_cpu_memory(const lull_ddid_params* params, int width, int heigh
          sizeof(float);
 }
 
-/* A per-pixel step of rdfc_math.h over the image (its blurs and boxes). */
-static void rdfc_step(const lull_rdfc_pixels* a, int threads)
+/* The operations' context: the steps' scratch (their twiddles, then each
+ * thread's window) and the thread count. */
+typedef struct cpu_steps
 {
+  float* twiddles;
+  float* scratch;
+  int threads;
+} cpu_steps;
+
+/* A per-pixel step of rdfc_math.h over the image (its blurs and boxes). */
+static lull_status cpu_pixels(void* ctx, const lull_rdfc_pixels* a, lull_error* err)
+{
+  (void)err;
+  const int threads = ((const cpu_steps*)ctx)->threads;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int y = 0; y < a->height; ++y)
     for (int x = 0; x < a->width; ++x)
       lull_rdfc_pixel_body(a, x, y);
-}
-
-/* The halves' variance without a given one: 1/4 (A - B)^2 blurred by
- * TWOBUFFERVAR's Gaussian and averaged over RDFC's box, into P_V. */
-static void halves_variance(float* const* P, int w, int h, int threads)
-{
-  lull_rdfc_pixels a;
-  memset(&a, 0, sizeof a);
-  a.width = w;
-  a.height = h;
-  a.channels = 3;
-  a.kind = LULL_RDFC_TWO_BUFFER_H;
-  for (int c = 0; c < 3; ++c) {
-    a.src[c] = P[P_A + c];
-    a.src2[c] = P[P_B + c];
-    a.dst[c] = P[P_TMP + c];
-  }
-  rdfc_step(&a, threads);
-  a.kind = LULL_RDFC_BLUR_V;
-  for (int c = 0; c < 3; ++c) {
-    a.src[c] = P[P_TMP + c];
-    a.dst[c] = P[P_TMP + 3 + c];
-  }
-  rdfc_step(&a, threads);
-  a.kind = LULL_RDFC_BOX;
-  a.radius = 2;
-  for (int c = 0; c < 3; ++c) {
-    a.src[c] = P[P_TMP + 3 + c];
-    a.dst[c] = P[P_V + c];
-  }
-  rdfc_step(&a, threads);
+  return LULL_OK;
 }
 
 /* The inputs into P: colour into P_A (the halves' mean with halves),
  * variance into P_V (RGB), features into P_F, the 4th channel. */
 static void load(const lull_ddid_params* params, const lull_ddid_images* im, float scale,
-                 float* const* P, int threads)
+                 const lull_ddid_ops* ops, float* const* P, int threads)
 {
   const int w = im->output.width, h = im->output.height;
   const size_t n = (size_t)w * (size_t)h;
@@ -159,7 +132,7 @@ static void load(const lull_ddid_params* params, const lull_ddid_images* im, flo
       for (size_t i = 0; i < n; ++i)
         alpha[i] = 0.5f * (alpha[i] + P[P_TMP][i]);
     if (!has(&im->variance))
-      halves_variance(P, w, h, threads);
+      (void)lull_ddid_halves_variance(ops, P, w, h, NULL); /* cannot fail on the CPU */
     for (int c = 0; c < 3; ++c)
       for (size_t i = 0; i < n; ++i)
         P[P_A + c][i] = 0.5f * (P[P_A + c][i] + P[P_B + c][i]);
@@ -182,93 +155,50 @@ static void load(const lull_ddid_params* params, const lull_ddid_images* im, flo
   }
 }
 
-/* Colour and variance to the DCT colour space (eq. 4.11-4.12): y into
- * P_Y and P_G (the first guide), the variance of each DCT channel (the
- * channels' noise taken as independent) in place. */
+/* Colour and variance to the DCT colour space: y into P_Y and P_G (the
+ * first guide), the variance of each DCT channel in place. */
 static void to_dct(float* const* P, size_t n, int threads)
 {
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (long long i = 0; i < (long long)n; ++i) {
-    float u[3], v[3];
+    float u[3], v[3], y[3], vy[3];
     for (int c = 0; c < 3; ++c) {
       u[c] = P[P_A + c][i];
       v[c] = P[P_V + c][i];
     }
+    lull_ddid_to_dct(u, v, y, vy);
     for (int k = 0; k < 3; ++k) {
-      float s = 0.0f, sv = 0.0f;
-      for (int c = 0; c < 3; ++c) {
-        const float m = lull_ddid_dct(k, c);
-        s += m * u[c];
-        sv += m * m * v[c];
-      }
-      P[P_Y + k][i] = s;
-      P[P_G + k][i] = s;
-      P[P_V + k][i] = sv;
+      P[P_Y + k][i] = y[k];
+      P[P_G + k][i] = y[k];
+      P[P_V + k][i] = vy[k];
     }
   }
 }
 
-/* The iterations of §4.3 on P_Y, P_V from the guide P_G; the result in
- * P_G.  Progress by the work done (the windows' cubes). */
-static lull_status iterate(const lull_ddid_params* params, int nf, float* const* P, int w, int h,
-                           float* twiddles, float* scratch, int threads,
-                           const lull_progress* progress, lull_error* err)
+/* One step: threads take rows, in bands of about 2% of the image between
+ * progress reports. */
+static lull_status cpu_step(void* ctx, const lull_ddid_planes* pl, const lull_ddid_step* st,
+                            const lull_progress_span* span, lull_error* err)
 {
-  double total = 0.0, done = 0.0;
-  for (int n = params->iterations; n >= 1; --n) {
-    const double W = 2.0 * step_of(params, n).radius + 1.0;
-    total += W * W * W;
+  const cpu_steps* c = (const cpu_steps*)ctx;
+  const int W = 2 * st->radius + 1, h = pl->height;
+  float* er = c->twiddles;
+  float* ei = c->twiddles + (size_t)W * (size_t)W;
+  lull_ddid_twiddles(st->radius, er, ei);
+  const size_t per_thread = lull_ddid_pixel_scratch(st->radius);
+  const int band = LULL_MAX(1, h / 50);
+  for (int y0 = 0; y0 < h; y0 += band) {
+    const int y1 = LULL_MIN(h, y0 + band);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(c->threads)
+    for (int y = y0; y < y1; ++y) {
+      float* s = c->scratch + (size_t)lull_thread_index() * per_thread;
+      for (int x = 0; x < pl->width; ++x)
+        lull_ddid_pixel(pl, st, er, ei, x, y, s);
+    }
+    const lull_status status = lull_progress_span_report(span, (double)y1 / h, err);
+    if (status != LULL_OK)
+      return status;
   }
-  const float* g[3] = {P[P_G], P[P_G + 1], P[P_G + 2]};
-  float* out[3] = {P[P_GN], P[P_GN + 1], P[P_GN + 2]};
-  for (int n = params->iterations; n >= 1; --n) {
-    const lull_ddid_step st = step_of(params, n);
-    const int W = 2 * st.radius + 1;
-    float* er = twiddles;
-    float* ei = twiddles + (size_t)W * (size_t)W;
-    lull_ddid_twiddles(st.radius, er, ei);
-    lull_ddid_planes pl;
-    memset(&pl, 0, sizeof pl);
-    pl.width = w;
-    pl.height = h;
-    for (int c = 0; c < 3; ++c) {
-      pl.g[c] = g[c];
-      pl.y[c] = P[P_Y + c];
-      pl.v[c] = P[P_V + c];
-      pl.out[c] = out[c];
-    }
-    pl.nf = params->k_feature > 0.0f ? nf : 0;
-    for (int c = 0; c < pl.nf; ++c)
-      pl.f[c] = P[P_F + c];
-    pl.inv_2kf2 = pl.nf ? 1.0f / (2.0f * params->k_feature * params->k_feature) : 0.0f;
-    const size_t per_thread = lull_ddid_pixel_scratch(st.radius);
-    /* rows between progress reports: a band of about 2% of the image */
-    const int band = LULL_MAX(1, h / 50);
-    const lull_progress_span span = {progress, done / total,
-                                     (done + (double)W * W * W) / total};
-    for (int y0 = 0; y0 < h; y0 += band) {
-      const int y1 = LULL_MIN(h, y0 + band);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-      for (int y = y0; y < y1; ++y) {
-        float* s = scratch + (size_t)lull_thread_index() * per_thread;
-        for (int x = 0; x < w; ++x)
-          lull_ddid_pixel(&pl, &st, er, ei, x, y, s);
-      }
-      const lull_status status = lull_progress_span_report(&span, (double)y1 / h, err);
-      if (status != LULL_OK)
-        return status;
-    }
-    done += (double)W * W * W;
-    for (int c = 0; c < 3; ++c) {
-      float* t = (float*)g[c];
-      g[c] = out[c];
-      out[c] = t;
-    }
-  }
-  /* the result where P_G's planes are */
-  for (int c = 0; c < 3; ++c)
-    if (g[c] != P[P_G + c])
-      memcpy(P[P_G + c], g[c], (size_t)w * (size_t)h * sizeof(float));
   return LULL_OK;
 }
 
@@ -293,15 +223,17 @@ lull_status lull_ddid_cpu(const lull_ddid_params* params, const lull_ddid_images
   float* P[P_COUNT];
   for (int k = 0; k < P_COUNT; ++k)
     P[k] = block + (size_t)k * n;
-  const int r = step_of(params, 1).radius;
+  const int r = lull_ddid_params_step(params, 1).radius;
   float* twiddles = block + (size_t)P_COUNT * n;
   float* scratch = twiddles + 2 * (size_t)(2 * r + 1) * (size_t)(2 * r + 1);
 
-  load(params, images, scale, P, threads);
+  cpu_steps steps = {twiddles, scratch, threads};
+  const lull_ddid_ops ops = {&steps, cpu_step, cpu_pixels};
+  load(params, images, scale, &ops, P, threads);
   to_dct(P, n, threads);
-  const lull_regression_features fa = lull_regression_half_features(images, 0);
-  status = iterate(params, lull_regression_feature_channels(&fa), P, w, h, twiddles, scratch,
-                   threads, progress, err);
+  lull_ddid_state state;
+  lull_ddid_state_init(&state, images, w, h, P);
+  status = lull_ddid_iterate(&ops, params, &state, progress, err);
   if (status == LULL_OK) {
     const float inv = 1.0f / scale;
     const int nc = lull_format_channels(images->output.format);
@@ -311,12 +243,10 @@ lull_status lull_ddid_cpu(const lull_ddid_params* params, const lull_ddid_images
       for (int x = 0; x < w; ++x) {
         const size_t i = (size_t)y * (size_t)w + (size_t)x;
         float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int c = 0; c < 3; ++c) {
-          float s = 0.0f; /* the inverse DCT: the transpose */
-          for (int k = 0; k < 3; ++k)
-            s += lull_ddid_dct(k, c) * P[P_G + k][i];
-          v[c] = lull_reg_color_out(s, inv, params->hdr, params->srgb);
-        }
+        const float g[3] = {state.result[0][i], state.result[1][i], state.result[2][i]};
+        lull_ddid_from_dct(g, v);
+        for (int c = 0; c < 3; ++c)
+          v[c] = lull_reg_color_out(v[c], inv, params->hdr, params->srgb);
         if (nc == 4 && color_channels == 4)
           v[3] = P[P_ALPHA][i];
         lull_image_store_n(&images->output, x, y, v, LULL_MIN(nc, color_channels == 4 ? 4 : 3));

@@ -92,19 +92,37 @@ LULL_HD float lull_ddid_feature_weight(float d2, float inv_2kf2)
   return expf(-d2 * inv_2kf2);
 }
 
-/* The twiddles of a window of W = 2r + 1: E[f][j] = e^(-i 2 pi (f - r)(j - r) / W)
- * (symmetric in f and j), real parts in er, imaginary in ei (W x W). */
+/* One twiddle of a window of W = 2r + 1: E[f][j] = e^(-i 2 pi (f - r)(j - r) / W)
+ * (eq. 4.4; symmetric in f and j, and E[W - 1 - f][j] = conj E[f][j]). */
+LULL_HD void lull_ddid_twiddle(int r, int f, int j, float* er, float* ei)
+{
+  const int W = 2 * r + 1;
+  int m = ((f - r) * (j - r)) % W;
+  m += m < 0 ? W : 0;
+  const float angle = 2.0f * LULL_DDID_PI * (float)m / (float)W;
+  *er = cosf(angle);
+  *ei = -sinf(angle);
+}
+
+/* The twiddles of a window of W = 2r + 1, real parts in er, imaginary in
+ * ei (W x W, row f). */
 LULL_HD void lull_ddid_twiddles(int r, float* er, float* ei)
 {
   const int W = 2 * r + 1;
   for (int f = 0; f < W; ++f)
-    for (int j = 0; j < W; ++j) {
-      int m = ((f - r) * (j - r)) % W;
-      m += m < 0 ? W : 0;
-      const float angle = 2.0f * LULL_DDID_PI * (float)m / (float)W;
-      er[f * W + j] = cosf(angle);
-      ei[f * W + j] = -sinf(angle);
-    }
+    for (int j = 0; j < W; ++j)
+      lull_ddid_twiddle(r, f, j, er + f * W + j, ei + f * W + j);
+}
+
+/* K_n of eq. 4.10 at the frequency f from D_f and D_-f: the guide's
+ * coefficient G_f = (D_f + conj D_-f) / 2 (eq. 4.8), |G_f|^2 over sum k^2
+ * (norm its inverse), V the frequency scale.  The same for f and -f
+ * (G_-f = conj G_f). */
+LULL_HD float lull_ddid_shrink(float dfr, float dfi, float dgr, float dgi, float norm, float v,
+                               int n)
+{
+  const float gr = 0.5f * (dfr + dgr), gi = 0.5f * (dfi - dgi);
+  return lull_ddid_cosine((gr * gr + gi * gi) * norm, v, n);
 }
 
 /* o += (a + i b) x over a row of W complex values (real and imaginary
@@ -116,6 +134,14 @@ LULL_HD void lull_ddid_add_scaled(float a, float b, const float* xr, const float
     o_r[k] += a * xr[k] - b * xi[k];
     o_i[k] += a * xi[k] + b * xr[k];
   }
+}
+
+/* The frequency-domain noise estimate at the centre (eq. 4.6): A times
+ * the imaginary part of the shrunk coefficients' sum, over W^2 (the
+ * inverse DFT at offset 0). */
+LULL_HD float lull_ddid_estimate(float conf, float sum, int WW)
+{
+  return conf * sum / (float)WW;
 }
 
 /* The noise estimate of one channel at a pixel (eq. 4.2-4.8 in the guided
@@ -155,11 +181,9 @@ LULL_HD float lull_ddid_noise(const float* dr, const float* di, int r, float k2s
   float sum = 0.0f;
   for (int f = 0; f < WW; ++f) {
     const int g = WW - 1 - f;
-    const float gr = 0.5f * (qr[f] + qr[g]);
-    const float gi = 0.5f * (qi[f] - qi[g]);
-    sum += lull_ddid_cosine((gr * gr + gi * gi) * norm, v, n) * qi[f];
+    sum += lull_ddid_shrink(qr[f], qi[f], qr[g], qi[g], norm, v, n) * qi[f];
   }
-  return conf * sum / (float)WW;
+  return lull_ddid_estimate(conf, sum, WW);
 }
 
 /* One iteration's planes (width x height, row stride = width). */
@@ -188,18 +212,69 @@ LULL_HD int lull_ddid_clamp(int v, int lo, int hi)
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
+/* The pixel q of the window of (x, y) at row jy, column jx (radius r):
+ * the image's edge repeated outside it. */
+LULL_HD size_t lull_ddid_window_pixel(const lull_ddid_planes* P, int x, int y, int jx, int jy,
+                                      int r)
+{
+  return (size_t)lull_ddid_clamp(y + jy - r, 0, P->height - 1) * (size_t)P->width +
+         (size_t)lull_ddid_clamp(x + jx - r, 0, P->width - 1);
+}
+
+/* T_n at pixel p: T_n / sigma^2 times the mean of its channels' variance
+ * (lull's per-pixel sigma^2, docs/ddid.md). */
+LULL_HD float lull_ddid_range_t(const lull_ddid_planes* P, const lull_ddid_step* st, size_t p)
+{
+  return st->t_scale * (P->v[0][p] + P->v[1][p] + P->v[2][p]) * (1.0f / 3.0f);
+}
+
+/* k_q of the window of p (eq. 4.7 with eq. 4.9): the guide's colour
+ * distance to the centre's gp over t, the pixel offset (ox, oy) over S_n,
+ * times the feature weight when there are features. */
+LULL_HD float lull_ddid_weight(const lull_ddid_planes* P, const lull_ddid_step* st, float t,
+                               const float gp[3], size_t p, size_t q, int ox, int oy)
+{
+  float d2 = 0.0f;
+  for (int c = 0; c < 3; ++c) {
+    const float d = P->g[c][q] - gp[c];
+    d2 += d * d;
+  }
+  float k = lull_ddid_spatial_kernel(d2, (float)(ox * ox + oy * oy), t, st->s, st->n);
+  if (P->nf) {
+    float f2 = 0.0f;
+    for (int c = 0; c < P->nf; ++c) {
+      const float d = P->f[c][q] - P->f[c][p];
+      f2 += d * d;
+    }
+    k *= lull_ddid_feature_weight(f2, P->inv_2kf2);
+  }
+  return k;
+}
+
+/* The spatial-domain noise estimate nbar = a (u_p - sum k u / sum k) of
+ * eq. 4.2 (sk >= 1: the centre's own weight is 1). */
+LULL_HD float lull_ddid_spatial_noise(float a, float up, float sum_ku, float sk)
+{
+  return a * (up - sum_ku / sk);
+}
+
+/* One difference of eq. 4.3 weighted by k_q: (u_q - u_p + nbar) k. */
+LULL_HD float lull_ddid_difference(float uq, float up, float nbar, float k)
+{
+  return (uq - up + nbar) * k;
+}
+
 /* The dual-domain filter at pixel (x, y) (§4.2): the bilateral weights
- * k_q of the guide over the window (eq. 4.7 with eq. 4.9; the image's
- * edge repeated outside it), the spatial noise estimates
- * nbar = a (u_p - sum k u / sum k) of guide and noisy image (eq. 4.2),
- * the differences of eq. 4.3 and, per channel, the frequency-domain
- * estimate (lull_ddid_noise); out = y_p less it.  er, ei: the step's
- * twiddles; scratch: lull_ddid_pixel_scratch(st->radius) floats. */
+ * k_q of the guide over the window (lull_ddid_weight), the spatial noise
+ * estimates of guide and noisy image (eq. 4.2), the differences of eq.
+ * 4.3 and, per channel, the frequency-domain estimate (lull_ddid_noise);
+ * out = y_p less it.  er, ei: the step's twiddles; scratch:
+ * lull_ddid_pixel_scratch(st->radius) floats. */
 LULL_HD void lull_ddid_pixel(const lull_ddid_planes* P, const lull_ddid_step* st, const float* er,
                              const float* ei, int x, int y, float* scratch)
 {
-  const int w = P->width, h = P->height, r = st->radius, W = 2 * r + 1, WW = W * W;
-  const size_t p = (size_t)y * (size_t)w + (size_t)x;
+  const int r = st->radius, W = 2 * r + 1, WW = W * W;
+  const size_t p = (size_t)y * (size_t)P->width + (size_t)x;
   float* kw = scratch;
   float* dr = scratch + WW;
   float* di = scratch + 2 * WW;
@@ -208,27 +283,12 @@ LULL_HD void lull_ddid_pixel(const lull_ddid_planes* P, const lull_ddid_step* st
     gp[c] = P->g[c][p];
     yp[c] = P->y[c][p];
   }
-  const float t = st->t_scale * (P->v[0][p] + P->v[1][p] + P->v[2][p]) * (1.0f / 3.0f);
+  const float t = lull_ddid_range_t(P, st, p);
   float sk = 0.0f, sk2 = 0.0f, sg[3] = {0.0f, 0.0f, 0.0f}, sy[3] = {0.0f, 0.0f, 0.0f};
-  for (int jy = 0; jy < W; ++jy) {
-    const size_t row = (size_t)lull_ddid_clamp(y + jy - r, 0, h - 1) * (size_t)w;
+  for (int jy = 0; jy < W; ++jy)
     for (int jx = 0; jx < W; ++jx) {
-      const size_t q = row + (size_t)lull_ddid_clamp(x + jx - r, 0, w - 1);
-      float d2 = 0.0f;
-      for (int c = 0; c < 3; ++c) {
-        const float d = P->g[c][q] - gp[c];
-        d2 += d * d;
-      }
-      const float r2 = (float)((jx - r) * (jx - r) + (jy - r) * (jy - r));
-      float k = lull_ddid_spatial_kernel(d2, r2, t, st->s, st->n);
-      if (P->nf) {
-        float f2 = 0.0f;
-        for (int c = 0; c < P->nf; ++c) {
-          const float d = P->f[c][q] - P->f[c][p];
-          f2 += d * d;
-        }
-        k *= lull_ddid_feature_weight(f2, P->inv_2kf2);
-      }
+      const size_t q = lull_ddid_window_pixel(P, x, y, jx, jy, r);
+      const float k = lull_ddid_weight(P, st, t, gp, p, q, jx - r, jy - r);
       kw[jy * W + jx] = k;
       sk += k;
       sk2 += k * k;
@@ -237,22 +297,47 @@ LULL_HD void lull_ddid_pixel(const lull_ddid_planes* P, const lull_ddid_step* st
         sy[c] += k * P->y[c][q];
       }
     }
-  }
-  /* sk >= 1: the centre's own weight is 1 */
   for (int c = 0; c < 3; ++c) {
-    const float ng = st->a * (gp[c] - sg[c] / sk), ny = st->a * (yp[c] - sy[c] / sk);
-    for (int jy = 0; jy < W; ++jy) {
-      const size_t row = (size_t)lull_ddid_clamp(y + jy - r, 0, h - 1) * (size_t)w;
+    const float ng = lull_ddid_spatial_noise(st->a, gp[c], sg[c], sk);
+    const float ny = lull_ddid_spatial_noise(st->a, yp[c], sy[c], sk);
+    for (int jy = 0; jy < W; ++jy)
       for (int jx = 0; jx < W; ++jx) {
-        const size_t q = row + (size_t)lull_ddid_clamp(x + jx - r, 0, w - 1);
+        const size_t q = lull_ddid_window_pixel(P, x, y, jx, jy, r);
         const float k = kw[jy * W + jx];
-        dr[jy * W + jx] = (P->g[c][q] - gp[c] + ng) * k;
-        di[jy * W + jx] = (P->y[c][q] - yp[c] + ny) * k;
+        dr[jy * W + jx] = lull_ddid_difference(P->g[c][q], gp[c], ng, k);
+        di[jy * W + jx] = lull_ddid_difference(P->y[c][q], yp[c], ny, k);
       }
-    }
     const float v = st->v_scale * P->v[c][p];
     const float noise = lull_ddid_noise(dr, di, r, sk2, v, st->n, st->a, er, ei, scratch + 3 * WW,
                                         scratch + 4 * WW, scratch + 5 * WW, scratch + 6 * WW);
     P->out[c][p] = yp[c] - noise;
+  }
+}
+
+/* A pixel's colour u and its variance v to the DCT colour space (eq.
+ * 4.11-4.12): y, and each DCT channel's variance vy (the channels' noise
+ * taken as independent). */
+LULL_HD void lull_ddid_to_dct(const float u[3], const float v[3], float y[3], float vy[3])
+{
+  for (int k = 0; k < 3; ++k) {
+    float s = 0.0f, sv = 0.0f;
+    for (int c = 0; c < 3; ++c) {
+      const float m = lull_ddid_dct(k, c);
+      s += m * u[c];
+      sv += m * m * v[c];
+    }
+    y[k] = s;
+    vy[k] = sv;
+  }
+}
+
+/* Back to RGB: the inverse DCT is its transpose. */
+LULL_HD void lull_ddid_from_dct(const float g[3], float u[3])
+{
+  for (int c = 0; c < 3; ++c) {
+    float s = 0.0f;
+    for (int k = 0; k < 3; ++k)
+      s += lull_ddid_dct(k, c) * g[k];
+    u[c] = s;
   }
 }

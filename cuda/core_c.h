@@ -20,6 +20,7 @@
 #include "../core/gradient_domain_planes.h"
 #include "../core/temporal_math.h"
 #include "../core/rdfc_math.h"
+#include "../core/ddid_math.h"
 
 #if defined(__cplusplus)
 extern "C" {

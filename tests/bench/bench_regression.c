@@ -1,15 +1,16 @@
-/* Benchmark of the Regression filter (or --filter RDFC, which takes the
- * same images and, with one buffer, its variance) through the public API,
- * on the CPU and on a CUDA device in the same run: two halves (colorA,
- * colorB) and one buffer, with albedo, normal and depth, at 1280x720,
- * 1920x1080 and 3840x2160 (and 1024x1024: size 1024, the size of Vicini
- * 2015's Table 3.1), every image in a device buffer (no copies timed).  Synthetic
+/* Benchmark of the Regression filter (or --filter RDFC or DDID, which take
+ * the same images and, with one buffer, its variance) through the public
+ * API, on the CPU and on a CUDA device in the same run: two halves
+ * (colorA, colorB) and one buffer, with albedo, normal and depth, at
+ * 1280x720, 1920x1080 and 3840x2160 (and sizes 256, 512, 1024: squares,
+ * the sizes of Vicini 2015's Tables 4.1 and 3.1), every image in a device
+ * buffer (no copies timed).  Synthetic
  * inputs: a textured, shaded scene with per-half noise and a few fireflies
  * (the filter's cost does not depend on the content).  Reports the median
  * time of --runs runs on CUDA (after a warm-up run: the first allocates)
  * and of --cpu-runs on the CPU, and the ratio CPU / CUDA of the medians.
  *
- *   bench_regression [--filter Regression|RDFC] [--runs N] [--cpu-runs M] [--sizes 720,1080,2160]
+ *   bench_regression [--filter Regression|RDFC|DDID] [--runs N] [--cpu-runs M] [--sizes 720,1080,2160]
  *                    [--modes halves,one] [--devices cpu,cuda] [--cpu-threads T]
  *                    [--cpu-sizes 720,...] [--cpu-modes halves,one]
  *
@@ -74,8 +75,8 @@ static double time_device(OIDNDevice device, int w, int h, int halves, float* co
   for (int k = 0; k < I_COUNT; ++k) {
     if (halves ? k == I_COLOR : k <= I_COLOR_B)
       continue;
-    /* Regression estimates the variance; RDFC takes it (one buffer) */
-    if (k == I_VARIANCE && (halves || strcmp(filter_name, "RDFC") != 0))
+    /* Regression estimates the variance; RDFC and DDID take it (one buffer) */
+    if (k == I_VARIANCE && (halves || strcmp(filter_name, "Regression") == 0))
       continue;
     const size_t bytes = n * (size_t)image_channels[k] * sizeof(float);
     b[k] = oidnNewBuffer(device, bytes);
@@ -130,7 +131,7 @@ int main(int argc, char** argv)
   const char* cpu_modes = NULL;
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 == argc) { /* an option without its value, --help included */
-      fprintf(stderr, "usage: bench_regression [--filter Regression|RDFC] [--runs N] [--cpu-runs M] "
+      fprintf(stderr, "usage: bench_regression [--filter Regression|RDFC|DDID] [--runs N] [--cpu-runs M] "
                       "[--sizes 720,1024,1080,2160] "
                       "[--modes halves,one] [--devices cpu,cuda] [--cpu-threads T] "
                       "[--cpu-sizes ...] [--cpu-modes ...]\n");
@@ -192,7 +193,7 @@ int main(int argc, char** argv)
   {
     const char* key;
     int w, h;
-  } all_sizes[] = {{"720", 1280, 720}, {"1024", 1024, 1024}, {"1080", 1920, 1080}, {"2160", 3840, 2160}};
+  } all_sizes[] = {{"256", 256, 256}, {"512", 512, 512}, {"720", 1280, 720}, {"1024", 1024, 1024}, {"1080", 1920, 1080}, {"2160", 3840, 2160}};
   for (size_t s = 0; s < sizeof all_sizes / sizeof *all_sizes; ++s) {
     if (!has_word(sizes, all_sizes[s].key))
       continue;
