@@ -17,6 +17,7 @@
 #include "poisson.h"
 #include "ddid.h"
 #include "rdfc.h"
+#include "rhf.h"
 #include "regression.h"
 #include "status.h"
 #include "temporal.h"
@@ -116,6 +117,10 @@ typedef struct lull_backend_ops
   lull_status (*ddid)(lull_backend* backend, const lull_ddid_params* params,
                       const lull_ddid_images* images, const lull_progress* progress, int async,
                       lull_error* err);
+  /* Ray histogram fusion (NULL: OIDN_ERROR_UNSUPPORTED_HARDWARE). */
+  lull_status (*rhf)(lull_backend* backend, const lull_rhf_params* params,
+                     const lull_rhf_images* images, const lull_progress* progress, int async,
+                     lull_error* err);
 } lull_backend_ops;
 
 struct lull_backend

@@ -136,6 +136,14 @@ static lull_status cpu_ddid(lull_backend* backend, const lull_ddid_params* param
   return lull_ddid_cpu(params, images, backend->num_threads, progress, err);
 }
 
+static lull_status cpu_rhf(lull_backend* backend, const lull_rhf_params* params,
+                           const lull_rhf_images* images, const lull_progress* progress, int async,
+                           lull_error* err)
+{
+  (void)async;
+  return lull_rhf_cpu(params, images, backend->num_threads, progress, err);
+}
+
 static const lull_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
@@ -151,6 +159,7 @@ static const lull_backend_ops cpu_ops = {
     .regression = cpu_regression,
     .rdfc = cpu_rdfc,
     .ddid = cpu_ddid,
+    .rhf = cpu_rhf,
 };
 
 lull_status lull_cpu_backend_create(int num_threads, lull_backend** out, lull_error* err)

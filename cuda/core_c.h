@@ -21,6 +21,7 @@
 #include "../core/temporal_math.h"
 #include "../core/rdfc_math.h"
 #include "../core/ddid_math.h"
+#include "../core/rhf_math.h"
 
 #if defined(__cplusplus)
 extern "C" {

@@ -561,7 +561,8 @@ static const lull_filter_type type_rtlightmap = {
 static const lull_filter_type* const all_types[] = {&type_rt, &type_rtlightmap, &type_atrous,
                                                     &type_gaussian, &lull_filter_type_poisson,
                                                     &lull_filter_type_gradient_domain, &lull_filter_type_regression,
-                                                    &lull_filter_type_rdfc, &lull_filter_type_ddid, NULL};
+                                                    &lull_filter_type_rdfc, &lull_filter_type_ddid,
+                                                    &lull_filter_type_rhf, NULL};
 
 const lull_filter_type* const* lull_filter_types(void)
 {

@@ -10,7 +10,7 @@
 #include "../core/backend.h"
 #include "../core/status.h"
 
-enum { LULL_MAX_FILTER_IMAGES = 24, LULL_MAX_FILTER_PARAMS = 32 };
+enum { LULL_MAX_FILTER_IMAGES = 40, LULL_MAX_FILTER_PARAMS = 32 };
 
 typedef enum lull_param_type
 {
@@ -81,6 +81,7 @@ extern const lull_filter_type lull_filter_type_gradient_domain;
 extern const lull_filter_type lull_filter_type_regression;
 extern const lull_filter_type lull_filter_type_rdfc;
 extern const lull_filter_type lull_filter_type_ddid;
+extern const lull_filter_type lull_filter_type_rhf;
 
 /* The views of a filter whose images begin with Regression's 18, in its
  * order (color, colorA, colorB, albedo, albedoA, albedoB, normal ...,

@@ -124,6 +124,10 @@ typedef struct gdpt_buffers
   float* albedo_var;
   float* normal_var;
   float* depth_var;
+  /* the samples' histograms for the RHF filter (NULL: none): bins x 3
+   * counts a pixel, (height, width, bins, 3), each sample's primal +
+   * direct value binned by lull_rhf_bin (docs/rhf.md) */
+  float* histogram;
 } gdpt_buffers;
 
 typedef struct gdpt_settings
@@ -135,6 +139,9 @@ typedef struct gdpt_settings
   int gradients;   /* 0: plain path tracing (the reference; dx, dy untouched) */
   int direct_only; /* only camera rays: primal stays 0 (the reference's direct light) */
   int threads;
+  int histogram_bins;     /* of out->histogram */
+  float histogram_gamma;  /* the binning's tone compression (2.2) */
+  float histogram_max;    /* and saturation (2.5) */
 } gdpt_settings;
 
 /* Renders into buffers (each NULL buffer is skipped; all are overwritten).

@@ -2,6 +2,7 @@
  *
  *   gdpt --out DIR [--scene NAME|all] [--size 256x192] [--spp 32]
  *        [--ref-spp 4096] [--seed 1] [--threads N] [--format exr|pfm]
+ *        [--histogram-bins B]
  *        [--direct-only | --reference-only [--ref-first-sample K]]
  *   gdpt --out DIR --merge-reference FROM --merge-spp M --ref-spp N [--scene ...]
  *
@@ -14,6 +15,13 @@
  *   NAME-var-albedo  NAME-var-normal  NAME-var-depth      their variances
  *   NAME-reference                                         primal + direct
  *   NAME-reference-direct                                  its direct part
+ *
+ * With --histogram-bins B (1 to 32) each half also writes
+ * NAME-A-histogram and NAME-B-histogram: the samples' histograms for the
+ * RHF filter, B passes histogram0 .. histogramB-1 of R, G, B counts
+ * (channels "histogram0.R" ...; float), each sample's primal + direct
+ * value binned as docs/rhf.md says (gamma 2.2, saturation 2.5); the
+ * halves' histograms add.
  *
  * The full-sample buffers are the means of the halves; the final image is
  * reconstruct(primal, dx, dy) + direct.  --direct-only writes only
@@ -38,6 +46,7 @@
 
 #include "gdpt.h"
 #include "lull_io.h"
+#include "rhf_math.h"
 
 typedef struct options
 {
@@ -47,6 +56,7 @@ typedef struct options
   int direct_only;    /* only NAME-reference-direct */
   int reference_only; /* only NAME-reference and NAME-reference-direct */
   int pfm;            /* write float PFM instead of half EXR */
+  int histogram_bins; /* 0: no histograms */
   unsigned long long seed, ref_first_sample;
   const char* merge_from; /* merge mode: the other part's folder */
   int merge_spp;
@@ -56,7 +66,7 @@ static int usage(const char* message)
 {
   fprintf(stderr, "gdpt: %s\nusage: gdpt --out DIR [--scene cornell|window|textured|all] "
                   "[--size WxH] [--spp N] [--ref-spp N] [--seed N] [--threads N]\n"
-                  "            [--format exr|pfm]\n"
+                  "            [--format exr|pfm] [--histogram-bins B]\n"
                   "            [--direct-only | --reference-only [--ref-first-sample K]]\n"
                   "       gdpt --out DIR --merge-reference FROM --merge-spp M --ref-spp N "
                   "[--scene NAME|all]\n",
@@ -105,6 +115,7 @@ static int parse(int argc, char** argv, options* o)
   o->ref_first_sample = 0;
   o->merge_from = NULL;
   o->merge_spp = 0;
+  o->histogram_bins = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (strcmp(a, "--direct-only") == 0) {
@@ -147,6 +158,9 @@ static int parse(int argc, char** argv, options* o)
       if (strcmp(v, "exr") != 0 && strcmp(v, "pfm") != 0)
         return usage("--format must be exr or pfm");
       o->pfm = strcmp(v, "pfm") == 0;
+    } else if (strcmp(a, "--histogram-bins") == 0) {
+      if (!parse_int(v, 1, LULL_RHF_MAX_BINS, &o->histogram_bins))
+        return usage("--histogram-bins must be 1 to 32");
     } else if (strcmp(a, "--merge-reference") == 0) {
       o->merge_from = v;
     } else if (strcmp(a, "--merge-spp") == 0) {
@@ -158,6 +172,8 @@ static int parse(int argc, char** argv, options* o)
   }
   if (!o->out)
     return usage("--out is required");
+  if (o->histogram_bins && o->pfm)
+    return usage("--histogram-bins writes EXR files: not with --format pfm");
   if (o->direct_only && o->reference_only)
     return usage("--direct-only and --reference-only exclude each other");
   if (o->merge_from && (o->merge_spp <= 0 || o->ref_spp <= 0))
@@ -195,6 +211,44 @@ static int write_image(const options* o, const char* scene, const char* what, co
   return failed;
 }
 
+/* Writes a half's histograms: one float EXR of `bins` RGB passes
+ * histogram0 .. histogramB-1 (the RHF filter's image names). */
+static int write_histogram(const options* o, const char* scene, const char* what,
+                           const float* histogram)
+{
+  const int bins = o->histogram_bins;
+  const size_t n = (size_t)o->width * (size_t)o->height;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s-%s.exr", o->out, scene, what);
+  lull_io_image image;
+  memset(&image, 0, sizeof image);
+  image.width = o->width;
+  image.height = o->height;
+  static const char* const rgb[] = {"R", "G", "B"};
+  float* bin = malloc(3 * n * sizeof(float));
+  int failed = bin == NULL;
+  for (int k = 0; k < bins && !failed; ++k) {
+    for (size_t i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c)
+        bin[3 * i + (size_t)c] = histogram[(i * (size_t)bins + (size_t)k) * 3 + (size_t)c];
+    char name[32];
+    snprintf(name, sizeof name, "histogram%d", k);
+    failed = lull_io_add_pass(&image, "", name, 3, rgb, bin) == NULL;
+  }
+  free(bin);
+  if (failed) {
+    fprintf(stderr, "gdpt: out of memory\n");
+    lull_io_free(&image);
+    return 1;
+  }
+  char err[512];
+  failed = lull_io_write(path, &image, 0, err, sizeof err);
+  if (failed)
+    fprintf(stderr, "gdpt: %s\n", err);
+  lull_io_free(&image);
+  return failed;
+}
+
 /* Prints "label 10% 20% ... 100%" as rows complete. */
 typedef struct progress_line
 {
@@ -219,10 +273,12 @@ static void show_progress(double done, void* user)
 typedef struct half_render
 {
   float *primal, *dx, *dy, *direct, *albedo, *normal, *depth, *albedo_var, *normal_var, *depth_var;
+  float* histogram; /* NULL without --histogram-bins */
 } half_render;
 
-static int alloc_half(half_render* h, size_t n)
+static int alloc_half(half_render* h, size_t n, int bins)
 {
+  h->histogram = bins ? calloc(n * (size_t)bins * 3, sizeof(float)) : NULL;
   float** all[] = {&h->primal, &h->dx, &h->dy, &h->direct, &h->albedo, &h->normal,
                    &h->depth, &h->albedo_var, &h->normal_var, &h->depth_var};
   int ok = 1;
@@ -230,7 +286,7 @@ static int alloc_half(half_render* h, size_t n)
     *all[i] = calloc(3 * n, sizeof(float));
     ok &= *all[i] != NULL;
   }
-  return ok;
+  return ok && (!bins || h->histogram);
 }
 
 static void free_half(half_render* h)
@@ -239,6 +295,7 @@ static void free_half(half_render* h)
                   h->depth, h->albedo_var, h->normal_var, h->depth_var};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
     free(all[i]);
+  free(h->histogram);
 }
 
 static void render_half(const gdpt_scene* scene, const options* o, uint64_t seed,
@@ -253,8 +310,12 @@ static void render_half(const gdpt_scene* scene, const options* o, uint64_t seed
   settings.gradients = gradients;
   settings.direct_only = o->direct_only;
   settings.threads = o->threads;
-  gdpt_buffers b = {h->primal,  h->dx,         h->dy,         h->direct,   h->albedo,
-                    h->normal,  h->depth,      h->albedo_var, h->normal_var, h->depth_var};
+  settings.histogram_bins = o->histogram_bins;
+  settings.histogram_gamma = 2.2f;
+  settings.histogram_max = 2.5f;
+  gdpt_buffers b = {h->primal,     h->dx,         h->dy,         h->direct,
+                    h->albedo,     h->normal,     h->depth,      h->albedo_var,
+                    h->normal_var, h->depth_var,  gradients ? h->histogram : NULL};
   progress_line line = {label, -1};
   gdpt_render(scene, &settings, &b, show_progress, &line);
 }
@@ -284,7 +345,8 @@ static int render_scene(const options* o, const char* name)
   memset(&a, 0, sizeof a);
   memset(&b, 0, sizeof b);
   memset(&ref, 0, sizeof ref);
-  int failed = !alloc_half(&a, n) || !alloc_half(&b, n) || !alloc_half(&ref, n);
+  int failed = !alloc_half(&a, n, o->histogram_bins) || !alloc_half(&b, n, o->histogram_bins) ||
+               !alloc_half(&ref, n, 0);
   if (failed) {
     fprintf(stderr, "gdpt: out of memory\n");
   } else {
@@ -342,6 +404,9 @@ static int render_scene(const options* o, const char* name)
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0] && !failed; ++f)
       failed = write_image(o, name, files[f].what, files[f].data, files[f].channels);
+    if (!failed && o->histogram_bins && !o->pfm)
+      failed = write_histogram(o, name, "A-histogram", a.histogram) ||
+               write_histogram(o, name, "B-histogram", b.histogram);
     if (!failed && o->ref_spp > 0)
       failed = render_reference(&scene, o, name, &ref);
   }

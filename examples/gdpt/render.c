@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "gdpt.h"
+#include "rhf_math.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -252,6 +253,23 @@ static void add3(float* buf, size_t i, vec3 v)
   buf[3 * i + 2] += (float)v.z;
 }
 
+/* One sample's value into pixel i's histograms (lull_rhf_bin per channel). */
+static void add_to_histogram(float* histogram, size_t i, vec3 v, const gdpt_settings* settings)
+{
+  const int bins = settings->histogram_bins;
+  const double value[3] = {v.x, v.y, v.z};
+  float* h = histogram + i * (size_t)bins * 3;
+  for (int c = 0; c < 3; ++c) {
+    int k0;
+    float w0;
+    lull_rhf_bin((float)value[c], bins, settings->histogram_gamma, settings->histogram_max, &k0,
+                 &w0);
+    h[3 * k0 + c] += w0;
+    if (k0 + 1 < bins)
+      h[3 * (k0 + 1) + c] += 1.0f - w0;
+  }
+}
+
 void gdpt_render(const gdpt_scene* s, const gdpt_settings* settings, gdpt_buffers* out,
                  void (*progress)(double done, void* user), void* user)
 {
@@ -269,6 +287,8 @@ void gdpt_render(const gdpt_scene* s, const gdpt_settings* settings, gdpt_buffer
     free(direct);
     return;
   }
+  if (out->histogram)
+    memset(out->histogram, 0, n * (size_t)settings->histogram_bins * 3 * sizeof(float));
   const int offsets[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
   int rows_done = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(settings->threads)
@@ -281,8 +301,13 @@ void gdpt_render(const gdpt_scene* s, const gdpt_settings* settings, gdpt_buffer
         base_path b;
         trace_base(s, camera_dir(s, x + ux, y + uy), settings->direct_only, &r, &b);
         add3(direct, i, b.direct);
+        const vec3 indirect = b.kind == 2 && !settings->direct_only
+                                  ? vadd(b.c1, vmul(b.a1, b.rest))
+                                  : v3(0.0, 0.0, 0.0);
         if (b.kind == 2 && !settings->direct_only)
-          add3(primal, i, vadd(b.c1, vmul(b.a1, b.rest)));
+          add3(primal, i, indirect);
+        if (out->histogram)
+          add_to_histogram(out->histogram, i, vadd(indirect, b.direct), settings);
         /* first-hit features */
         double f[7] = {0, 0, 0, 0, 0, 0, 0};
         if (b.kind == 2) {

@@ -37,6 +37,15 @@ extern "C" {
  *                     normal, depth or position (once or as A/B halves),
  *                     variance, output, outputVariance, motion (temporal
  *                     mode, one buffer).  RT's quality HIGH runs it.
+ * "RDFC"              Rousselle, Manzi and Zwicker 2013 (Vicini 2015 ch. 3):
+ *                     Regression's images, a variance required with one
+ *                     buffer (docs/rdfc.md).
+ * "DDID"              dual-domain image denoising (Vicini 2015 ch. 4), the
+ *                     same images without outputVariance (docs/ddid.md).
+ * "RHF"               ray histogram fusion: images color, histogram0 ..
+ *                     histogramB-1 (bin k's sample counts of R, G, B; one
+ *                     (H, W, B, 3) array is B views at byteOffset 12 k,
+ *                     pixelByteStride 12 B), output (docs/rhf.md).
  * `lull filters NAME` or lullGetFilterParamInfo list every parameter. */
 #define LULL_FILTER_RT "RT"
 #define LULL_FILTER_RTLIGHTMAP "RTLightmap"
@@ -45,6 +54,9 @@ extern "C" {
 #define LULL_FILTER_POISSON "Poisson"
 #define LULL_FILTER_GRADIENT_DOMAIN "GradientDomain"
 #define LULL_FILTER_REGRESSION "Regression"
+#define LULL_FILTER_RDFC "RDFC"
+#define LULL_FILTER_DDID "DDID"
+#define LULL_FILTER_RHF "RHF"
 
 /* Values of the Poisson int parameter "norm". */
 #define LULL_NORM_L1 1 /* IRLS, robust to gradient outliers (default) */

@@ -14,7 +14,7 @@ enum { W = 64, H = 48, SPP = 128 };
 static void render(const gdpt_scene* scene, uint64_t seed, float* primal, float* dx, float* dy)
 {
   gdpt_settings settings = {.spp = SPP, .seed = seed, .gradients = 1, .threads = 2};
-  gdpt_buffers out = {primal, dx, dy, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  gdpt_buffers out = {primal, dx, dy, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   gdpt_render(scene, &settings, &out, NULL, NULL);
 }
 

@@ -399,6 +399,10 @@ static const filter_spec specs[] = {
     /* DDID: the halves with a feature, one buffer with its variance (one step) */
     {"DDID", 16, 12, {"colorA", "colorB", "albedo", NULL}, "iterations", 1, 0, 1, 0},
     {"DDID", 16, 12, {"color", "variance", "normal", NULL}, "iterations", 1, 1, 0, 0},
+    /* RHF: three bins over two scales, and in place */
+    {"RHF", 16, 12, {"color", "histogram0", "histogram1", "histogram2", NULL}, "scales", 2, 0, 1,
+     0},
+    {"RHF", 16, 12, {"color", "histogram0", NULL}, "patchRadius", 0, 1, 0, 0},
     {"GradientDomain", 16, 12,
      {"colorA", "colorB", "gradientXA", "gradientXB", "gradientYA", "gradientYB", "albedo",
       "normal", "depth", NULL}, NULL, 0, 0, 1, 0},

@@ -213,6 +213,11 @@ def denoise(color=None, albedo=None, normal=None, depth=None, *, filter=None, de
         iterations=5, or more images by name (position=..., variance=...).
         Colour is taken as HDR (hdr=True) unless hdr or srgb is given.
 
+    RHF (ray histogram fusion): histogram= the samples' histograms as one
+    (H, W, 3, B) array (bin k's counts of R, G, B at [..., k]; docs/rhf.md
+    says how a renderer bins), passed as the images histogram0 ..
+    histogramB-1.
+
     Two halves of a render (two renders of half the samples each, with
     different seeds, of the same size) instead of color: colorA=, colorB=;
     each guide once (albedo=...) or as halves too (albedoA=, albedoB=,
@@ -220,6 +225,8 @@ def denoise(color=None, albedo=None, normal=None, depth=None, *, filter=None, de
     given once then serves both halves).  The filter is then "Regression"
     unless one is named; it must take colorA and colorB (lull.filter_images).
     """
+    if params.get("histogram") is not None:
+        params.update(_histogram_images(params.pop("histogram")))
     halves = {k: params.get(k) is not None for k in ("colorA", "colorB")}
     if any(halves.values()):
         if color is not None:
@@ -243,6 +250,19 @@ def denoise(color=None, albedo=None, normal=None, depth=None, *, filter=None, de
         del images["color"]
         _guides_for_halves(filter, images, params)
     return _run(filter, device, images, out, progress, params, color)
+
+
+def _histogram_images(histogram):
+    """An (H, W, 3, B) histogram as the images histogram0 .. histogramB-1."""
+    shape = getattr(histogram, "shape", None)
+    if shape is None or len(shape) != 4 or shape[2] != 3:
+        raise ValueError("histogram must be an (H, W, 3, B) array: B bins of R, G, B counts "
+                         "a pixel (got shape %s)" % (shape,))
+    if not 1 <= shape[3] <= 32:
+        raise ValueError("histogram: 1 to 32 bins (got %d)" % shape[3])
+    import numpy as np
+    return {"histogram%d" % k: np.ascontiguousarray(histogram[..., k], dtype=np.float32)
+            for k in range(shape[3])}
 
 
 def _check_halves(filter, params):

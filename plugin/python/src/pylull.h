@@ -19,7 +19,7 @@
 #include <lull.h>
 
 /* at least the library's most images of a filter type (plugin/filter_types.h) */
-enum { LULL_PY_MAX_IMAGES = 24, LULL_PY_NAME_SIZE = 64 };
+enum { LULL_PY_MAX_IMAGES = 40, LULL_PY_NAME_SIZE = 64 };
 
 typedef struct lull_py_state
 {
