@@ -41,7 +41,8 @@ static const char usage_text[] =
     "  -p, --param NAME=VALUE  set a filter parameter (lull filters NAME lists them)\n"
     "      --pass IMAGE=PASS   filter image IMAGE from pass PASS of INPUT, or 'none':\n"
     "                          --pass color='Noisy Image', --pass albedo=none\n"
-    "      --image IMAGE=FILE  filter image IMAGE from another file (pattern in sequences)\n"
+    "      --image IMAGE=FILE  filter image IMAGE from another file (pattern in sequences);\n"
+    "                          -f RHF: --image histogram=FILE, its passes histogram0 ...\n"
     "      --half-b FILE       half B of the render (pattern in sequences); INPUT is half A\n"
     "      --pass colorA=PASS --pass colorB=PASS   the halves' passes in INPUT, by name\n"
     "      --layer NAME        only this view layer\n"
@@ -507,7 +508,9 @@ static int check_filter(parsed_args* a)
     return 1;
   }
   for (int i = 0; i < o->num_sources; ++i)
-    if (!cli_filter_has_image(o->filter, o->sources[i].image)) {
+    if (!cli_filter_has_image(o->filter, o->sources[i].image) &&
+        !(strcmp(o->sources[i].image, "histogram") == 0 &&
+          cli_filter_has_image(o->filter, "histogram0"))) { /* RHF's bins, all from one file */
       cli_error("filter %s takes no '%s' image", o->filter, o->sources[i].image);
       return 1;
     }

@@ -212,12 +212,35 @@ static bool on_progress(void* user, double done)
   return !cli_interrupted(); /* false cancels the filter */
 }
 
-static const cli_source* source_for(const cli_denoise_options* options, const char* image,
-                                    int* index)
+/* Is image one of RHF's histogram0 .. histogram31? */
+static int is_histogram(const char* image)
 {
+  if (strncmp(image, "histogram", 9) != 0 || !image[9])
+    return 0;
+  for (const char* c = image + 9; *c; ++c)
+    if (*c < '0' || *c > '9')
+      return 0;
+  return 1;
+}
+
+/* The --image or --pass source of a filter image, NULL when none; for
+ * RHF's histogramK also a source named "histogram" (*family set: a file
+ * whose passes histogram0, histogram1, ... are the bins). */
+static const cli_source* source_for(const cli_denoise_options* options, const char* image,
+                                    int* index, int* family)
+{
+  *family = 0;
   for (int i = options->num_sources - 1; i >= 0; --i) /* the last one given wins */
     if (strcmp(options->sources[i].image, image) == 0) {
       *index = i;
+      return &options->sources[i];
+    }
+  if (!is_histogram(image))
+    return NULL;
+  for (int i = options->num_sources - 1; i >= 0; --i)
+    if (strcmp(options->sources[i].image, "histogram") == 0) {
+      *index = i;
+      *family = 1;
       return &options->sources[i];
     }
   return NULL;
@@ -249,13 +272,28 @@ static int guide_for(const cli_denoise_options* options, const cli_frame_files* 
                      const char* guide, const lull_io_pass** pass, const lull_io_image** owner,
                      char* err, size_t err_size)
 {
-  int index = 0;
-  const cli_source* source = source_for(options, name, &index);
+  int index = 0, family = 0;
+  const cli_source* source = source_for(options, name, &index, &family);
   *pass = NULL;
   *owner = &s->input;
   if (!source) {
     *pass = cli_guide_pass(&s->input, guide, target->layer, target->view);
     return 0;
+  }
+  if (family) {
+    /* the file's pass named as the bin, in the target's layer and view
+     * where it has them; bins past the last one are not there */
+    const lull_io_image* from = source->file[0] ? &s->sources[index] : &s->input;
+    const char* path = source->file[0] ? files->sources[index] : files->input;
+    *owner = from;
+    const char* const layers[2] = {target->layer, NULL};
+    for (int k = 0; !*pass && k < 2; ++k)
+      *pass = cli_guide_pass(from, name, layers[k], target->view);
+    if (!*pass && strcmp(name, "histogram0") == 0)
+      snprintf(err, err_size, "%s: no pass 'histogram0' (the histograms are passes histogram0, "
+                              "histogram1, ...: docs/rhf.md)",
+               path);
+    return !*pass && strcmp(name, "histogram0") == 0;
   }
   if (source->file[0]) {
     *owner = &s->sources[index];
@@ -305,9 +343,9 @@ static int feature_for(const cli_denoise_options* options, const cli_frame_files
   char half_names[2][40];
   snprintf(half_names[0], sizeof half_names[0], "%.30sA", f->name);
   snprintf(half_names[1], sizeof half_names[1], "%.30sB", f->name);
-  int index;
-  const int named[2] = {source_for(options, half_names[0], &index) != NULL,
-                        source_for(options, half_names[1], &index) != NULL};
+  int index, family;
+  const int named[2] = {source_for(options, half_names[0], &index, &family) != NULL,
+                        source_for(options, half_names[1], &index, &family) != NULL};
   if (named[0] || named[1]) {
     if (!named[0] || !named[1]) {
       snprintf(err, err_size, "%s: --pass/--image %s needs %s too (the other half)", files->input,
@@ -322,7 +360,7 @@ static int feature_for(const cli_denoise_options* options, const cli_frame_files
       f->pass[0] = f->pass[1] = NULL;
     return 0;
   }
-  if (!s->color_b[t] || source_for(options, f->name, &index))
+  if (!s->color_b[t] || source_for(options, f->name, &index, &family))
     return guide_for(options, files, s, target, f->name, f->name, &f->pass[0], &f->owner[0], err,
                      err_size);
   char where[2 * LULL_IO_NAME_SIZE + 32];
@@ -473,7 +511,7 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
   }
 
   int status = CLI_FAILED;
-  enum { MAX_IMAGES = 32 };
+  enum { MAX_IMAGES = 48 }; /* colour, halves, output and every guide: RHF's 32 bins */
   device_image images[MAX_IMAGES];
   int num_images = 0;
   device_image output;
@@ -543,7 +581,7 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
   }
 
   /* every guide the filter accepts, from the files' passes */
-  enum { MAX_GUIDES = 16 };
+  enum { MAX_GUIDES = 40 };
   feature guides[MAX_GUIDES];
   const int num_guides = filter_guides(filter_name, temporal != NULL, guides, MAX_GUIDES);
   int has_albedo = 0, any_halves = 0;
@@ -562,9 +600,9 @@ static int denoise_target(const cli_denoise_options* options, const cli_frame_fi
         add_note(s->notes[t], sizeof s->notes[t], "no Vector pass: motion taken as zero");
       continue;
     }
-    int explicit_source;
+    int explicit_source, family;
     if (strcmp(name, "normal") == 0 && strcmp(filter_name, "RT") == 0 &&
-        !source_for(options, name, &explicit_source) && !has_albedo) {
+        !source_for(options, name, &explicit_source, &family) && !has_albedo) {
       /* OIDN's rule for RT: a normal only together with an albedo (a normal
        * the user named goes to the API, which says so) */
       add_note(s->notes[t], sizeof s->notes[t], "normal unused: RT takes it only with an albedo");

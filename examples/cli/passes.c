@@ -206,7 +206,9 @@ const lull_io_pass* cli_guide_pass(const lull_io_image* image, const char* image
                                    const char* layer, const char* view)
 {
   const guide_name* guide = guide_of(image_name);
-  for (int i = 0; guide && i < 2 && guide->passes[i]; ++i) {
+  if (!guide) /* no Blender pass: a pass named as the image (RHF's histogram0, ...) */
+    return lull_io_find_pass_view(image, layer, image_name, view);
+  for (int i = 0; i < 2 && guide->passes[i]; ++i) {
     const lull_io_pass* pass = lull_io_find_pass_view(image, layer, guide->passes[i], view);
     if (pass)
       return pass;

@@ -19,6 +19,7 @@
 #include "cli_test_util.h"
 #include "half.h"
 #include "metrics.h"
+#include "rhf_math.h"
 #include "test_util.h"
 #if defined(LULL_IO_HAS_OIIO)
   #include "exr_fixtures.h"
@@ -1113,6 +1114,92 @@ static void test_launch(const char* dir)
   unsetenv("LD_LIBRARY_PATH");
 }
 
+/* RHF through the tool: --image histogram=FILE takes the file's passes
+ * histogram0, histogram1, ... as the bins (as gdpt writes them), and the
+ * result is less noisy; a file without histogram0 is a message and exit
+ * 1, a filter without histograms a usage error (exit 2), the output kept
+ * by both. */
+static void test_rhf_histograms(const char* dir, const cli_scene* scene)
+{
+  enum { BINS = 4, SAMPLES = 8 };
+  char in[1200], hist[1200], wrong[1200], out[1200], kept[1200];
+  cli_path(in, sizeof in, dir, "rhf_color.pfm");
+  cli_path(hist, sizeof hist, dir, "rhf_histogram.exr");
+  cli_path(wrong, sizeof wrong, dir, "rhf_wrong.exr");
+  cli_path(out, sizeof out, dir, "rhf_out.pfm");
+  cli_path(kept, sizeof kept, dir, "rhf_kept.pfm");
+  const int w = scene->width, h = scene->height;
+  const size_t n = (size_t)w * (size_t)h;
+  /* each pixel's samples: the clean value times an exponential factor
+   * (mean 1); the colour is their mean, the histograms bin them as
+   * docs/rhf.md says */
+  float* bins = calloc(n * 3 * BINS, sizeof(float));
+  float* color = calloc(n * 3, sizeof(float));
+  if (!bins || !color) {
+    free(bins);
+    free(color);
+    return;
+  }
+  unsigned seed = 5u;
+  for (size_t i = 0; i < 3 * n; ++i) {
+    for (int k = 0; k < SAMPLES; ++k) {
+      const float v = scene->clean[i] * -logf(1.0f - 0.999f * lull_test_random(&seed));
+      color[i] += v / SAMPLES;
+      int k0;
+      float w0;
+      lull_rhf_bin(v, BINS, 2.2f, 2.5f, &k0, &w0);
+      bins[(size_t)k0 * 3 * n + i] += w0;
+      if (k0 + 1 < BINS)
+        bins[(size_t)(k0 + 1) * 3 * n + i] += 1.0f - w0;
+    }
+  }
+  static const char* const rgb[] = {"R", "G", "B"};
+  for (int file = 0; file < 2; ++file) {
+    lull_io_image image;
+    memset(&image, 0, sizeof image);
+    image.width = w;
+    image.height = h;
+    for (int k = 0; k < BINS; ++k) {
+      char name[32];
+      snprintf(name, sizeof name, file ? "bin%d" : "histogram%d", k);
+      CHECK(lull_io_add_pass(&image, "", name, 3, rgb, bins + (size_t)k * 3 * n) != NULL);
+    }
+    CHECK_EQ_INT(lull_io_write(file ? wrong : hist, &image, LULL_IO_VALUES_LINEAR, NULL, 0), 0);
+    lull_io_free(&image);
+  }
+  lull_io_image colour;
+  memset(&colour, 0, sizeof colour);
+  colour.width = w;
+  colour.height = h;
+  CHECK(lull_io_add_pass(&colour, "", "", 3, rgb, color) != NULL);
+  CHECK_EQ_INT(lull_io_write(in, &colour, LULL_IO_VALUES_LINEAR, NULL, 0), 0);
+  lull_io_free(&colour);
+  free(bins);
+  free(color);
+  char hist_arg[1300], wrong_arg[1300];
+  snprintf(hist_arg, sizeof hist_arg, "histogram=%s", hist);
+  snprintf(wrong_arg, sizeof wrong_arg, "histogram=%s", wrong);
+  EXPECT(0, "denoise", in, "-f", "RHF", "--image", hist_arg, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "(RHF: histogram0, histogram1, histogram2, histogram3)"));
+  lull_io_image result = cli_read(out), noisy = cli_read(in);
+  CHECK_EQ_INT(result.num_passes, 1);
+  if (result.num_passes == 1 && noisy.num_passes == 1) {
+    const double before = cli_pass_rel_mse(&noisy.passes[0], scene->clean, w, h);
+    const double after = cli_pass_rel_mse(&result.passes[0], scene->clean, w, h);
+    printf("RHF through the tool: relMSE %.4f -> %.4f\n", before, after);
+    CHECK(after < 0.5 * before);
+  }
+  lull_io_free(&result);
+  lull_io_free(&noisy);
+  CHECK_EQ_INT(cli_copy_file(out, kept), 0);
+  EXPECT(1, "denoise", in, "-f", "RHF", "--image", wrong_arg, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "no pass 'histogram0'"));
+  CHECK(cli_same_bytes(out, kept));
+  EXPECT(2, "denoise", in, "-f", "ATrous", "--image", hist_arg, "-o", out);
+  CHECK(cli_said(dir, "stderr.txt", "takes no 'histogram' image"));
+  CHECK(cli_same_bytes(out, kept));
+}
+
 int main(void)
 {
   if (cli_tool_built(tool))
@@ -1139,6 +1226,7 @@ int main(void)
   test_extract(dir, &scene);
   test_input_paths_agree(dir, &scene);
   test_fallback_guides(dir, &scene);
+  test_rhf_histograms(dir, &scene);
 #endif
   test_failures_keep_output(dir, &scene);
   test_half_range(dir, &scene);
