@@ -14,7 +14,9 @@ whose references (75776 samples a pixel) the rows are measured against.
 Every filter gets the same pixels: the colour is the halves' mean of
 primal + direct (the plain path-traced image of 32 samples), the
 histograms are the halves' sums; ATrous and RT get the first-hit albedo,
-normal and depth, Regression and RDFC the two halves.
+normal and depth, Regression and RDFC the two halves.  With pyoidn
+installed (pip install pyoidn) OIDN's RT runs on the same colour, albedo
+and normal (compare_oidn.py's OidnRT, CPU).
 """
 import argparse
 import os
@@ -78,6 +80,19 @@ def main():
             ("Regression (halves)", lambda: lull.denoise(colorA=halves[0], colorB=halves[1],
                                                          **guides)),
         ]
+        try:
+            import pyoidn
+            from compare_oidn import OidnRT
+            oidn = OidnRT(pyoidn, "cpu", 0)
+
+            def run_oidn():
+                oidn.prepare({"color": color, **guides})
+                out = oidn.run().copy()
+                oidn.release()
+                return out
+            rows.append(("OIDN 2.5 RT (albedo, normal)", run_oidn))
+        except ImportError:
+            pass
         for name, run in rows:
             t0 = time.perf_counter()
             out = run()
