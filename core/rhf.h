@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "image.h"
+#include "poisson_solver.h"
 #include "rhf_math.h"
 #include "status.h"
 
@@ -54,6 +55,38 @@ lull_status lull_rhf_validate(const lull_rhf_params* params, const lull_rhf_imag
 /* Pixels on each side of an output pixel that the filter reads (at the
  * finest scale: the coarser ones reach further). */
 int lull_rhf_reach(const lull_rhf_params* params);
+
+/* A run's working memory: each scale's planes (lull_rhf_scale), then the
+ * distances' planes of the finest scale (t, z, rt, rz) and the masks (one
+ * bit per pixel and window offset).  lull_rhf_layout places them from
+ * base (NULL: only counts) and returns the bytes. */
+typedef struct lull_rhf_layout
+{
+  lull_rhf_scale scales[LULL_RHF_MAX_SCALES];
+  int count;
+  float *t, *z, *rt, *rz;
+  uint32_t* mask;
+  int words;
+} lull_rhf_layout;
+
+size_t lull_rhf_layout_at(const lull_rhf_params* params, int width, int height, int bins,
+                          void* base, lull_rhf_layout* out);
+
+/* What a backend gives the run: one per-pixel step over its grid
+ * (lull_rhf_step_at at every (x, y) of step->width x step->height). */
+typedef struct lull_rhf_ops
+{
+  void* ctx;
+  lull_status (*pixels)(void* ctx, const lull_rhf_step* step, lull_error* err);
+} lull_rhf_ops;
+
+/* The run of rhf.h on loaded planes (the finest scale's u and hist),
+ * the same on every backend (rhf_schedule.c): the pyramid, each scale's
+ * distances offset by offset, the aggregation, the fusion; the result in
+ * layout->scales[0].r.  Progress by the pixels filtered. */
+lull_status lull_rhf_run(const lull_rhf_ops* ops, const lull_rhf_params* params, int bins,
+                         const lull_rhf_layout* layout, const lull_progress* progress,
+                         lull_error* err);
 
 /* Bytes of working memory the CPU run needs for width x height pixels and
  * `bins` bins. */
