@@ -78,6 +78,9 @@ typedef struct lull_rhf_ops
 {
   void* ctx;
   lull_status (*pixels)(void* ctx, const lull_rhf_step* step, lull_error* err);
+  /* waits for the steps queued (before a progress report; NULL: they run
+   * at once) */
+  lull_status (*wait)(void* ctx, lull_error* err);
 } lull_rhf_ops;
 
 /* The run of rhf.h on loaded planes (the finest scale's u and hist),

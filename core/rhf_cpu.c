@@ -134,7 +134,7 @@ lull_status lull_rhf_cpu(const lull_rhf_params* params, const lull_rhf_images* i
   lull_rhf_layout layout;
   lull_rhf_layout_at(params, w, h, images->bins, block, &layout);
   load(images, &layout.scales[0], threads);
-  const lull_rhf_ops ops = {&threads, cpu_pixels};
+  const lull_rhf_ops ops = {&threads, cpu_pixels, NULL};
   status = lull_rhf_run(&ops, params, images->bins, &layout, progress, err);
   if (status == LULL_OK) {
     const lull_rhf_scale* s = &layout.scales[0];

@@ -99,6 +99,9 @@ static lull_status filter_scale(const lull_rhf_ops* ops, lull_rhf_step* a,
         status = step(ops, a, LULL_RHF_ROWS, w, h + 2 * f, err);
       if (status == LULL_OK)
         status = step(ops, a, LULL_RHF_TEST, w, h, err);
+      const int reporting = span && span->progress && span->progress->report;
+      if (status == LULL_OK && reporting && ops->wait)
+        status = ops->wait(ops->ctx, err);
       if (status == LULL_OK)
         status = lull_progress_span_report(span, (double)++done / count, err);
     }
