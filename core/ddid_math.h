@@ -125,65 +125,133 @@ LULL_HD float lull_ddid_shrink(float dfr, float dfi, float dgr, float dgi, float
   return lull_ddid_cosine((gr * gr + gi * gi) * norm, v, n);
 }
 
-/* o += (a + i b) x over a row of W complex values (real and imaginary
- * parts in their own rows): both stages of the separable DFT. */
-LULL_HD void lull_ddid_add_scaled(float a, float b, const float* xr, const float* xi, float* o_r,
-                                  float* o_i, int W)
+/* The DFT's stages take a frequency f and its negative -f together: the
+ * twiddles of -f are the conjugates of f's (lull_ddid_twiddle), so the
+ * four real products of a complex value (a + i b) and a twiddle (c + i s)
+ * give both, (a + i b)(c + i s) and (a + i b)(c - i s):
+ *   p[0] = sum a c, p[1] = sum b s, p[2] = sum a s, p[3] = sum b c;
+ * f: (p0 - p1) + i (p2 + p3), -f: (p0 + p1) + i (p3 - p2). */
+LULL_HD void lull_ddid_pair(const float p[4], float* fr, float* fi, float* mr, float* mi)
 {
-  for (int k = 0; k < W; ++k) {
-    o_r[k] += a * xr[k] - b * xi[k];
-    o_i[k] += a * xi[k] + b * xr[k];
-  }
+  *fr = p[0] - p[1];
+  *fi = p[2] + p[3];
+  *mr = p[0] + p[1];
+  *mi = p[3] - p[2];
 }
 
-/* The frequency-domain noise estimate at the centre (eq. 4.6): A times
- * the imaginary part of the shrunk coefficients' sum, over W^2 (the
- * inverse DFT at offset 0). */
+/* The shrunk coefficients' share of the inverse at the centre (eq. 4.6,
+ * 4.8, 4.10) of the frequencies at (fy, fx), (-fy, fx), (fy, -fx) and
+ * (-fy, -fx) (0 <= fy, fx <= r; indices: -f at W - 1 - f): D at them is
+ * d[0], d[1], d[2], d[3] (real, imaginary).  Each pair f, -f shares its
+ * weight K_f; (fy, fx) = (r, r) is the zero frequency, alone; on the row
+ * fy = r or the column fx = r the four are two. */
+LULL_HD float lull_ddid_quad(const float d[4][2], int fy, int fx, int r, float norm, float v,
+                             int n)
+{
+  float sum;
+  if (fy == r && fx == r)
+    sum = lull_ddid_shrink(d[0][0], d[0][1], d[0][0], d[0][1], norm, v, n) * d[0][1];
+  else
+    sum = lull_ddid_shrink(d[0][0], d[0][1], d[3][0], d[3][1], norm, v, n) * (d[0][1] + d[3][1]);
+  if (fy < r && fx < r)
+    sum += lull_ddid_shrink(d[1][0], d[1][1], d[2][0], d[2][1], norm, v, n) * (d[1][1] + d[2][1]);
+  return sum;
+}
+
+/* The frequency-domain estimate (eq. 4.6): A times the imaginary part of
+ * the shrunk coefficients' sum, over W^2 (the inverse DFT at offset 0). */
 LULL_HD float lull_ddid_estimate(float conf, float sum, int WW)
 {
   return conf * sum / (float)WW;
+}
+
+/* Floats of lull_ddid_noise's scratch for a window of radius r. */
+LULL_HD size_t lull_ddid_noise_scratch(int r)
+{
+  const size_t W = (size_t)(2 * r + 1), H1 = (size_t)(r + 1);
+  return 4 * W * H1;
 }
 
 /* The noise estimate of one channel at a pixel (eq. 4.2-4.8 in the guided
  * form, z = g + i y): dr, di the window's differences g_q - g_p + nbar_g
  * and y_q - y_p + nbar_y, each times k_q (W x W, row jy = q_y - p_y + r);
  * their 2D DFT D (eq. 4.4) separably, through the rows (R) and then the
- * columns; each frequency's weight K_n (eq. 4.10) from the guide's
- * coefficients (D_f + conj D_-f) / 2 (eq. 4.8) over sum k^2 (k2sum), V
- * the frequency scale; the result A Im(sum_f D_f K_f) / W^2 (eq. 4.6).
- * er, ei: lull_ddid_twiddles; rr, ri, qr, qi: W x W scratch.  The loops
- * run along the frequencies innermost (E is symmetric), which compilers
- * vectorise. */
+ * columns, each stage for f and -f together (lull_ddid_pair: half the
+ * products of a plain DFT); each pair's weight K_n (eq. 4.10) from the
+ * guide's coefficients (D_f + conj D_-f) / 2 (eq. 4.8) over sum k^2
+ * (k2sum), V the frequency scale; the result A Im(sum_f D_f K_f) / W^2
+ * (eq. 4.6).  er, ei: lull_ddid_twiddles; scratch:
+ * lull_ddid_noise_scratch(r) floats.  The loops run along the
+ * frequencies innermost (E is symmetric), which compilers vectorise. */
 LULL_HD float lull_ddid_noise(const float* dr, const float* di, int r, float k2sum, float v,
-                              int n, float conf, const float* er, const float* ei, float* rr,
-                              float* ri, float* qr, float* qi)
+                              int n, float conf, const float* er, const float* ei, float* scratch)
 {
-  const int W = 2 * r + 1, WW = W * W;
-  for (int k = 0; k < WW; ++k) {
-    rr[k] = 0.0f;
-    ri[k] = 0.0f;
-    qr[k] = 0.0f;
-    qi[k] = 0.0f;
+  const int W = 2 * r + 1, H1 = r + 1;
+  /* R at (jy, fx) and (jy, -fx), 0 <= fx <= r: rows of H1 */
+  float* pr = scratch;
+  float* pi = pr + W * H1;
+  float* mr = pi + W * H1;
+  float* mi = mr + W * H1;
+  /* the sums, local: nothing else can alias them (the loops vectorise) */
+  float acc[8][LULL_DDID_MAX_RADIUS + 1];
+  for (int jy = 0; jy < W; ++jy) {
+    for (int k = 0; k < 4; ++k)
+      for (int fx = 0; fx < H1; ++fx)
+        acc[k][fx] = 0.0f;
+    for (int jx = 0; jx < W; ++jx) {
+      const float a = dr[jy * W + jx], b = di[jy * W + jx];
+      const float* c = er + jx * W;
+      const float* s = ei + jx * W;
+      for (int fx = 0; fx < H1; ++fx) {
+        acc[0][fx] += a * c[fx];
+        acc[1][fx] += b * s[fx];
+        acc[2][fx] += a * s[fx];
+        acc[3][fx] += b * c[fx];
+      }
+    }
+    for (int fx = 0; fx < H1; ++fx) {
+      const float p[4] = {acc[0][fx], acc[1][fx], acc[2][fx], acc[3][fx]};
+      const int k = jy * H1 + fx;
+      lull_ddid_pair(p, &pr[k], &pi[k], &mr[k], &mi[k]);
+    }
   }
-  /* rows: R[jy][fx] = sum_jx d[jy][jx] E[jx][fx] */
-  for (int jy = 0; jy < W; ++jy)
-    for (int jx = 0; jx < W; ++jx)
-      lull_ddid_add_scaled(dr[jy * W + jx], di[jy * W + jx], er + jx * W, ei + jx * W,
-                           rr + jy * W, ri + jy * W, W);
-  /* columns: D[fy][fx] = sum_jy E[fy][jy] R[jy][fx] */
-  for (int fy = 0; fy < W; ++fy)
-    for (int jy = 0; jy < W; ++jy)
-      lull_ddid_add_scaled(er[fy * W + jy], ei[fy * W + jy], rr + jy * W, ri + jy * W,
-                           qr + fy * W, qi + fy * W, W);
-  /* the frequency weights and the inverse DFT at the centre: -f of the
-   * frequency at (fy, fx) sits at (W - 1 - fy, W - 1 - fx) */
+  /* columns: D at (fy, fx) and (-fy, fx) from R at fx, at (fy, -fx) and
+   * (-fy, -fx) from R at -fx; then the shrinkage of the four */
   const float norm = 1.0f / (k2sum + LULL_DDID_EPSILON);
   float sum = 0.0f;
-  for (int f = 0; f < WW; ++f) {
-    const int g = WW - 1 - f;
-    sum += lull_ddid_shrink(qr[f], qi[f], qr[g], qi[g], norm, v, n) * qi[f];
+  for (int fy = 0; fy < H1; ++fy) {
+    for (int k = 0; k < 8; ++k)
+      for (int fx = 0; fx < H1; ++fx)
+        acc[k][fx] = 0.0f;
+    for (int jy = 0; jy < W; ++jy) {
+      const float c = er[fy * W + jy], s = ei[fy * W + jy];
+      const float* xr = pr + jy * H1;
+      const float* xi = pi + jy * H1;
+      const float* yr = mr + jy * H1;
+      const float* yi = mi + jy * H1;
+      for (int fx = 0; fx < H1; ++fx) {
+        acc[0][fx] += xr[fx] * c;
+        acc[1][fx] += xi[fx] * s;
+        acc[2][fx] += xi[fx] * c;
+        acc[3][fx] += xr[fx] * s;
+        acc[4][fx] += yr[fx] * c;
+        acc[5][fx] += yi[fx] * s;
+        acc[6][fx] += yi[fx] * c;
+        acc[7][fx] += yr[fx] * s;
+      }
+    }
+    for (int fx = 0; fx < H1; ++fx) {
+      /* the products of R and E: (p0, p1, p2, p3) = (x c, y s, x s, y c) of
+       * R = x + i y, so (f, -f) of lull_ddid_pair are E R and conj(E) R */
+      const float p[4] = {acc[0][fx], acc[1][fx], acc[3][fx], acc[2][fx]};
+      const float q[4] = {acc[4][fx], acc[5][fx], acc[7][fx], acc[6][fx]};
+      float d[4][2];
+      lull_ddid_pair(p, &d[0][0], &d[0][1], &d[1][0], &d[1][1]);
+      lull_ddid_pair(q, &d[2][0], &d[2][1], &d[3][0], &d[3][1]);
+      sum += lull_ddid_quad(d, fy, fx, r, norm, v, n);
+    }
   }
-  return lull_ddid_estimate(conf, sum, WW);
+  return lull_ddid_estimate(conf, sum, W * W);
 }
 
 /* One iteration's planes (width x height, row stride = width). */
@@ -200,11 +268,11 @@ typedef struct lull_ddid_planes
 } lull_ddid_planes;
 
 /* Floats of scratch lull_ddid_pixel takes for a window of radius r: the
- * kernel's weights and six W x W planes. */
+ * kernel's weights and the differences (W x W each), lull_ddid_noise's. */
 LULL_HD size_t lull_ddid_pixel_scratch(int r)
 {
   const size_t W = (size_t)(2 * r + 1);
-  return 7 * W * W;
+  return 3 * W * W + lull_ddid_noise_scratch(r);
 }
 
 LULL_HD int lull_ddid_clamp(int v, int lo, int hi)
@@ -308,8 +376,7 @@ LULL_HD void lull_ddid_pixel(const lull_ddid_planes* P, const lull_ddid_step* st
         di[jy * W + jx] = lull_ddid_difference(P->y[c][q], yp[c], ny, k);
       }
     const float v = st->v_scale * P->v[c][p];
-    const float noise = lull_ddid_noise(dr, di, r, sk2, v, st->n, st->a, er, ei, scratch + 3 * WW,
-                                        scratch + 4 * WW, scratch + 5 * WW, scratch + 6 * WW);
+    const float noise = lull_ddid_noise(dr, di, r, sk2, v, st->n, st->a, er, ei, scratch + 3 * WW);
     P->out[c][p] = yp[c] - noise;
   }
 }
