@@ -106,8 +106,7 @@ typedef struct cpu_steps
 static lull_status cpu_pixels(void* ctx, const lull_rdfc_pixels* a, lull_error* err)
 {
   (void)err;
-  const int threads = ((const cpu_steps*)ctx)->threads;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(((const cpu_steps*)ctx)->threads)
   for (int y = 0; y < a->height; ++y)
     for (int x = 0; x < a->width; ++x)
       lull_rdfc_pixel_body(a, x, y);
