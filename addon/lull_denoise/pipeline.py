@@ -44,7 +44,7 @@ class Settings:
         self.aovs = {layer: tuple(names) for layer, names in (aovs or {}).items()}
         # animations: temporal mode where a frame has the Vector pass
         self.temporal = bool(temporal)
-        # two halves: the filter that takes them (Regression, or RDFC)
+        # two halves: the filter that takes them (Regression, RDFC or DDID)
         self.halves_filter = halves_filter or HALVES_FILTER
 
     def __repr__(self):
@@ -283,7 +283,8 @@ def denoise_passes(lull, passes, settings, device=None, progress=None, cancel=No
 
 
 # The filter of two halves by default (Settings.halves_filter picks one:
-# RDFC takes the same images), and the suffixes of their passes in one file.
+# RDFC and DDID take the same images), and the suffixes of their passes in
+# one file.
 HALVES_FILTER = "Regression"
 HALF_SUFFIXES = (" A", " B")
 
@@ -292,7 +293,8 @@ def denoise_halves(lull, halves, settings, device=None, progress=None, cancel=No
                    unguided=None):
     """Denoises every view layer of two halves (lull.read_exr results of two
     renders of half the samples with different seeds) with
-    settings.halves_filter (Regression unless RDFC is chosen): the colour and each guide as its two halves (colorA/colorB,
+    settings.halves_filter (Regression unless RDFC or DDID is chosen): the colour and each
+    guide as its two halves (colorA/colorB,
     albedoA/albedoB, ...).  Returns {"Layer.Denoised": array} as
     denoise_passes does; progress, cancel and unguided as there.  The
     halves must have the same view layers and passes (ValueError)."""
@@ -313,11 +315,11 @@ def denoise_halves(lull, halves, settings, device=None, progress=None, cancel=No
                              f"other passes ({', '.join(sorted(inputs[0]))} and "
                              f"{', '.join(sorted(inputs[1]))})")
         if unguided is not None and "albedo" not in inputs[0]:
-            name = cycles_passes.label(layer, view)
-            if name not in unguided:
-                unguided.append(name)
-        images = {name + half: inputs[h][name]
-                  for name in inputs[0] for h, half in enumerate("AB")}
+            label = cycles_passes.label(layer, view)
+            if label not in unguided:
+                unguided.append(label)
+        images = {image + half: inputs[h][image]
+                  for image in inputs[0] for h, half in enumerate("AB")}
         try:
             out = lull.denoise(filter=name, device=device, progress=step, **images)
         except lull.Error as e:

@@ -24,7 +24,9 @@ class LullSceneSettings(bpy.types.PropertyGroup):
         description="The filter of Render Halves: both halves of the samples go to it",
         items=(("Regression", "Regression", "NFOR-class regression: lull's best quality"),
                ("RDFC", "RDFC", "Rousselle et al. 2013, the published classical baseline "
-                "(slower, CPU and CUDA)")),
+                "(slower; CPU device)"),
+               ("DDID", "DDID", "Dual-domain image denoising (Knaus and Zwicker; Vicini 2015): "
+                "slow, minutes a frame; CPU device")),
         default="Regression")
     quality: EnumProperty(
         name="Quality",

@@ -293,6 +293,27 @@ def test_halves(np, addon, tmp_path):
     assert back.channel_names["L.Denoised"] == ("R", "G", "B", "A")
 
 
+def test_halves_without_guides_and_other_filters(np, addon):
+    """Halves without Denoising Data are denoised and named in `unguided`
+    (the layer's name once was taken for the filter's); Halves Filter
+    RDFC and DDID run the same images, each equal to lull.denoise's."""
+    _, pipeline = addon
+    rng = np.random.default_rng(7)
+    clean = rng.random((12, 14, 3), dtype=np.float32)
+    halves = [lull.Passes({"L.Combined": clean * rng.uniform(0.5, 1.5, clean.shape)
+                           .astype(np.float32)}, width=14, height=12) for _ in range(2)]
+    for name in ("Regression", "RDFC", "DDID"):
+        if name not in lull.filter_types():
+            continue
+        settings = pipeline.Settings("RT", "cpu", view_layers=["L"], halves_filter=name)
+        unguided = []
+        results = pipeline.denoise_halves(lull, halves, settings, unguided=unguided)
+        assert unguided == ["L"]
+        expected = lull.denoise(filter=name, colorA=halves[0]["L.Combined"],
+                                colorB=halves[1]["L.Combined"], device="cpu")
+        np.testing.assert_array_equal(results["L.Denoised"], expected)
+
+
 def test_worker_reports_failures(addon, tmp_path):
     _, pipeline = addon
     bad = tmp_path / "bad.exr"
