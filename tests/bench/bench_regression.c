@@ -87,38 +87,13 @@ static double time_device(OIDNDevice device, int w, int h, int halves, float* co
   OIDNBuffer out = oidnNewBuffer(device, n * 3 * sizeof(float));
   oidnSetFilterImage(f, "output", out, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
   oidnCommitFilter(f);
-  double* t = malloc(sizeof(double) * (size_t)(runs > 0 ? runs : 1));
-  double median = -1.0;
-  const char* message = NULL;
-  for (int r = 0; r < warm; ++r)
-    oidnExecuteFilter(f);
-  for (int r = 0; r < runs; ++r) {
-    const double t0 = bench_now_ms();
-    oidnExecuteFilter(f);
-    t[r] = bench_now_ms() - t0;
-  }
-  if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
-    fprintf(stderr, "error: %s\n", message ? message : "");
-  } else if (runs > 0) {
-    qsort(t, (size_t)runs, sizeof(double), bench_compare_double);
-    median = t[runs / 2];
-  }
-  free(t);
+  const double median = bench_filter_median_ms(device, f, warm, runs);
   oidnReleaseFilter(f);
   oidnReleaseBuffer(out);
   for (int k = 0; k < I_COUNT; ++k)
     if (b[k])
       oidnReleaseBuffer(b[k]);
   return median;
-}
-
-static int has_word(const char* list, const char* word)
-{
-  const size_t n = strlen(word);
-  for (const char* p = list; (p = strstr(p, word)) != NULL; p += n)
-    if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-      return 1;
-  return 0;
 }
 
 int main(int argc, char** argv)
@@ -165,13 +140,13 @@ int main(int argc, char** argv)
   if (!cpu_modes)
     cpu_modes = modes;
   OIDNDevice cpu = NULL, cuda = NULL;
-  if (has_word(devices, "cpu") && cpu_runs > 0) {
+  if (bench_has_word(devices, "cpu") && cpu_runs > 0) {
     cpu = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
     if (cpu_threads > 0)
       oidnSetDeviceInt(cpu, "numThreads", cpu_threads);
     oidnCommitDevice(cpu);
   }
-  if (has_word(devices, "cuda") && runs > 0) {
+  if (bench_has_word(devices, "cuda") && runs > 0) {
     cuda = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
     if (cuda)
       oidnCommitDevice(cuda);
@@ -195,7 +170,7 @@ int main(int argc, char** argv)
     int w, h;
   } all_sizes[] = {{"256", 256, 256}, {"512", 512, 512}, {"720", 1280, 720}, {"1024", 1024, 1024}, {"1080", 1920, 1080}, {"2160", 3840, 2160}};
   for (size_t s = 0; s < sizeof all_sizes / sizeof *all_sizes; ++s) {
-    if (!has_word(sizes, all_sizes[s].key))
+    if (!bench_has_word(sizes, all_sizes[s].key))
       continue;
     const int w = all_sizes[s].w, h = all_sizes[s].h;
     float* host[I_COUNT];
@@ -203,11 +178,11 @@ int main(int argc, char** argv)
       host[k] = malloc((size_t)w * (size_t)h * (size_t)image_channels[k] * sizeof(float));
     make_scene(w, h, host);
     for (int halves = 1; halves >= 0; --halves) {
-      if (!has_word(modes, halves ? "halves" : "one"))
+      if (!bench_has_word(modes, halves ? "halves" : "one"))
         continue;
       const double g = cuda ? time_device(cuda, w, h, halves, host, 1, runs) : -1.0;
-      const int on_cpu = cpu && has_word(cpu_sizes, all_sizes[s].key) &&
-                         has_word(cpu_modes, halves ? "halves" : "one");
+      const int on_cpu = cpu && bench_has_word(cpu_sizes, all_sizes[s].key) &&
+                         bench_has_word(cpu_modes, halves ? "halves" : "one");
       const double c = on_cpu ? time_device(cpu, w, h, halves, host, 0, cpu_runs) : -1.0;
       char gs[32] = "n/a", cs[32] = "n/a", rs[32] = "n/a";
       if (g > 0)

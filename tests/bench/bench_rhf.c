@@ -21,15 +21,6 @@
 #include "bench_util.h"
 #include "rhf_math.h"
 
-static int has_word(const char* list, const char* word)
-{
-  const size_t n = strlen(word);
-  for (const char* p = list; (p = strstr(p, word)) != NULL; p += n)
-    if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-      return 1;
-  return 0;
-}
-
 /* A step edge and a gradient, each sample the expected value times an
  * exponential factor (a linear congruential generator: no libc rand). */
 static void make(int w, int h, int bins, float* color, float* hist)
@@ -76,23 +67,7 @@ static double time_device(OIDNDevice device, int w, int h, int bins, const float
   }
   oidnSetFilterImage(f, "output", ob, OIDN_FORMAT_FLOAT3, (size_t)w, (size_t)h, 0, 0, 0);
   oidnCommitFilter(f);
-  double* t = malloc(sizeof(double) * (size_t)(runs > 0 ? runs : 1));
-  double median = -1.0;
-  for (int r = 0; r < warm; ++r)
-    oidnExecuteFilter(f);
-  for (int r = 0; r < runs; ++r) {
-    const double t0 = bench_now_ms();
-    oidnExecuteFilter(f);
-    t[r] = bench_now_ms() - t0;
-  }
-  const char* message = NULL;
-  if (oidnGetDeviceError(device, &message) != OIDN_ERROR_NONE) {
-    fprintf(stderr, "error: %s\n", message ? message : "");
-  } else if (runs > 0) {
-    qsort(t, (size_t)runs, sizeof(double), bench_compare_double);
-    median = t[runs / 2];
-  }
-  free(t);
+  const double median = bench_filter_median_ms(device, f, warm, runs);
   oidnReleaseFilter(f);
   oidnReleaseBuffer(cb);
   oidnReleaseBuffer(hb);
@@ -129,13 +104,13 @@ int main(int argc, char** argv)
     return 2;
   }
   OIDNDevice cpu = NULL, cuda = NULL;
-  if (has_word(devices, "cpu") && cpu_runs > 0) {
+  if (bench_has_word(devices, "cpu") && cpu_runs > 0) {
     cpu = oidnNewDevice(OIDN_DEVICE_TYPE_CPU);
     if (cpu_threads > 0)
       oidnSetDeviceInt(cpu, "numThreads", cpu_threads);
     oidnCommitDevice(cpu);
   }
-  if (has_word(devices, "cuda") && runs > 0) {
+  if (bench_has_word(devices, "cuda") && runs > 0) {
     cuda = oidnNewDevice(OIDN_DEVICE_TYPE_CUDA);
     const char* message = NULL;
     if (cuda)
@@ -156,7 +131,7 @@ int main(int argc, char** argv)
     int w, h;
   } all[] = {{"256", 256, 192}, {"640", 640, 640}, {"720", 1280, 720}, {"1080", 1920, 1080}};
   for (size_t s = 0; s < sizeof all / sizeof *all; ++s) {
-    if (!has_word(sizes, all[s].key))
+    if (!bench_has_word(sizes, all[s].key))
       continue;
     const int w = all[s].w, h = all[s].h;
     const size_t n = (size_t)w * (size_t)h;
